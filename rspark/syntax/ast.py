@@ -178,6 +178,8 @@ class WindowPattern:
 
     name: object
     group: object
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +247,7 @@ class TimeWindow:
     range: Duration
     slide: Duration
     start: Instant | None = None
+    offset: Duration | None = None  # [FROM NOW-a TO NOW-b]: the window ends b before the evaluation instant
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,6 +315,7 @@ class Register:
     kind: str | None = None  # STREAM | QUERY
     r2s: str | None = None
     every: Duration | None = None
+    entailment: IRI | None = None  # UNDER ENTAILMENT REGIME <iri> (recorded; no regime is applied)
 
 
 @dataclass(frozen=True, slots=True)

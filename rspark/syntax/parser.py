@@ -72,7 +72,14 @@ _TERMINAL_NAMES = {
     "INTEGER": "a number", "DECIMAL": "a number", "DOUBLE": "a number", "ISO_DURATION": "a duration (PT10M)",
     "SHORT_DURATION": "a duration (10s)", "NAME": "a name", "POLICY_NAME": "a policy name",
     "QT_OPEN": "'<<'", "QT_CLOSE": "'>>'", "$END": "end of query", "DATETIME": "a date-time",
-    "BLANK_NODE_LABEL": "a blank node", "ANON": "'[]'", "NIL": "'()'",
+    "BLANK_NODE_LABEL": "a blank node", "ANON": "'[]'", "NIL": "'()'", "A": "'a'", "BANG": "'!'",
+    "CIRCUMFLEX": "'^'", "PLUS": "'+'", "MINUS_SIGN": "'-'", "EQ": "'='", "NE": "'!='", "LT": "'<'", "GT": "'>'",
+    "LE": "'<='", "GE": "'>='", "STAR": "'*'", "SLASH": "'/'", "QMARK": "'?'", "AGG1": "an aggregate",
+    "BUILTIN0": "a function", "BUILTIN1": "a function", "BUILTIN2": "a function", "BUILTIN23": "a function",
+    "BUILTIN3": "a function", "BUILTIN34": "a function", "VARARG": "a function", "TIMESTAMP_FN": "a function",
+    "BOUND": "a function", "BNODE_KW": "a function", "COUNT": "an aggregate", "GROUP_CONCAT": "an aggregate",
+    "TRUE": "true", "FALSE": "false", "LANGTAG": "a language tag", "COUNT_UNIT": "TRIPLES/ELEMENTS/BGP",
+    "TIME_UNIT": "a time unit", "VBAR": "'|'", "COLON": "':'",
 }
 
 
@@ -460,7 +467,8 @@ class _Builder(Transformer):
 
     # RSP patterns
     def window_graph_pattern(self, children):
-        return ast.WindowPattern(children[0], children[1])
+        keyword, name, group = children
+        return ast.WindowPattern(name, group, keyword.line, keyword.column)
 
     def stream_graph_pattern(self, children):
         return ast.StreamPattern(children[1], children[2], children[3])
@@ -505,9 +513,19 @@ class _Builder(Transformer):
     def duration(self, children):
         text = " ".join(str(c) for c in children)
         try:
-            return parse_duration(text)
+            value = parse_duration(text)
         except DurationError as exc:
             raise _error_at(children[0], str(exc)) from None
+        if value.amount < 0:
+            raise _error_at(children[0], f"a duration cannot be negative, got {text} (window RANGE, SLIDE and "
+                                         "COMPUTED EVERY take positive durations)")
+        return value
+
+    @staticmethod
+    def _positive(duration: Duration, what: str) -> Duration:
+        if duration.amount <= 0:
+            raise QuerySyntaxError(f"{what} must be positive, got {duration.text or duration.amount}")
+        return duration
 
     def instant(self, children):
         value = children[0]
@@ -544,14 +562,7 @@ class _Builder(Transformer):
                 slide = child
             elif isinstance(child, ast.Instant):
                 start = child
-        self._check_positive(rng, "window range")
-        self._check_positive(slide, "window slide")
-        return ast.TimeWindow(rng, slide, start)
-
-    @staticmethod
-    def _check_positive(duration: Duration, what: str) -> None:
-        if duration.amount <= 0:
-            raise QuerySyntaxError(f"{what} must be positive, got {duration.text or duration.amount}")
+        return ast.TimeWindow(self._positive(rng, "window RANGE"), self._positive(slide, "window SLIDE"), start)
 
     def landmark_window(self, children):
         return ast.LandmarkWindow(children[0] if children else None)
@@ -576,22 +587,24 @@ class _Builder(Transformer):
         return ast.LandmarkWindow(None)
 
     def stream_range(self, children):
-        durations = [c for c in children if isinstance(c, Duration)]
-        if isinstance(children[0], Token) and children[0].type == "NOW":
-            # [NOW - a TO NOW (- b)? (SLIDE c)?]: a window of width a - b ending b before now
-            has_end = len([c for c in children if isinstance(c, Token) and c.type == "MINUS_SIGN"]) == 2
-            start = durations[0]
-            end = durations[1] if has_end else None
-            slide = durations[2] if has_end and len(durations) > 2 else (durations[1] if not has_end and len(durations) > 1 else None)
-            if end is not None and end.amount != 0:
-                raise QuerySyntaxError(f"not supported: a window that ends before NOW ({end.text})")
-            self._check_positive(start, "window range")
-            return ast.TimeWindow(start, slide or start)
-        rng = durations[0]
-        slide = durations[1] if len(durations) > 1 else rng
-        self._check_positive(rng, "window range")
-        self._check_positive(slide, "window slide")
+        """SPARQLstream ``[1 MINUTES (SLIDE 1 MINUTES)?]``."""
+        rng = self._positive(children[0], "window range")
+        slide = self._positive(children[1], "window SLIDE") if len(children) > 1 else rng
         return ast.TimeWindow(rng, slide)
+
+    def relative_window(self, children):
+        """``[NOW-a TO NOW(-b)? (SLIDE c)?]`` / ``[FROM NOW-a TO NOW-b STEP c]``: range a-b, ending b before now."""
+        minus = [i for i, c in enumerate(children) if isinstance(c, Token) and c.type == "MINUS_SIGN"]
+        start = children[minus[0] + 1]
+        end = children[minus[1] + 1] if len(minus) > 1 else None
+        durations = [c for c in children if isinstance(c, Duration)]
+        slide = durations[-1] if len(durations) > (2 if end is not None else 1) else None
+        width = start.amount - (end.amount if end is not None else 0)
+        if start.absolute != (end.absolute if end is not None else start.absolute) or width <= 0:
+            raise _error_at(children[0], f"window [NOW-{start.text} TO NOW-{end.text if end else 0}] is empty or "
+                                         "mixes time units")
+        rng = Duration(width, start.absolute, f"{start.text}-{end.text}" if end is not None else start.text)
+        return ast.TimeWindow(rng, self._positive(slide or rng, "window SLIDE"), None, end)
 
     # --------------------------------------------------------------------------------------------- dataset
     def default_graph(self, children):
@@ -601,7 +614,9 @@ class _Builder(Transformer):
         return ast.NamedGraphSource(children[0])
 
     def named_window(self, children):
-        return ast.WindowSource(children[0], children[1], children[2] if len(children) > 2 else None)
+        keyword, name, stream = children[:3]
+        return ast.WindowSource(name, stream, children[3] if len(children) > 3 else None,
+                                line=keyword.line, column=keyword.column)
 
     def stream_window(self, children):
         return ast.WindowSource(None, children[1], children[2] if len(children) > 2 else None, merged=True)
@@ -613,6 +628,13 @@ class _Builder(Transformer):
     def seed_window(self, children):
         stream, spec, name = children
         return ast.WindowSource(name, stream, spec)
+
+    def window_on_stream(self, children):
+        keyword, _, stream, spec, name = children
+        return ast.WindowSource(name, stream, spec, line=keyword.line, column=keyword.column)
+
+    def entailment(self, children):
+        return ("entailment", children[0])
 
     # ----------------------------------------------------------------------------------------- expressions
     def or_expr(self, children):
@@ -872,14 +894,16 @@ class _Builder(Transformer):
         return str(children[0]).upper()
 
     def computed_every(self, children):
-        self._check_positive(children[0], "COMPUTED EVERY period")
-        return children[0]
+        return self._positive(children[0], "COMPUTED EVERY period")
 
     def register(self, children):
         r2s = kind = every = None
         name = None
+        entailment = None
         for child in children:
-            if isinstance(child, Duration):
+            if isinstance(child, tuple):
+                entailment = child[1]
+            elif isinstance(child, Duration):
                 every = child
             elif isinstance(child, IRI):
                 name = child
@@ -889,7 +913,7 @@ class _Builder(Transformer):
                 r2s = child
             elif child in ("STREAM", "QUERY"):
                 kind = child
-        return ast.Register(name, kind, r2s, every)
+        return ast.Register(name, kind, r2s, every, entailment)
 
     def start(self, children):
         register = None

@@ -1,0 +1,5 @@
+import sys
+
+from rspark.cli import main
+
+sys.exit(main())

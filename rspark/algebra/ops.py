@@ -1,0 +1,244 @@
+"""Logical operators: the SPARQL 1.1 algebra (section 18) plus the RSP nodes (windows, event patterns, EP-SPARQL
+interval joins) and the continuous-query envelope (dataset, events, R2S, registration).
+
+Operators are immutable values; two translations of the same query compare equal. Expressions are the nodes of
+``rspark.syntax.ast`` (``Call``, ``FunctionCall``, ``Aggregate``, ``Exists`` with an operator inside, terms, variables).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rspark.model.terms import Variable
+
+
+class Op:
+    """Base class of algebra operators."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BGP(Op):
+    """Basic graph pattern: triple patterns (``rspark.syntax.ast.TriplePattern`` with simple predicates)."""
+
+    triples: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class PathPattern(Op):
+    """A property path between two nodes (only for paths that do not reduce to triple patterns)."""
+
+    subject: object
+    path: object
+    object: object
+
+
+@dataclass(frozen=True, slots=True)
+class Table(Op):
+    """Inline solutions (VALUES); ``Table((), ((),))`` is the unit table (one empty solution)."""
+
+    vars: tuple
+    rows: tuple
+
+    @property
+    def is_unit(self) -> bool:
+        return not self.vars and len(self.rows) == 1
+
+
+UNIT = Table((), ((),))
+
+
+@dataclass(frozen=True, slots=True)
+class Join(Op):
+    left: Op
+    right: Op
+
+
+@dataclass(frozen=True, slots=True)
+class LeftJoin(Op):
+    left: Op
+    right: Op
+    expr: object | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Filter(Op):
+    exprs: tuple
+    op: Op
+
+
+@dataclass(frozen=True, slots=True)
+class Union(Op):
+    left: Op
+    right: Op
+
+
+@dataclass(frozen=True, slots=True)
+class Minus(Op):
+    left: Op
+    right: Op
+
+
+@dataclass(frozen=True, slots=True)
+class Graph(Op):
+    name: object
+    op: Op
+
+
+@dataclass(frozen=True, slots=True)
+class Service(Op):
+    name: object
+    op: Op
+    silent: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Extend(Op):
+    op: Op
+    var: Variable
+    expr: object
+
+
+@dataclass(frozen=True, slots=True)
+class Group(Op):
+    """Grouping and aggregation: ``keys`` are (Variable | None, expr); ``aggregates`` are (Variable, Aggregate)."""
+
+    op: Op
+    keys: tuple
+    aggregates: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class OrderBy(Op):
+    op: Op
+    conditions: tuple  # rspark.syntax.ast.OrderCondition
+
+
+@dataclass(frozen=True, slots=True)
+class Project(Op):
+    op: Op
+    vars: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Distinct(Op):
+    op: Op
+
+
+@dataclass(frozen=True, slots=True)
+class Reduced(Op):
+    op: Op
+
+
+@dataclass(frozen=True, slots=True)
+class Slice(Op):
+    op: Op
+    start: int
+    length: int | None
+
+
+# ------------------------------------------------------------------------------------------------------ RSP nodes
+
+
+@dataclass(frozen=True, slots=True)
+class Window(Op):
+    """RSP-QL window graph pattern: evaluate ``op`` over the snapshot of window ``name`` (an IRI, or a variable
+    ranging over every named window)."""
+
+    name: object
+    op: Op
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalJoin(Op):
+    """EP-SPARQL operators over interval-annotated solutions (seed 003): SEQ -> SeqJoin, EQUALS -> EqJoin,
+    OPTIONALSEQ -> SeqRightJoin (right side mandatory), EQUALSOPTIONAL -> EqLeftJoin (left side mandatory)."""
+
+    kind: str  # seq-join | eq-join | seq-right-join | eq-left-join
+    left: Op
+    right: Op
+
+
+@dataclass(frozen=True, slots=True)
+class EventPattern:
+    """RSEP-QL basic event pattern ``EVENT w P``: one match per stream element of window ``window``."""
+
+    name: str
+    window: object
+    op: Op
+
+
+@dataclass(frozen=True, slots=True)
+class EventSeq:
+    left: object
+    right: object
+    selection: str | None = None  # None (unrestricted, eq. 7) | NAIVE | CHRONOLOGICAL | RECENT
+
+
+@dataclass(frozen=True, slots=True)
+class EventFirst:
+    expr: object
+
+
+@dataclass(frozen=True, slots=True)
+class EventLast:
+    expr: object
+
+
+@dataclass(frozen=True, slots=True)
+class Match(Op):
+    """RSEP-QL event graph pattern ``MATCH E`` with an optional consumption policy (Def. 10)."""
+
+    expr: object
+    consume: str | None = None
+
+
+# ------------------------------------------------------------------------------------------------- query envelope
+
+
+@dataclass(frozen=True, slots=True)
+class WindowDecl:
+    """A window of the streaming dataset: ``name`` None for C-SPARQL windows merged into the default graph."""
+
+    name: object
+    stream: object
+    spec: object
+    merged: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    default_graphs: tuple = ()
+    named_graphs: tuple = ()
+    windows: tuple = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.default_graphs or self.named_graphs or self.windows)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    """A translated query: its form, algebra expression and, for continuous queries, the streaming dataset, event
+    declarations, R2S operator and registration."""
+
+    form: str
+    op: Op
+    dataset: Dataset = field(default_factory=Dataset)
+    template: tuple | None = None
+    describe: tuple | None = None
+    r2s: str | None = None
+    register: object | None = None
+    events: tuple = ()
+    prefixes: tuple = ()
+    base: str | None = None
+
+    @property
+    def is_continuous(self) -> bool:
+        """True when the query reads a stream (has windows) or is registered."""
+        return bool(self.dataset.windows) or self.register is not None or self.r2s is not None
+
+    @property
+    def name(self):
+        return self.register.name if self.register is not None else None

@@ -1,0 +1,263 @@
+"""The printed form of the algebra (S-expressions in the style of Jena's SSE): what ``rspark explain`` shows and what
+tests compare against. Stable: the same query always prints the same text.
+
+IRIs print as prefixed names when a prefix declared in the query covers them; numbers and booleans whose lexical form
+is a valid SPARQL token print bare.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rspark.algebra import ops
+from rspark.model.terms import (
+    XSD_BOOLEAN,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_INTEGER,
+    XSD_STRING,
+    IRI,
+    BlankNode,
+    Literal,
+    QuotedTriple,
+    Variable,
+    escape_string,
+)
+from rspark.syntax import ast
+
+_LOCAL = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_\-.]*[A-Za-z0-9_\-])?$")
+_BARE = {
+    XSD_INTEGER: re.compile(r"^[+-]?[0-9]+$"),
+    XSD_DECIMAL: re.compile(r"^[+-]?[0-9]*\.[0-9]+$"),
+    XSD_DOUBLE: re.compile(r"^[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?[0-9]+$"),
+    XSD_BOOLEAN: re.compile(r"^(true|false)$"),
+}
+
+
+class Printer:
+    def __init__(self, prefixes=()):
+        # longest namespace first, so the most specific prefix wins
+        self.prefixes = sorted(((ns, p) for p, ns in prefixes), key=lambda item: -len(item[0]))
+
+    # ------------------------------------------------------------------------------------------------- terms
+    def term(self, t) -> str:
+        if isinstance(t, Variable):
+            return "?" + t.name
+        if isinstance(t, IRI):
+            for ns, prefix in self.prefixes:
+                if t.value.startswith(ns) and _LOCAL.match(t.value[len(ns):] or "_"):
+                    return f"{prefix}:{t.value[len(ns):]}"
+            return t.n3()
+        if isinstance(t, Literal):
+            bare = _BARE.get(t.datatype)
+            if bare is not None and bare.match(t.lexical):
+                return t.lexical
+            body = f'"{escape_string(t.lexical)}"'
+            if t.language is not None:
+                return f"{body}@{t.language}"
+            if t.datatype == XSD_STRING:
+                return body
+            return f"{body}^^{self.term(IRI(t.datatype))}"
+        if isinstance(t, BlankNode):
+            return t.n3()
+        if isinstance(t, QuotedTriple):
+            return f"<< {self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)} >>"
+        if t is None:
+            return "UNDEF"
+        raise TypeError(f"not a term: {t!r}")
+
+    # ------------------------------------------------------------------------------------------------- paths
+    def path(self, p) -> str:
+        if isinstance(p, (IRI, Variable)):
+            return self.term(p)
+        if isinstance(p, ast.PathInv):
+            return f"(reverse {self.path(p.path)})"
+        if isinstance(p, ast.PathSeq):
+            return "(seq " + " ".join(self.path(x) for x in p.parts) + ")"
+        if isinstance(p, ast.PathAlt):
+            return "(alt " + " ".join(self.path(x) for x in p.parts) + ")"
+        if isinstance(p, ast.PathMod):
+            return f"(path{p.mod} {self.path(p.path)})"
+        if isinstance(p, ast.PathNegated):
+            items = [self.term(i) for i in p.forward] + [f"(reverse {self.term(i)})" for i in p.inverse]
+            return "(notoneof " + " ".join(items) + ")"
+        raise TypeError(f"not a path: {p!r}")
+
+    # ------------------------------------------------------------------------------------------- expressions
+    def expr(self, e, indent: int = 0) -> str:
+        if isinstance(e, ast.Call):
+            name = e.name if not e.name[0].isalpha() else e.name.lower()
+            if e.name == "NOT IN":
+                name = "notin"
+            return "(" + " ".join([name] + [self.expr(a, indent) for a in e.args]) + ")"
+        if isinstance(e, ast.FunctionCall):
+            head = "call distinct" if e.distinct else "call"
+            return "(" + " ".join([head, self.term(e.iri)] + [self.expr(a, indent) for a in e.args]) + ")"
+        if isinstance(e, ast.Aggregate):
+            parts = [e.name.lower()]
+            if e.distinct:
+                parts.append("distinct")
+            if e.separator is not None:
+                parts.append(f'(separator "{escape_string(e.separator)}")')
+            if e.arg is not None:
+                parts.append(self.expr(e.arg, indent))
+            return "(" + " ".join(parts) + ")"
+        if isinstance(e, ast.Exists):
+            head = "notexists" if e.negated else "exists"
+            return f"({head}\n{self.op(e.pattern, indent + 2)})"
+        return self.term(e)
+
+    # ---------------------------------------------------------------------------------------------- operators
+    def op(self, op, indent: int = 0) -> str:
+        pad = " " * indent
+        inner = indent + 2
+
+        def nest(head: str, *children) -> str:
+            body = "\n".join(self.op(c, inner) for c in children)
+            return f"{pad}({head}\n{body})"
+
+        if isinstance(op, ops.BGP):
+            if not op.triples:
+                return f"{pad}(bgp)"
+            lines = [f"{pad}(bgp"]
+            for t in op.triples:
+                lines.append(f"{pad}  (triple {self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)})")
+            lines[-1] += ")"
+            return "\n".join(lines)
+        if isinstance(op, ops.PathPattern):
+            return f"{pad}(path {self.term(op.subject)} {self.path(op.path)} {self.term(op.object)})"
+        if isinstance(op, ops.Table):
+            if op.is_unit:
+                return f"{pad}(table unit)"
+            head = "(vars " + " ".join(self.term(v) for v in op.vars) + ")"
+            rows = []
+            for row in op.rows:
+                cells = " ".join(f"[{self.term(v)} {self.term(x)}]" for v, x in zip(op.vars, row) if x is not None)
+                rows.append(f"{pad}  (row{' ' + cells if cells else ''})")
+            return f"{pad}(table {head}\n" + "\n".join(rows) + ")" if rows else f"{pad}(table {head})"
+        if isinstance(op, ops.Join):
+            return nest("join", op.left, op.right)
+        if isinstance(op, ops.LeftJoin):
+            body = nest("leftjoin", op.left, op.right)
+            if op.expr is not None:
+                body = body + "\n" + " " * inner + self.expr(op.expr, inner)
+            return body + ")" if op.expr is not None else body
+        if isinstance(op, ops.Filter):
+            exprs = self.expr(op.exprs[0], inner) if len(op.exprs) == 1 else \
+                "(exprlist " + " ".join(self.expr(e, inner) for e in op.exprs) + ")"
+            return f"{pad}(filter {exprs}\n{self.op(op.op, inner)})"
+        if isinstance(op, ops.Union):
+            return nest("union", op.left, op.right)
+        if isinstance(op, ops.Minus):
+            return nest("minus", op.left, op.right)
+        if isinstance(op, ops.Graph):
+            return nest(f"graph {self.term(op.name)}", op.op)
+        if isinstance(op, ops.Service):
+            return nest(f"service{' silent' if op.silent else ''} {self.term(op.name)}", op.op)
+        if isinstance(op, ops.Extend):
+            return nest(f"extend (({self.term(op.var)} {self.expr(op.expr, inner)}))", op.op)
+        if isinstance(op, ops.Group):
+            keys = " ".join(self.term(e) if v is None else f"({self.term(v)} {self.expr(e, inner)})"
+                            for v, e in op.keys)
+            aggs = " ".join(f"({self.term(v)} {self.expr(a, inner)})" for v, a in op.aggregates)
+            return nest(f"group ({keys}) ({aggs})", op.op)
+        if isinstance(op, ops.OrderBy):
+            conds = " ".join(self.expr(c.expr, inner) if c.ascending else f"(desc {self.expr(c.expr, inner)})"
+                             for c in op.conditions)
+            return nest(f"order ({conds})", op.op)
+        if isinstance(op, ops.Project):
+            return nest("project (" + " ".join(self.term(v) for v in op.vars) + ")", op.op)
+        if isinstance(op, ops.Distinct):
+            return nest("distinct", op.op)
+        if isinstance(op, ops.Reduced):
+            return nest("reduced", op.op)
+        if isinstance(op, ops.Slice):
+            length = "_" if op.length is None else str(op.length)
+            return nest(f"slice {op.start} {length}", op.op)
+        if isinstance(op, ops.Window):
+            return nest(f"window {self.term(op.name)}", op.op)
+        if isinstance(op, ops.IntervalJoin):
+            return nest(op.kind, op.left, op.right)
+        if isinstance(op, ops.Match):
+            head = "match" + (f" (consume {op.consume.lower()})" if op.consume else "")
+            return f"{pad}({head}\n{self.event(op.expr, inner)})"
+        raise TypeError(f"unknown operator {type(op).__name__}")
+
+    def event(self, e, indent: int) -> str:
+        pad = " " * indent
+        if isinstance(e, ops.EventPattern):
+            return f"{pad}(event {e.name} {self.term(e.window)}\n{self.op(e.op, indent + 2)})"
+        if isinstance(e, ops.EventSeq):
+            head = "seq" + (f" ({e.selection.lower()})" if e.selection else "")
+            return f"{pad}({head}\n{self.event(e.left, indent + 2)}\n{self.event(e.right, indent + 2)})"
+        head = "first" if isinstance(e, ops.EventFirst) else "last"
+        return f"{pad}({head}\n{self.event(e.expr, indent + 2)})"
+
+    # ------------------------------------------------------------------------------------------------ windows
+    def window_spec(self, spec) -> str:
+        if spec is None:
+            return "(default)"
+        if isinstance(spec, ast.TimeWindow):
+            text = f"(range {spec.range.sse()} slide {spec.slide.sse()}"
+            if spec.start is not None:
+                text += f" start {spec.start.sse()}"
+            if spec.offset is not None:
+                text += f" offset {spec.offset.sse()}"
+            return text + ")"
+        if isinstance(spec, ast.LandmarkWindow):
+            return "(landmark" + (f" {spec.start.sse()}" if spec.start is not None else "") + ")"
+        if isinstance(spec, ast.IntervalWindow):
+            return f"(interval {spec.start.sse()} {spec.end.sse()})"
+        if isinstance(spec, ast.CountWindow):
+            return f"(count {spec.unit.lower()} {spec.size})"
+        if isinstance(spec, ast.NowWindow):
+            return "(now)"
+        raise TypeError(f"unknown window {spec!r}")
+
+    def plan(self, plan: ops.QueryPlan) -> str:
+        header: list[str] = []
+        if plan.register is not None:
+            reg = plan.register
+            name = self.term(reg.name) if isinstance(reg.name, IRI) else reg.name
+            parts = [f"register {name}"]
+            if reg.kind:
+                parts.append(reg.kind.lower())
+            if reg.every is not None:
+                parts.append(f"(every {reg.every.sse()})")
+            if reg.entailment is not None:
+                parts.append(f"(entailment {self.term(reg.entailment)})")
+            header.append("(" + " ".join(parts) + ")")
+        if plan.r2s:
+            header.append(f"(r2s {plan.r2s.lower()})")
+        dataset = plan.dataset
+        if not dataset.is_empty:
+            lines = ["(dataset"]
+            lines += [f"  (graph {self.term(g)})" for g in dataset.default_graphs]
+            lines += [f"  (named {self.term(g)})" for g in dataset.named_graphs]
+            for w in dataset.windows:
+                if w.merged:
+                    lines.append(f"  (stream {self.term(w.stream)} {self.window_spec(w.spec)})")
+                else:
+                    lines.append(f"  (window {self.term(w.name)} {self.term(w.stream)} {self.window_spec(w.spec)})")
+            lines[-1] += ")"
+            header.append("\n".join(lines))
+        body = self.op(plan.op, 2 if header or plan.form != "SELECT" else 0)
+        if plan.form == "SELECT" and not header:
+            return body
+        if plan.form == "CONSTRUCT":
+            template = " ".join(f"(triple {self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)})"
+                                for t in plan.template or ())
+            header.append(f"(template {template})" if template else "(template)")
+        if plan.form == "DESCRIBE":
+            targets = "*" if plan.describe is None else " ".join(self.term(t) for t in plan.describe)
+            header.append(f"(describe {targets})")
+        head = plan.form.lower()
+        indented = "\n".join("  " + line for block in header for line in block.split("\n"))
+        return f"({head}\n{indented}\n{body})" if indented else f"({head}\n{body})"
+
+
+def to_sse(plan_or_op, prefixes=None) -> str:
+    """Print a ``QueryPlan`` or an operator as SSE text."""
+    if isinstance(plan_or_op, ops.QueryPlan):
+        return Printer(plan_or_op.prefixes if prefixes is None else prefixes).plan(plan_or_op)
+    return Printer(prefixes or ()).op(plan_or_op)
