@@ -34,10 +34,20 @@ _BARE = {
 }
 
 
+_WELL_KNOWN = (
+    ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
+    ("rdfs", "http://www.w3.org/2000/01/rdf-schema#"),
+    ("xsd", "http://www.w3.org/2001/XMLSchema#"),
+)
+
+
 class Printer:
     def __init__(self, prefixes=()):
+        declared = dict(prefixes)
+        # rdf:, rdfs: and xsd: print compactly unless the query binds those names to something else
+        merged = list(prefixes) + [(p, ns) for p, ns in _WELL_KNOWN if p not in declared]
         # longest namespace first, so the most specific prefix wins
-        self.prefixes = sorted(((ns, p) for p, ns in prefixes), key=lambda item: -len(item[0]))
+        self.prefixes = sorted(((ns, p) for p, ns in merged), key=lambda item: -len(item[0]))
 
     # ------------------------------------------------------------------------------------------------- terms
     def term(self, t) -> str:

@@ -50,7 +50,7 @@ class QuerySyntaxError(ValueError):
         super().__init__(str(self))
 
     def with_source(self, source: str) -> "QuerySyntaxError":
-        return QuerySyntaxError(self.message, line=self.line, column=self.column, token=self.token,
+        return type(self)(self.message, line=self.line, column=self.column, token=self.token,
                                 expected=self.expected, source=source)
 
     def __str__(self) -> str:
@@ -92,7 +92,7 @@ def _readable(names) -> list[str]:
         label = _TERMINAL_NAMES.get(name, name.lstrip("_").replace("_KW", ""))
         if label not in out:
             out.append(label)
-    return out[:12] + (["..."] if len(out) > 12 else [])
+    return out[:24] + (["..."] if len(out) > 24 else [])
 
 
 _STRING_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}

@@ -1,0 +1,120 @@
+"""Errors name the file, line, column, offending token and what was expected; `rspark explain` exit codes follow
+CONTRACT section 4 (0 ok, 2 usage or query error, 1 other failure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rspark import QueryError, QuerySyntaxError, compile_query, parse_query
+from rspark.cli import main
+from rspark.model.time import DurationError, parse_duration
+
+
+def _error(text: str) -> QuerySyntaxError:
+    with pytest.raises(QuerySyntaxError) as info:
+        compile_query(text, source="q.rq")
+    return info.value
+
+
+def test_syntax_error_position_token_expected():
+    err = _error("SELECT * WHERE {\n  ?s ?p \n}")
+    assert (err.line, err.column, err.token) == (3, 1, "}")
+    assert str(err).startswith("q.rq:3:1: unexpected '}'; expected ")
+    assert "a variable" in err.expected and "an IRI" in err.expected
+
+
+def test_unknown_prefix():
+    err = _error("SELECT * WHERE { ?s ex:p ?o }")
+    assert str(err) == "q.rq:1:21: unknown prefix 'ex:' in ex:p (declare it with PREFIX ex: <...>)"
+
+
+def test_undeclared_window():
+    err = _error("PREFIX : <http://e/>\nSELECT * FROM NAMED WINDOW :w ON :s [RANGE 5]\nWHERE { WINDOW :v { ?a ?b ?c } }")
+    assert isinstance(err, QueryError)
+    assert str(err) == "q.rq:3:9: WINDOW <http://e/v> names an undeclared window (declared: <http://e/w>)"
+
+
+def test_window_variable_needs_windows():
+    err = _error("SELECT * WHERE { WINDOW ?w { ?a ?b ?c } }")
+    assert "ranges over the named windows, but the query declares none" in str(err)
+
+
+def test_undeclared_event():
+    err = _error("PREFIX : <http://e/>\nSELECT * FROM NAMED WINDOW :w ON :s [RANGE 5]\n"
+                 "EVENT ON :w { ?a ?b ?c } AS E1\nWHERE { MATCH { E1 SEQ E2 } }")
+    assert str(err) == ("q.rq:4:24: event E2 is used in MATCH but not declared (EVENT ON :w { ... } AS E2); "
+                        "declared: E1")
+
+
+def test_event_on_undeclared_window():
+    err = _error("PREFIX : <http://e/>\nSELECT * EVENT ON :w { ?a ?b ?c } AS E1 WHERE { MATCH { E1 } }")
+    assert str(err).startswith("q.rq:2:38: EVENT E1 is declared ON <http://e/w>, which is not a declared window")
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("[RANGE -5 SLIDE 1]", "1:46: a duration cannot be negative, got -5"),
+    ("[RANGE PT0S]", "window RANGE must be positive, got PT0S"),
+    ("[RANGE PT10S SLIDE PT0S]", "window SLIDE must be positive, got PT0S"),
+    ("[RANGE P1M]", "1:46: duration 'P1M' uses years or months, which have no fixed length"),
+    ("[FROM 10 TO 2]", "interval window [FROM 10 TO 2] ends before it starts"),
+    ("[RANGE TRIPLES 0]", "1:54: count window size must be positive, got 0"),
+])
+def test_bad_windows(spec, message):
+    err = _error(f"SELECT * FROM NAMED WINDOW <w> ON <s> {spec} WHERE {{ WINDOW <w> {{ ?s ?p ?o }} }}")
+    assert message in str(err)
+
+
+def test_scoping_errors():
+    assert "BIND assigns ?x, which is already in scope" in str(_error("SELECT * { ?x ?p ?o BIND(1 AS ?x) }"))
+    assert "?o is projected but not grouped" in str(_error("SELECT ?o (COUNT(*) AS ?c) { ?s ?p ?o } GROUP BY ?s"))
+    assert "aggregate COUNT is only allowed in SELECT, HAVING and ORDER BY" in str(
+        _error("SELECT * { ?s ?p ?o FILTER(COUNT(?o) > 1) }"))
+
+
+def test_durations():
+    assert parse_duration("PT1M30S").amount == 90_000 and parse_duration("PT1M30S").absolute
+    assert parse_duration("P1D").amount == 86_400_000
+    assert parse_duration("PT0.5S").amount == 500
+    assert parse_duration("10s").amount == 10_000 and parse_duration("5m").amount == 300_000
+    assert parse_duration("100ms").amount == 100
+    assert parse_duration("1 MINUTES").amount == 60_000
+    assert (parse_duration("5").amount, parse_duration("5").absolute) == (5, False)
+    with pytest.raises(DurationError):
+        parse_duration("P1Y")
+
+
+def test_window_forms():
+    q = parse_query("""PREFIX : <http://e/>
+        SELECT * FROM NAMED WINDOW :a ON :s [RANGE PT10M SLIDE PT1M STARTING AT 2016-03-01T13:00:00Z]
+        FROM NAMED WINDOW :b ON :s [RANGE PT10M TUMBLING] FROM NAMED WINDOW :c ON :s [LANDMARK 3]
+        FROM NAMED WINDOW :d ON :s [FROM 1 TO 9] FROM NAMED WINDOW :e ON :s [RANGE ELEMENTS 4]
+        FROM NAMED WINDOW :f ON :s [RANGE BGP 2] FROM NAMED WINDOW :g ON :s [RANGE 10s STEP 5s]
+        FROM STREAM :s [RANGE 5 SLIDE 1] WHERE { ?a ?b ?c }""")
+    specs = [w.spec for w in q.dataset]
+    assert specs[0].range.amount == 600_000 and specs[0].slide.amount == 60_000
+    assert specs[0].start.value == 1456837200000 and specs[0].start.absolute
+    assert specs[1].slide == specs[1].range
+    assert specs[2].start.value == 3
+    assert (specs[3].start.value, specs[3].end.value) == (1, 9)
+    assert (specs[4].unit, specs[4].size) == ("ELEMENTS", 4)
+    assert (specs[5].unit, specs[5].size) == ("BGP", 2)
+    assert (specs[6].range.amount, specs[6].slide.amount) == (10_000, 5_000)
+    assert q.dataset[7].merged and (specs[7].range.amount, specs[7].range.absolute) == (5, False)
+
+
+def test_cli_explain_ok(tmp_path, capsys):
+    path = tmp_path / "q.rq"
+    path.write_text("SELECT ?s WHERE { ?s ?p ?o }")
+    assert main(["explain", str(path)]) == 0
+    assert capsys.readouterr().out == "(project (?s)\n  (bgp\n    (triple ?s ?p ?o)))\n"
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    bad = tmp_path / "bad.rq"
+    bad.write_text("SELECT * WHERE { ?s ?p }")
+    assert main(["explain", str(bad)]) == 2
+    assert f"{bad}:1:24: unexpected '}}'" in capsys.readouterr().err
+    assert main(["explain", str(tmp_path / "missing.rq")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+    assert main(["explain"]) == 2  # usage error
+    assert main(["frobnicate"]) == 2
