@@ -1,0 +1,127 @@
+"""Parse + translate speed of the query front end over the W3C syntax and evaluation queries.
+
+Measures, in one run, for every query of the W3C SPARQL 1.1 / 1.0 / SPARQL-star suites that rspark accepts:
+  - rspark: parse_query (Lark LALR, transformer inlined) + translate to algebra;
+  - baseline 1: the same grammar with Lark's Earley parser (parse tree only, no translation) -- what the issue asks
+    to compare against;
+  - baseline 2: pyoxigraph (Rust) preparing and running the query on an empty store: a native reference point.
+Prints a table of median / p90 / max per query in milliseconds and ratios, and saves a PNG histogram.
+
+    python benchmarks/parse_speed.py [--out benchmarks/out]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from lark import Lark
+
+from rspark.algebra.translate import compile_query
+from rspark.syntax.parser import _GRAMMAR, QuerySyntaxError, decode_codepoints
+
+TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "w3c"
+SUITES = ["sparql11", "sparql10", "sparql-star/rdf-star-cg"]
+
+
+def corpus() -> list[tuple[str, str]]:
+    out = []
+    for suite in SUITES:
+        for test in json.loads((TESTDATA / suite / "tests-index.json").read_text(encoding="utf-8")):
+            kind = test["type"]
+            if "Negative" in kind or "Update" in kind or not test.get("query"):
+                continue
+            if "Syntax" not in kind and kind != "QueryEvaluationTest":
+                continue
+            path = TESTDATA / suite / test["query"]
+            out.append((path.as_uri(), path.read_text(encoding="utf-8")))
+    return out
+
+
+def _run(store, text: str, base: str):
+    result = store.query(text, base_iri=base)
+    return result if isinstance(result, bool) else list(result)
+
+
+def timed(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    parser.add_argument("--repeat", type=int, default=5, help="runs per query; the best run is kept")
+    args = parser.parse_args()
+
+    queries = corpus()
+    earley = Lark(_GRAMMAR, parser="earley", lexer="dynamic")
+    try:
+        import pyoxigraph
+
+        store = pyoxigraph.Store()
+    except ImportError:  # pragma: no cover
+        store = None
+
+    rows = {"rspark LALR parse+translate": [], "Lark Earley parse only": [], "pyoxigraph query (empty store)": []}
+    earley_failed = oxi_failed = 0
+    for base, text in queries:
+        rows["rspark LALR parse+translate"].append(timed(lambda: compile_query(text, base_iri=base), args.repeat))
+        decoded = decode_codepoints(text)
+        try:
+            earley.parse(decoded)
+            rows["Lark Earley parse only"].append(timed(lambda: earley.parse(decoded), max(1, args.repeat // 2)))
+        except Exception:
+            earley_failed += 1
+        if store is not None:
+            try:
+                rows["pyoxigraph query (empty store)"].append(timed(lambda: _run(store, text, base), args.repeat))
+            except Exception:  # noqa: BLE001 - syntax it does not read, SERVICE calls, ...
+                oxi_failed += 1
+
+    base_median = statistics.median(rows["rspark LALR parse+translate"])
+    print(f"{len(queries)} queries (W3C positive syntax + evaluation queries), best of {args.repeat} runs each\n")
+    print(f"{'parser':34} {'n':>5} {'median ms':>10} {'p90 ms':>8} {'max ms':>8} {'median / rspark':>16}")
+    for name, values in rows.items():
+        if not values:
+            continue
+        values = sorted(values)
+        p90 = values[int(0.9 * (len(values) - 1))]
+        med = statistics.median(values)
+        print(f"{name:34} {len(values):>5} {med:>10.3f} {p90:>8.3f} {values[-1]:>8.3f} {med / base_median:>15.2f}x")
+    if earley_failed or oxi_failed:
+        print(f"\nnot timed: Earley could not parse {earley_failed}; pyoxigraph rejected {oxi_failed} "
+              "(RSP or SPARQL-star CG syntax it does not read)")
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("\nmatplotlib not installed: no plot (pip install matplotlib)")
+        return
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, values in rows.items():
+        if values:
+            ax.hist(values, bins=[i * 0.25 for i in range(0, 81)], alpha=0.5, label=name)
+    ax.set_xlabel("time per query (ms)")
+    ax.set_ylabel("queries")
+    ax.set_title("Query front end: parse + translate time per W3C query")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "parse_speed.png", dpi=120)
+    print(f"\nplot: {out / 'parse_speed.png'}")
+
+
+if __name__ == "__main__":
+    main()
