@@ -264,7 +264,9 @@ class _Translator:
             op = ops.OrderBy(op, tuple(order))
         if q.form == "SELECT":
             if projection is None:
-                variables = tuple(sorted(in_scope(op), key=lambda v: v.name))
+                # SELECT *: the in-scope variables, less those made by the translation (??P path steps, ?.N aggregates)
+                variables = tuple(sorted((v for v in in_scope(op) if not v.name.startswith(("?", "."))),
+                                         key=lambda v: v.name))
             else:
                 variables = tuple(p.var for p in projection)
             op = ops.Project(op, variables)

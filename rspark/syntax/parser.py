@@ -361,10 +361,10 @@ class _Builder(Transformer):
 
     # ------------------------------------------------------------------------------------------------ paths
     def path_alternative(self, children):
-        return ast.PathAlt(tuple(children))
+        return ast.PathAlt(tuple(self._verb(c) for c in children))
 
     def path_sequence(self, children):
-        return ast.PathSeq(tuple(c for c in children if not (isinstance(c, Token) and c.type == "SLASH")))
+        return ast.PathSeq(tuple(self._verb(c) for c in children if not (isinstance(c, Token) and c.type == "SLASH")))
 
     def path_elt(self, children):
         return ast.PathMod(self._verb(children[0]), children[1])
@@ -714,11 +714,11 @@ class _Builder(Transformer):
             return head  # aggregate
         kind = head.type
         name = str(head).upper()
+        if kind == "TIMESTAMP_FN":  # () is rdf:nil here, a term of the triple pattern
+            return ast.Call("TIMESTAMP", tuple(self._verb(a) for a in children[1:]))
         args = [c for c in children[1:] if not (isinstance(c, Token) and c.type == "NIL")]
         if kind == "EXISTS":
             return ast.Exists(args[0], False)
-        if kind == "TIMESTAMP_FN":
-            return ast.Call("TIMESTAMP", tuple(self._verb(a) for a in args))
         if kind == "VARARG":
             return ast.Call(name, tuple(args[0]) if args else ())
         if name == "URI":

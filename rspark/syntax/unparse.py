@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rspark.model.terms import RDF_LANGSTRING, XSD_DATETIME, XSD_STRING, IRI, BlankNode, Literal, QuotedTriple, Variable
+from rspark.model.terms import XSD_DATETIME, XSD_STRING, IRI, BlankNode, Literal, QuotedTriple, Variable
 from rspark.model.time import Duration
 from rspark.syntax import ast
 
@@ -50,8 +50,6 @@ def _literal(lit: Literal) -> str:
         return f"{quoted}@{lit.language}"
     if lit.datatype == XSD_STRING:
         return quoted
-    if lit.datatype == RDF_LANGSTRING:  # no language: cannot be written, keep the datatype
-        return f"{quoted}^^<{lit.datatype}>"
     return f"{quoted}^^<{lit.datatype}>"
 
 
