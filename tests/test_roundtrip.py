@@ -79,19 +79,13 @@ def check_roundtrip(q1) -> str:
 
 # ------------------------------------------------------------------------------------------------------- corpus
 
-needs_testdata = pytest.mark.skipif(not CORPUS, reason=f"shared test data not found under {TESTDATA}")
-
-
-@needs_testdata
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(TESTDATA)))
 def test_corpus_roundtrip(path: Path):
     q1 = _parse_file(path)
-    if q1 is None:
-        pytest.skip("does not parse")
+    assert q1 is not None, f"{path} does not parse"
     check_roundtrip(q1)
 
 
-@needs_testdata
 def test_corpus_coverage():
     parsed = [p for p in CORPUS if _parse_file(p) is not None]
     assert len(parsed) >= EXPECTED_CORPUS_FILES, f"{len(parsed)} of {len(CORPUS)} corpus files parse"
