@@ -18,3 +18,11 @@ def testdata() -> Path:
     if not TESTDATA.is_dir():
         raise RuntimeError(f"test data not found at {TESTDATA}: the repository must sit beside shared/")
     return TESTDATA
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one SparkSession of the test run (local, 2 shuffle partitions)."""
+    from rspark.spark.session import get_session
+
+    return get_session(conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})

@@ -1,0 +1,1 @@
+"""The runtime: the Engine API, stream registry, replay scheduling, profiles and report policies."""

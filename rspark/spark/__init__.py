@@ -1,0 +1,1 @@
+"""Physical execution on Apache Spark: term encoding, loading, expressions, the algebra compiler, windows."""

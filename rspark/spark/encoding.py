@@ -1,0 +1,253 @@
+"""The term encoding: how an RDF term is one string in a Spark column.
+
+Every term is a canonical N-Triples-star string, so that string equality is RDF term equality (joins are plain
+equi-joins) and a column can be printed as it is:
+
+========================  =========================================================================================
+IRI                       ``<http://ex.org/a>`` (never escaped: an IRI holds no ``>``)
+blank node                ``_:label``
+literal                   ``"lexical"`` (xsd:string), ``"lexical"@lang`` (tag lower-cased), ``"lexical"^^<dt>``;
+                          the lexical form is exactly as written, with only ``\\`` ``"`` LF CR escaped
+                          (``\\\\`` ``\\"`` ``\\n`` ``\\r``)
+quoted triple (RDF-star)  ``<< s p o >>`` with the three components encoded the same way, one space apart
+unbound / error           SQL NULL
+========================  =========================================================================================
+
+Because the lexical form is escaped, the last ``"`` of a literal closes it: the text after it (``@en``,
+``^^<...>`` or nothing) is the suffix, found with ``substring_index(col, '"', -1)`` and no regular expression.
+The Python side (``encode``/``decode``) converts to and from ``rspark.model.terms``; the column side (``kind``,
+``lexical``, ``datatype``, ``language``) decomposes an encoded column inside a Spark plan.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from rspark.model.terms import (
+    IRI,
+    RDF_LANGSTRING,
+    XSD_STRING,
+    BlankNode,
+    Literal,
+    QuotedTriple,
+    Term,
+)
+
+_ESC = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"}
+_UNESC = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
+
+
+def escape_lexical(text: str) -> str:
+    """Escape a lexical form for the encoding (backslash, double quote, LF, CR)."""
+    if not any(ch in text for ch in '\\"\n\r'):
+        return text
+    return "".join(_ESC.get(ch, ch) for ch in text)
+
+
+def unescape_lexical(text: str) -> str:
+    """Undo :func:`escape_lexical`."""
+    if "\\" not in text:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            out.append(_UNESC.get(text[i + 1], text[i + 1]))
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def encode_literal(lexical: str, datatype: str = XSD_STRING, language: str | None = None) -> str:
+    body = '"' + escape_lexical(lexical) + '"'
+    if language:
+        return body + "@" + language.lower()
+    if datatype == XSD_STRING:
+        return body
+    return body + "^^<" + datatype + ">"
+
+
+def encode(term: Term | None) -> str | None:
+    """The encoded string of an rspark term (None stays None)."""
+    if term is None:
+        return None
+    if isinstance(term, IRI):
+        return "<" + term.value + ">"
+    if isinstance(term, Literal):
+        return encode_literal(term.lexical, term.datatype, term.language)
+    if isinstance(term, BlankNode):
+        return "_:" + term.id
+    if isinstance(term, QuotedTriple):
+        return f"<< {encode(term.subject)} {encode(term.predicate)} {encode(term.object)} >>"
+    raise TypeError(f"not an RDF term: {term!r}")
+
+
+def encode_oxigraph(term) -> str:
+    """The encoded string of a pyoxigraph term (NamedNode, BlankNode, Literal, Triple)."""
+    import pyoxigraph as ox
+
+    if isinstance(term, ox.NamedNode):
+        return "<" + term.value + ">"
+    if isinstance(term, ox.Literal):
+        lang = term.language
+        return encode_literal(term.value, term.datatype.value, lang)
+    if isinstance(term, ox.BlankNode):
+        return "_:" + term.value
+    if isinstance(term, ox.Triple):
+        return f"<< {encode_oxigraph(term.subject)} {encode_oxigraph(term.predicate)} {encode_oxigraph(term.object)} >>"
+    if isinstance(term, ox.DefaultGraph):
+        return ""
+    raise TypeError(f"not an RDF term: {term!r}")
+
+
+class _Reader:
+    __slots__ = ("text", "pos")
+
+    def __init__(self, text: str) -> None:
+        self.text, self.pos = text, 0
+
+    def term(self) -> Term:
+        t, i = self.text, self.pos
+        ch = t[i]
+        if ch == "<":
+            if t.startswith("<< ", i):
+                self.pos = i + 3
+                s = self.term()
+                self.pos += 1
+                p = self.term()
+                self.pos += 1
+                o = self.term()
+                if not t.startswith(" >>", self.pos):
+                    raise ValueError(f"bad encoded quoted triple at {self.pos}: {t!r}")
+                self.pos += 3
+                return QuotedTriple(s, p, o)
+            end = t.index(">", i)
+            self.pos = end + 1
+            return IRI(t[i + 1:end])
+        if ch == "_":
+            end = i + 2
+            while end < len(t) and t[end] != " ":
+                end += 1
+            self.pos = end
+            return BlankNode(t[i + 2:end])
+        if ch == '"':
+            j = i + 1
+            while t[j] != '"':
+                j += 2 if t[j] == "\\" else 1
+            lexical = unescape_lexical(t[i + 1:j])
+            j += 1
+            if t.startswith("@", j):
+                end = j + 1
+                while end < len(t) and t[end] != " ":
+                    end += 1
+                self.pos = end
+                return Literal(lexical, RDF_LANGSTRING, t[j + 1:end])
+            if t.startswith("^^<", j):
+                end = t.index(">", j)
+                self.pos = end + 1
+                return Literal(lexical, t[j + 3:end])
+            self.pos = j
+            return Literal(lexical)
+        raise ValueError(f"not an encoded term: {t!r}")
+
+
+def decode(text: str | None) -> Term | None:
+    """The rspark term of an encoded string (None stays None)."""
+    if text is None:
+        return None
+    reader = _Reader(text)
+    term = reader.term()
+    if reader.pos != len(text):
+        raise ValueError(f"trailing text in encoded term: {text!r}")
+    return term
+
+
+# ------------------------------------------------------------------------------------------ column decomposition
+
+KIND_IRI, KIND_BNODE, KIND_LITERAL, KIND_TRIPLE = "iri", "bnode", "literal", "triple"
+
+
+def is_iri(col: Column) -> Column:
+    return col.startswith("<") & ~col.startswith("<< ")
+
+
+def is_bnode(col: Column) -> Column:
+    return col.startswith("_:")
+
+
+def is_literal(col: Column) -> Column:
+    return col.startswith('"')
+
+
+def is_triple(col: Column) -> Column:
+    return col.startswith("<< ")
+
+
+def suffix(col: Column) -> Column:
+    """For a literal: the text after the closing quote (``@en``, ``^^<dt>`` or empty)."""
+    return F.substring_index(col, '"', -1)
+
+
+def raw_lexical(col: Column) -> Column:
+    """For a literal: the lexical form still escaped (fast; exact when the lexical has no backslash)."""
+    return F.substring(col, F.lit(2), F.length(col) - F.length(suffix(col)) - 2)
+
+
+def unescape(col: Column) -> Column:
+    """Undo the encoding's escapes inside a Spark plan (NUL stands in for an escaped backslash meanwhile)."""
+    un = F.replace(col, F.lit("\\\\"), F.lit("\u0000"))
+    un = F.replace(un, F.lit('\\"'), F.lit('"'))
+    un = F.replace(un, F.lit("\\n"), F.lit("\n"))
+    un = F.replace(un, F.lit("\\r"), F.lit("\r"))
+    un = F.replace(un, F.lit("\u0000"), F.lit("\\"))
+    return F.when(F.instr(col, "\\") > 0, un).otherwise(col)
+
+
+def escape(col: Column) -> Column:
+    """Escape a plain string column for the encoding (the inverse of :func:`unescape`)."""
+    esc = F.replace(col, F.lit("\\"), F.lit("\\\\"))
+    esc = F.replace(esc, F.lit('"'), F.lit('\\"'))
+    esc = F.replace(esc, F.lit("\n"), F.lit("\\n"))
+    esc = F.replace(esc, F.lit("\r"), F.lit("\\r"))
+    return esc
+
+
+def lexical(col: Column) -> Column:
+    """For a literal: its lexical form (unescaped); NULL for other terms."""
+    return F.when(is_literal(col), unescape(raw_lexical(col)))
+
+
+def language(col: Column) -> Column:
+    """For a literal: its language tag (lower case), '' when it has none; NULL for other terms."""
+    sfx = suffix(col)
+    return F.when(is_literal(col), F.when(sfx.startswith("@"), F.substring(sfx, 2, 1 << 30)).otherwise(F.lit("")))
+
+
+def datatype(col: Column) -> Column:
+    """For a literal: its datatype IRI (xsd:string and rdf:langString included); NULL for other terms."""
+    sfx = suffix(col)
+    return F.when(
+        is_literal(col),
+        F.when(sfx.startswith("^^<"), F.substring(sfx, F.lit(4), F.length(sfx) - 4))
+        .when(sfx.startswith("@"), F.lit(RDF_LANGSTRING))
+        .otherwise(F.lit(XSD_STRING)),
+    )
+
+
+def make_literal(lex: Column, datatype_iri: str | Column | None = None, lang: Column | None = None) -> Column:
+    """Encode a literal from a plain (unescaped) lexical column and a datatype (or language) column/constant."""
+    body = F.concat(F.lit('"'), escape(lex), F.lit('"'))
+    if lang is not None:
+        return F.when(lang == "", body).otherwise(F.concat(body, F.lit("@"), F.lower(lang)))
+    if datatype_iri is None or (isinstance(datatype_iri, str) and datatype_iri == XSD_STRING):
+        return body
+    if isinstance(datatype_iri, str):
+        return F.concat(body, F.lit("^^<" + datatype_iri + ">"))
+    return F.when(datatype_iri == XSD_STRING, body).otherwise(F.concat(body, F.lit("^^<"), datatype_iri, F.lit(">")))
+
+
+def make_iri(value: Column) -> Column:
+    return F.concat(F.lit("<"), value, F.lit(">"))

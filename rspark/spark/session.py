@@ -1,0 +1,36 @@
+"""The SparkSession rspark runs on: local[*] by default, a cluster when a master URL is given."""
+
+from __future__ import annotations
+
+import os
+
+from pyspark.sql import SparkSession
+
+# Small data and 2-core machines: few shuffle partitions; adaptive execution coalesces further.
+DEFAULT_CONF = {
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+    # Spark 4 defaults to ANSI mode, where a bad cast raises; SPARQL maps such errors to unbound values.
+    "spark.sql.ansi.enabled": "false",
+}
+
+
+def get_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
+    """Create or reuse the SparkSession (``master`` defaults to ``local[*]``)."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None and not conf:
+        return active
+    builder = SparkSession.builder.appName("rspark").master(master or "local[*]")
+    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
