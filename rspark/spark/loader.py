@@ -1,0 +1,550 @@
+"""Loading RDF into Spark: static graphs (:func:`load_rdf`) and recorded RDF streams (:func:`load_stream`).
+
+Parsing runs on executors, never on the driver (pyoxigraph inside ``mapInArrow``; the pure-Python helpers are in
+:mod:`rspark.io.rdf`):
+
+* N-Triples / N-Quads are read with ``spark.read.text``, so a large file is split across tasks; each Arrow batch of
+  lines is parsed together, and line by line when it holds a bad line, so that a bad line is reported at its
+  physical line number (from the split's ``input_file_block_start()`` and the line's index in the split; the lines
+  per split are counted by a second, JVM-only pass that only runs when there is something to report).
+* Turtle, TriG and RDF/XML are parsed in one task (a one-row DataFrame of the path, read by the executor;
+  a path with a URI scheme other than ``file`` is read with Spark's ``binaryFile`` source instead), which yields
+  Arrow batches of quads.
+
+Terms are encoded as in :mod:`rspark.spark.encoding`. Blank-node labels get a per-load prefix
+(``_:b1`` in a file becomes ``_:b<8 hex>_b1``), so two files (or two loads of one file) never share a blank node,
+while a label is one node within its file. RDF-star: ``<< s p o >>`` is the quoted triple term (the RDF-star CG
+semantics); pyoxigraph's RDF 1.2 reifiers are undone as :mod:`rspark.io.results` does.
+
+Cache policy: the parsed rows are ``persist()``-ed (MEMORY_AND_DISK) and materialised at load time, because the
+load must report its errors (and raise in strict mode) anyway; the returned DataFrames are lazy projections of that
+cache, so using them again never re-parses the file. Derived tables that need a shuffle (``quoted``, the stream's
+``elements`` and ``quads``) are persisted too and materialise on first use. ``unpersist()`` on the result frees
+them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from rspark.errors import DataError
+from rspark.io import rdf
+
+__all__ = ["LoadedGraph", "LoadedStream", "load_rdf", "load_stream", "PROV_GENERATED_AT_TIME", "MAX_ERRORS"]
+
+PROV_GENERATED_AT_TIME = "http://www.w3.org/ns/prov#generatedAtTime"
+MAX_ERRORS = 1000  # problems listed per load (a final entry says how many more there were)
+
+_K_QUAD, _K_PROBLEM = 0, 1
+_RAW_FIELDS = [
+    ("k", pa.int8(), "tinyint"),
+    ("s", pa.string(), "string"),
+    ("p", pa.string(), "string"),
+    ("o", pa.string(), "string"),
+    ("g", pa.string(), "string"),
+    ("blk", pa.int64(), "long"),
+    ("idx", pa.int64(), "long"),
+    ("ord", pa.int64(), "long"),
+    ("msg", pa.string(), "string"),
+    ("col", pa.int64(), "long"),
+    ("elem", pa.string(), "string"),
+]
+_RAW_ARROW = pa.schema([(name, typ) for name, typ, _ in _RAW_FIELDS])
+_RAW_DDL = ", ".join(f"{name} {ddl}" for name, _, ddl in _RAW_FIELDS)
+
+
+# --------------------------------------------------------------------------------------------------- results
+
+
+@dataclass
+class LoadedGraph:
+    """A loaded RDF file.
+
+    ``quads``: columns ``s, p, o, g`` (encoded terms; ``g`` is ``""`` for the default graph).
+    ``quoted``: columns ``t, s, p, o``, one row per distinct quoted triple occurring anywhere in the data (nested
+    ones too): ``t`` its encoding, ``s``/``p``/``o`` its components' encodings.
+    ``errors``: the problems skipped (non-strict mode), in file order.
+    """
+
+    quads: DataFrame
+    quoted: DataFrame
+    errors: list[DataError] = field(default_factory=list)
+    _cached: list[DataFrame] = field(default_factory=list, repr=False)
+
+    def unpersist(self) -> None:
+        """Free the cached parse (the DataFrames stay usable, but re-parse when used)."""
+        for df in self._cached:
+            df.unpersist()
+
+
+@dataclass
+class LoadedStream:
+    """A recorded RDF stream (CONTRACT section 1).
+
+    ``elements``: ``element`` (encoded graph name), ``ts`` (long), ``seq`` (long, 0-based position of the element in
+    file order: replays order by ``(ts, seq)``). ``quads``: the elements' content ``s, p, o, element, ts, seq``.
+    ``metadata``: the default-graph triples other than the elements' timestamps (``s, p, o``). ``quoted``: as in
+    :class:`LoadedGraph`, over ``quads`` and ``metadata``. ``time_kind``: ``"datetime"`` (``ts`` in epoch
+    milliseconds, UTC) or ``"number"`` (``ts`` = value * ``time_scale``, the smallest power of ten that makes every
+    timestamp integral). ``errors``: rejected elements and malformed statements, in file order.
+    """
+
+    iri: str
+    elements: DataFrame
+    quads: DataFrame
+    metadata: DataFrame
+    quoted: DataFrame
+    time_kind: str
+    time_scale: int
+    errors: list[DataError] = field(default_factory=list)
+    _cached: list[DataFrame] = field(default_factory=list, repr=False)
+
+    def unpersist(self) -> None:
+        """Free the cached parse and derived tables."""
+        for df in self._cached:
+            df.unpersist()
+
+
+# --------------------------------------------------------------------------------------------------- helpers
+
+
+def _graph_term(graph: str | None) -> str:
+    if graph is None:
+        return ""
+    value = graph.strip()
+    if value.startswith("<") and value.endswith(">"):
+        value = value[1:-1]
+    if not value or any(ch in value for ch in '<>" {}|\\^`\n\r\t'):
+        raise ValueError(f"graph must be an IRI, not {graph!r}")
+    return "<" + value + ">"
+
+
+def _local_path(path: str) -> str | None:
+    """The absolute local path of ``path`` (None for a URI with another scheme)."""
+    if path.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(path).path)
+    if rdf.has_scheme(path):
+        return None
+    return str(Path(path).resolve())
+
+
+def _sink_batches(sink: rdf.Sink, positions: bool = True):
+    """Arrow record batches (raw schema) of a sink's quads and problems (quads without their positions unless
+    ``positions``: only streams need them)."""
+    n = len(sink)
+    if n:
+        if positions:
+            pos = [pa.array(sink.blk, pa.int64()), pa.array(sink.idx, pa.int64()), pa.array(sink.ord, pa.int64())]
+        else:
+            pos = [pa.nulls(n, pa.int64())] * 3
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array([_K_QUAD] * n, pa.int8()),
+                pa.array(sink.s, pa.string()),
+                pa.array(sink.p, pa.string()),
+                pa.array(sink.o, pa.string()),
+                pa.array(sink.g, pa.string()),
+                *pos,
+                pa.nulls(n, pa.string()),
+                pa.nulls(n, pa.int64()),
+                pa.nulls(n, pa.string()),
+            ],
+            schema=_RAW_ARROW,
+        )
+    probs = sink.problems
+    if probs:
+        m = len(probs)
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array([_K_PROBLEM] * m, pa.int8()),
+                pa.nulls(m, pa.string()),
+                pa.nulls(m, pa.string()),
+                pa.nulls(m, pa.string()),
+                pa.nulls(m, pa.string()),
+                pa.array([p.blk for p in probs], pa.int64()),
+                pa.array([p.idx for p in probs], pa.int64()),
+                pa.array([p.ord for p in probs], pa.int64()),
+                pa.array([p.message for p in probs], pa.string()),
+                pa.array([p.column for p in probs], pa.int64()),
+                pa.array([p.element for p in probs], pa.string()),
+            ],
+            schema=_RAW_ARROW,
+        )
+
+
+def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str,
+                    default_graph: str, triple_graph: str | None, positions: bool) -> DataFrame:
+    """Raw rows of an N-Triples/N-Quads file, parsed on executors batch by batch."""
+    local = _local_path(path)
+    source = local if local is not None else path
+    lines = spark.read.text(source).select(F.col("value"), F.input_file_block_start().alias("blk"))
+
+    def parse(batches):
+        from rspark.io import rdf as _rdf
+
+        counters: dict[int, int] = {}
+        for batch in batches:
+            values = batch.column(0).to_pylist()
+            blks = batch.column(1).to_pylist()
+            idxs = []
+            for b in blks:
+                n = counters.get(b, 0)
+                idxs.append(n)
+                counters[b] = n + 1
+            sink = _rdf.Sink()
+            _rdf.parse_lines(values, blks, idxs, sink, fmt=fmt, base_iri=base_iri, token=token,
+                             default_graph=default_graph, triple_graph=triple_graph)
+            yield from _sink_batches(sink, positions)
+
+    return lines.mapInArrow(parse, _RAW_DDL)
+
+
+def _parse_document_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str,
+                       default_graph: str, triple_graph: str | None, strict: bool, stream: bool) -> DataFrame:
+    """Raw rows of a Turtle/TriG/RDF-XML file, parsed in one executor task."""
+    local = _local_path(path)
+    compressed = rdf.is_compressed(path)
+    if local is not None:
+        source = spark.createDataFrame([(local,)], "path string").coalesce(1)
+    else:
+        source = spark.read.format("binaryFile").load(path).select("content")
+
+    def parse(batches):
+        from rspark.io import rdf as _rdf
+
+        for batch in batches:
+            for value in batch.column(0).to_pylist():
+                if isinstance(value, str):
+                    data = _rdf.read_bytes(value)
+                else:
+                    data = value
+                    if compressed:
+                        import gzip
+
+                        data = gzip.decompress(data)
+                for sink in _rdf.parse_document(data, fmt=fmt, base_iri=base_iri, token=token,
+                                                default_graph=default_graph, triple_graph=triple_graph,
+                                                strict=strict, stream=stream):
+                    yield from _sink_batches(sink, stream)
+
+    return source.mapInArrow(parse, _RAW_DDL)
+
+
+def _parse(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str, default_graph: str,
+           triple_graph: str | None, strict: bool, stream: bool) -> DataFrame:
+    if fmt in rdf.LINE_FORMATS:
+        return _parse_lines_df(spark, path, fmt=fmt, base_iri=base_iri, token=token, default_graph=default_graph,
+                               triple_graph=triple_graph, positions=stream)
+    return _parse_document_df(spark, path, fmt=fmt, base_iri=base_iri, token=token, default_graph=default_graph,
+                              triple_graph=triple_graph, strict=strict, stream=stream)
+
+
+class _Lines:
+    """Turns a position (blk, idx) into a physical line number; for line formats it counts the lines of each
+    Spark input split (one JVM-only pass over the file), only when first needed."""
+
+    def __init__(self, spark: SparkSession, path: str, fmt: str) -> None:
+        self.spark, self.path, self.fmt = spark, path, fmt
+        self._offsets: dict[int, int] | None = None
+
+    def line(self, blk: int | None, idx: int | None) -> int | None:
+        if idx is None:
+            return None
+        if self.fmt not in rdf.LINE_FORMATS or not blk:
+            return idx + 1
+        if self._offsets is None:
+            local = _local_path(self.path)
+            rows = (
+                self.spark.read.text(local if local is not None else self.path)
+                .select(F.input_file_block_start().alias("b"))
+                .groupBy("b")
+                .count()
+                .collect()
+            )
+            offsets, total = {}, 0
+            for row in sorted(rows, key=lambda r: r["b"]):
+                offsets[row["b"]] = total
+                total += row["count"]
+            self._offsets = offsets
+        return self._offsets.get(blk, 0) + idx + 1
+
+
+def _problems(raw: DataFrame, total: int, lines: _Lines, path: str) -> list[DataError]:
+    """The parse problems (first MAX_ERRORS in file order) as DataErrors."""
+    if not total:
+        return []
+    rows = (
+        raw.filter(F.col("k") == _K_PROBLEM)
+        .select("blk", "idx", "ord", "msg", "col", "elem")
+        .orderBy(F.col("blk").asc_nulls_first(), F.col("idx").asc_nulls_first(), "ord")
+        .limit(MAX_ERRORS)
+        .collect()
+    )
+    out = [
+        DataError(r["msg"], file=path, line=lines.line(r["blk"], r["idx"]), column=r["col"], element=r["elem"])
+        for r in rows
+    ]
+    if total > len(rows):
+        out.append(DataError(f"{total - len(rows)} more problems not listed", file=path))
+    return out
+
+
+def _quoted_table(*frames: DataFrame) -> DataFrame:
+    """Distinct quoted triples (nested ones too) among the s and o columns of the frames: t, s, p, o."""
+    terms = None
+    for df in frames:
+        for col in ("s", "o"):
+            part = df.select(F.col(col).alias("t")).filter(F.col("t").startswith("<< "))
+            terms = part if terms is None else terms.unionByName(part)
+    terms = terms.distinct()
+
+    def explode(batches):
+        from rspark.io import rdf as _rdf
+
+        for batch in batches:
+            t_, s_, p_, o_ = [], [], [], []
+            for value in batch.column(0).to_pylist():
+                for t, s, p, o in _rdf.iter_quoted(value):
+                    t_.append(t)
+                    s_.append(s)
+                    p_.append(p)
+                    o_.append(o)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(t_, pa.string()), pa.array(s_, pa.string()), pa.array(p_, pa.string()),
+                 pa.array(o_, pa.string())],
+                names=["t", "s", "p", "o"],
+            )
+
+    return terms.mapInArrow(explode, "t string, s string, p string, o string").distinct()
+
+
+def _new_token() -> str:
+    return "b" + uuid.uuid4().hex[:8]
+
+
+def _materialise(raw: DataFrame) -> dict[int, int]:
+    """Run the parse once into the cache; returns row counts per kind."""
+    return {row["k"]: row["count"] for row in raw.groupBy("k").count().collect()}
+
+
+# --------------------------------------------------------------------------------------------------- static RDF
+
+
+def load_rdf(spark: SparkSession, path: str | Path, *, graph: str | None = None, base_iri: str | None = None,
+             format: str | None = None, strict: bool = True) -> LoadedGraph:
+    """Load an RDF file into Spark (parsed on executors; see the module documentation).
+
+    ``format``: ``"turtle"``, ``"ntriples"``, ``"nquads"``, ``"trig"`` or ``"rdfxml"``; by default from the
+    extension (``.ttl .turtle .nt .nq .trig .rdf .owl .xml``, ``.n3`` read as Turtle, ``.gz`` looked through).
+    ``graph``: an IRI; the triples of a triple format, and the default-graph quads of a quad format, go into that
+    named graph (``g = "<IRI>"``); None: the default graph (``g = ""``). Relative IRIs resolve against
+    ``base_iri``, else the file's ``file:`` URI.
+
+    ``strict`` (default): the first syntax error raises :class:`DataError` (file, line, column). Otherwise
+    malformed lines (N-Triples, N-Quads) or statements / graph blocks (Turtle, TriG) are skipped and listed in
+    ``errors``; RDF/XML keeps what precedes its first error (pyoxigraph gives no line for RDF/XML errors).
+    """
+    path = str(path)
+    fmt = rdf.detect_format(path, format)
+    base = base_iri if base_iri is not None else rdf.file_base_iri(path)
+    g = _graph_term(graph)
+    raw = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph=g, triple_graph=g,
+                 strict=strict, stream=False)
+    raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        counts = _materialise(raw)
+        errors = _problems(raw, counts.get(_K_PROBLEM, 0), _Lines(spark, path, fmt), path)
+    except BaseException:
+        raw.unpersist()
+        raise
+    if strict and errors:
+        raw.unpersist()
+        raise errors[0]
+    quads = raw.filter(F.col("k") == _K_QUAD).select("s", "p", "o", "g")
+    quoted = _quoted_table(quads).persist(StorageLevel.MEMORY_AND_DISK)
+    return LoadedGraph(quads=quads, quoted=quoted, errors=errors, _cached=[raw, quoted])
+
+
+# --------------------------------------------------------------------------------------------------- streams
+
+_CHECK_DDL = ("element string, blk long, idx long, ord long, kind string, m long, e int, ms long, "
+              "err string, eblk long, eidx long, eord long")
+
+
+def _check_elements(batches):
+    """Per candidate element: its timestamp parsed, or the reason it is rejected (with the position to report)."""
+    from rspark.io import rdf as _rdf
+
+    for batch in batches:
+        cols = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+        out = {name: [] for name in ("element", "blk", "idx", "ord", "kind", "m", "e", "ms", "err", "eblk", "eidx",
+                                     "eord")}
+        for i, element in enumerate(cols["element"]):
+            vals = cols["vals"][i]
+            kind = m = e = ms = err = None
+            epos = (cols["blk"][i], cols["idx"][i], cols["ord"][i])  # where a problem is reported
+            if not vals:
+                err = "no timestamp (a default-graph triple <element> <timestamp-predicate> literal)"
+            elif len(vals) > 1:
+                err = "more than one timestamp: " + ", ".join(sorted(vals))
+                epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
+            else:
+                epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
+                try:
+                    kind, value, exp = _rdf.parse_timestamp(vals[0])
+                    if kind == "datetime":
+                        ms = value
+                    else:
+                        m, e = value, exp
+                except ValueError as exc:
+                    err = "bad timestamp: " + str(exc)
+            row = (element, cols["blk"][i], cols["idx"][i], cols["ord"][i], kind, m, e, ms, err, *epos)
+            for name, value in zip(out, row):
+                out[name].append(value)
+        yield pa.RecordBatch.from_pydict(
+            out,
+            schema=pa.schema([
+                ("element", pa.string()), ("blk", pa.int64()), ("idx", pa.int64()), ("ord", pa.int64()),
+                ("kind", pa.string()), ("m", pa.int64()), ("e", pa.int32()), ("ms", pa.int64()),
+                ("err", pa.string()), ("eblk", pa.int64()), ("eidx", pa.int64()), ("eord", pa.int64()),
+            ]),
+        )
+
+
+def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
+                timestamp_predicate: str = PROV_GENERATED_AT_TIME, base_iri: str | None = None,
+                strict: bool = False, format: str | None = None) -> LoadedStream:
+    """Load a recorded RDF stream: a TriG or N-Quads file (RDF-star too) in the format of CONTRACT section 1.
+
+    Each named graph is one element; its timestamp is the object of the default-graph triple
+    ``<g> <timestamp_predicate> literal``: ``xsd:dateTime`` (-> epoch ms, UTC; no timezone = UTC) or a number
+    (``xsd:integer``, ``xsd:decimal``, ``xsd:long`` and the other integer types) in abstract units. The stream's
+    kind is that of its first element; an element with no timestamp, more than one, a bad one, one of the other
+    kind, or malformed RDF (a graph block of a TriG file, a line of an N-Quads file) is rejected with a
+    :class:`DataError` naming file, line and element. Rejected elements are skipped (listed in ``errors``) unless
+    ``strict``, where the first problem raises. A malformed statement elsewhere is reported and skipped too.
+    """
+    path = str(path)
+    fmt = rdf.detect_format(path, format)
+    if fmt not in rdf.QUAD_FORMATS:
+        raise ValueError(f"a stream file must be TriG or N-Quads, not {fmt}: {path}")
+    base = base_iri if base_iri is not None else rdf.file_base_iri(path)
+    pred = _graph_term(timestamp_predicate)
+    # strict or not, the whole file is parsed so that strict mode raises the first problem in file order
+    raw = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph="", triple_graph=None,
+                 strict=False, stream=True)
+    raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
+    cached = [raw]
+    lines = _Lines(spark, path, fmt)
+    try:
+        counts = _materialise(raw)
+        errors = _problems(raw, counts.get(_K_PROBLEM, 0), lines, path)
+        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached)
+    except BaseException:
+        for df in cached:
+            df.unpersist()
+        raise
+    return result
+
+
+def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached) -> LoadedStream:
+    pos = ["blk", "idx", "ord"]
+    quads = raw.filter(F.col("k") == _K_QUAD)
+    named = quads.filter(F.col("g") != "")
+    default = quads.filter(F.col("g") == "")
+    rejected = raw.filter((F.col("k") == _K_PROBLEM) & F.col("elem").isNotNull()).select(
+        F.col("elem").alias("element")).distinct()
+
+    first = named.groupBy(F.col("g").alias("element")).agg(F.min(F.struct(*pos)).alias("pos"))
+    stamps = (
+        default.filter(F.col("p") == pred)
+        .groupBy(F.col("s").alias("element"))
+        .agg(F.collect_set("o").alias("vals"), F.min(F.struct(*pos)).alias("tpos"))
+    )
+    candidates = (
+        first.join(stamps, "element", "left")
+        .join(rejected, "element", "left_anti")
+        .select(
+            "element",
+            *[F.col("pos." + c).alias(c) for c in pos],
+            F.coalesce("vals", F.array().cast("array<string>")).alias("vals"),
+            *[F.col("tpos." + c).alias("t" + c) for c in pos],
+        )
+    )
+    checked = candidates.mapInArrow(_check_elements, _CHECK_DDL).persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(checked)
+
+    # the stream's kind: that of its first element (in file order) with a good timestamp
+    good = checked.filter(F.col("err").isNull())
+    first_kind = good.orderBy(*pos).select("kind").limit(1).collect()
+    kind = first_kind[0]["kind"] if first_kind else "number"
+    scale_exp = 0
+    if kind == "number":
+        agg = good.filter(F.col("kind") == "number").agg(
+            F.max("e").alias("e"),
+            F.max(F.length(F.abs(F.col("m")).cast("string")) - F.col("e")).alias("digits"),
+        ).collect()[0]
+        scale_exp = agg["e"] or 0
+        if agg["digits"] is not None and agg["digits"] + scale_exp > 18:
+            raise DataError(
+                f"the timestamps need 10^{scale_exp} units per time unit to be integral, which overflows a 64-bit "
+                "count: use fewer decimal digits", file=path)
+    other = "datetime" if kind == "number" else "number"
+
+    bad = checked.filter(F.col("err").isNotNull() | (F.col("kind") == other))
+    n_bad = bad.count()
+    if n_bad:
+        rows = bad.orderBy("eblk", "eidx", "eord").limit(MAX_ERRORS).collect()
+        for r in rows:
+            msg = r["err"] or (
+                f"the timestamp is {'a number' if kind == 'datetime' else 'an xsd:dateTime'}, but the stream's "
+                f"first element has {'xsd:dateTime' if kind == 'datetime' else 'numeric'} timestamps (one stream "
+                "uses one kind)"
+            )
+            errors.append(DataError(msg, file=path, line=lines.line(r["eblk"], r["eidx"]), element=r["element"]))
+        if n_bad > len(rows):
+            errors.append(DataError(f"{n_bad - len(rows)} more rejected elements not listed", file=path))
+        errors.sort(key=lambda e: (e.line is None, e.line or 0))
+    if strict and errors:
+        raise errors[0]
+
+    valid = good.filter(F.col("kind") == kind)
+    if kind == "datetime":
+        ts = F.col("ms")
+    else:
+        ts = F.col("m") * F.pow(F.lit(10.0), F.lit(scale_exp) - F.col("e")).cast("long")
+    elements = valid.select(
+        "element",
+        ts.cast("long").alias("ts"),
+        (F.row_number().over(Window.orderBy(*pos)) - 1).cast("long").alias("seq"),
+    ).persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(elements)
+    content = named.select("s", "p", "o", F.col("g").alias("element")).join(elements, "element").select(
+        "s", "p", "o", "element", "ts", "seq").persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(content)
+    element_names = first.select("element").unionByName(rejected).distinct()
+    meta = default.join(
+        element_names, (default["s"] == element_names["element"]) & (default["p"] == F.lit(pred)), "left_anti"
+    ).select("s", "p", "o")
+    quoted = _quoted_table(content, meta).persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(quoted)
+    return LoadedStream(
+        iri=iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri,
+        elements=elements,
+        quads=content,
+        metadata=meta,
+        quoted=quoted,
+        time_kind=kind,
+        time_scale=10 ** scale_exp,
+        errors=errors,
+        _cached=cached,
+    )
