@@ -11,6 +11,7 @@ import sys
 
 from rspark.algebra.sse import to_sse
 from rspark.algebra.translate import compile_query
+from rspark.errors import RsparkError
 from rspark.syntax.parser import QuerySyntaxError
 
 
@@ -32,6 +33,123 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pairs(values: list[str] | None, flag: str) -> list[tuple[str, str]]:
+    out = []
+    for value in values or []:
+        iri, sep, path = value.partition("=")
+        if not sep or not iri or not path:
+            raise UsageError(f"{flag} expects IRI=PATH, got {value!r}")
+        out.append((iri, path))
+    return out
+
+
+class UsageError(Exception):
+    """A command-line usage problem (exit code 2)."""
+
+
+def cmd_sparql(args: argparse.Namespace) -> int:
+    """Answer a SPARQL 1.1 query over static data files."""
+    from rspark.engine.engine import Engine
+
+    text = _read(args.query)
+    graphs = _pairs(args.graph, "--graph")
+    compile_query(text, base_iri=args.base, source=args.query)  # syntax errors before Spark starts
+    with Engine(master=args.master) as engine:
+        for path in args.data or []:
+            engine.load(path)
+        for iri, path in graphs:
+            engine.load(path, graph=iri)
+        result = engine.sparql(text, base_iri=args.base, source=args.query)
+        fmt = args.format or ("table" if sys.stdout.isatty() else "json")
+        sys.stdout.write(result.serialize(fmt))
+    return 0
+
+
+def _times(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise UsageError("--times expects a comma-separated list of instants")
+    return items
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay continuous queries over recorded streams; print one record per evaluation instant."""
+    import json
+    from pathlib import Path
+
+    from rspark.engine.engine import Engine
+    from rspark.io import results as R
+
+    texts = [(_read(path), path) for path in args.queries]
+    for text, path in texts:
+        compile_query(text, source=path)  # syntax errors first, before Spark starts
+    streams = _pairs(args.stream, "--stream")
+    graphs = _pairs(args.graph, "--graph")
+    if not streams:
+        raise UsageError("replay needs at least one --stream IRI=PATH")
+    fmt = args.format or ("table" if sys.stdout.isatty() else "jsonl")
+    with Engine(master=args.master, profile=args.profile) as engine:
+        for path in args.data or []:
+            engine.load(path)
+        for iri, path in graphs:
+            engine.load(path, graph=iri)
+        for iri, path in streams:
+            engine.add_stream(iri, path, strict=args.strict)
+        for err in engine.errors:
+            print(f"rspark: warning: {err}", file=sys.stderr)
+        outputs = engine.replay([t for t, _ in texts], until=args.until, times=_times(args.times),
+                                names=[Path(p).name for _, p in texts])
+        out = sys.stdout
+        header_done: set = set()
+        for rec in outputs:
+            if fmt == "jsonl":
+                out.write(json.dumps(rec.to_json(), ensure_ascii=False) + "\n")
+            elif fmt == "trig":
+                if rec.form != "CONSTRUCT":
+                    raise UsageError("--format trig writes CONSTRUCT output; this query is " + rec.form)
+                out.write(_trig_element(rec))
+            elif fmt == "table":
+                out.write(f"# {rec.query} @ {rec.time}\n" + R.to_table(rec.value) + "\n")
+            elif fmt in ("csv", "tsv"):
+                if rec.form != "SELECT":
+                    raise UsageError(f"--format {fmt} writes SELECT output; this query is {rec.form}")
+                text = (R.to_csv if fmt == "csv" else R.to_tsv)(R.SolutionSequence(["time", "query"] + rec.vars, [
+                    {"time": _time_literal(rec.time), "query": _plain(rec.query), **row} for row in rec.rows]))
+                lines = text.splitlines(keepends=True)
+                if rec.query in header_done:
+                    lines = lines[1:]
+                header_done.add(rec.query)
+                out.write("".join(lines))
+    return 0
+
+
+def _plain(text: str):
+    from rspark.model.terms import Literal
+
+    return Literal(str(text))
+
+
+def _time_literal(value):
+    from rspark.model.terms import XSD, Literal
+
+    if isinstance(value, str):
+        return Literal(value, XSD + "dateTime")
+    return Literal(str(value), XSD + ("integer" if isinstance(value, int) else "decimal"))
+
+
+def _trig_element(rec) -> str:
+    """One CONSTRUCT output instant as a stream element in the format of CONTRACT section 1."""
+    from rspark.io.results import GraphResult, to_ntriples
+
+    name = f"<urn:rspark:{rec.query}#t{rec.ticks}>"
+    body = to_ntriples(GraphResult(rec.triples))
+    lines = "".join("  " + line + "\n" for line in body.splitlines())
+    stamp = _time_literal(rec.time).n3()
+    return f"{name} {{\n{lines}}}\n{name} <http://www.w3.org/ns/prov#generatedAtTime> {stamp} .\n"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rspark",
@@ -44,6 +162,40 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query file(s); '-' reads standard input")
     explain.add_argument("--base", metavar="IRI", default=None, help="base IRI for relative IRIs in the query")
     explain.set_defaults(run=cmd_explain)
+
+    sparql = commands.add_parser(
+        "sparql", help="answer a SPARQL 1.1 query over RDF files (on Spark)",
+        description="Load the data files (default graph) and named graphs, answer the query, print the result.")
+    sparql.add_argument("query", metavar="QUERY.rq", help="query file; '-' reads standard input")
+    sparql.add_argument("--data", action="append", metavar="PATH",
+                        help="RDF file for the default graph (.ttl .nt .nq .trig .rdf); repeatable")
+    sparql.add_argument("--graph", action="append", metavar="IRI=PATH", help="RDF file as the named graph IRI; repeatable")
+    sparql.add_argument("--format", choices=["json", "xml", "csv", "tsv", "table", "ntriples"],
+                        help="result format (default: table on a terminal, else json; ntriples for CONSTRUCT)")
+    sparql.add_argument("--base", metavar="IRI", default=None, help="base IRI for relative IRIs in the query")
+    sparql.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
+    sparql.set_defaults(run=cmd_sparql)
+
+    replay = commands.add_parser(
+        "replay", help="replay continuous queries over recorded RDF streams",
+        description="Evaluate RSP-QL queries over recorded streams (TriG / N-Quads, one named graph per element, "
+                    "timestamped by prov:generatedAtTime) at every evaluation instant, in time order.")
+    replay.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files (queries registering a stream "
+                                                                       "feed the queries reading it)")
+    replay.add_argument("--stream", action="append", metavar="IRI=PATH", help="a recorded stream; repeatable")
+    replay.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
+    replay.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
+    replay.add_argument("--until", metavar="T", help="last instant (number or ISO 8601 date-time; default: the "
+                                                     "last element's timestamp)")
+    replay.add_argument("--times", metavar="T1,T2,...", help="evaluate exactly at these instants")
+    replay.add_argument("--profile", metavar="NAME", help="engine profile (default, csparql, cqels, sparqlstream, "
+                                                          "rsp4j, rspql-star, epsparql-*): see docs/profiles.md")
+    replay.add_argument("--format", choices=["jsonl", "table", "csv", "tsv", "trig"],
+                        help="output format (default: table on a terminal, else jsonl)")
+    replay.add_argument("--strict", action="store_true", help="fail on the first bad stream element instead of "
+                                                              "reporting and skipping it")
+    replay.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
+    replay.set_defaults(run=cmd_replay)
     return parser
 
 
@@ -55,9 +207,17 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return args.run(args)
-    except QuerySyntaxError as exc:
+    except (QuerySyntaxError, UsageError) as exc:
         print(f"rspark: {exc}", file=sys.stderr)
         return 2
+    except RsparkError as exc:
+        print(f"rspark: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:  # profile, window and report errors name the bad setting
+        from rspark.engine.profiles import ProfileError
+
+        print(f"rspark: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, ProfileError) else 1
     except OSError as exc:
         print(f"rspark: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -22,9 +23,31 @@ DEFAULT_CONF = {
 }
 
 
+def _package_root() -> str:
+    return str(Path(__file__).resolve().parents[2])
+
+
+def _ship_package(spark: SparkSession) -> None:
+    """Executors parse RDF with rspark code (mapInArrow): on a cluster, send them the package as a zip."""
+    import tempfile
+    import zipfile
+
+    root = Path(_package_root())
+    target = Path(tempfile.mkdtemp(prefix="rspark-")) / "rspark.zip"
+    with zipfile.ZipFile(target, "w") as zf:
+        for path in (root / "rspark").rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                zf.write(path, path.relative_to(root))
+    spark.sparkContext.addPyFile(str(target))
+
+
 def get_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
     """Create or reuse the SparkSession (``master`` defaults to ``local[*]``)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # local Python workers inherit this environment: let them import rspark also from a source checkout
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if _package_root() not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([_package_root(), *paths])
     active = SparkSession.getActiveSession()
     if active is not None and master is None and not conf:
         return active
@@ -33,4 +56,6 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if master and not master.startswith("local"):
+        _ship_package(spark)
     return spark

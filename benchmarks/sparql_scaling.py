@@ -1,0 +1,232 @@
+"""SPARQL on Spark at growing data sizes: rspark vs pyoxigraph vs a hand-written PySpark plan (the floor).
+
+A generated "company" dataset (people with name, age, employer, optional email, a knows graph; organisations in a
+sub-organisation tree) is written as N-Triples at each size (default 1e5, 1e6 and 1e7 triples). Five queries:
+
+  Q1 selective BGP      the people of one organisation and their names
+  Q2 3-way star join    COUNT of (person, name, age, employer)
+  Q3 OPTIONAL           COUNT of people with their email when they have one
+  Q4 GROUP BY           per organisation: COUNT of people and AVG age
+  Q5 property path      COUNT of people working anywhere under one organisation (subOrganizationOf*)
+
+Each system runs in its own subprocess per size, so its peak memory (ru_maxrss of that process: for rspark the Python
+driver, the data being in the Spark JVM) is measured apart. rspark and the hand-written plan share one Spark JVM
+per size and read the same loaded DataFrame; timings are the median of --repeat runs after one warm-up and exclude
+loading (load times are reported separately). Prints a table with ratios and saves a PNG.
+
+    python benchmarks/sparql_scaling.py [--sizes 1e5,1e6,1e7] [--repeat 3] [--out benchmarks/out]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+EX = "http://bench.example.org/"
+XSD_INT = "http://www.w3.org/2001/XMLSchema#integer"
+P = f"PREFIX : <{EX}> "
+
+QUERIES = {
+    "Q1 selective BGP": P + "SELECT ?p ?n WHERE { ?p :worksFor :org7 . ?p :name ?n }",
+    "Q2 star join": P + "SELECT (COUNT(*) AS ?c) WHERE { ?p :name ?n . ?p :age ?a . ?p :worksFor ?o }",
+    "Q3 OPTIONAL": P + "SELECT (COUNT(*) AS ?c) WHERE { ?p :name ?n OPTIONAL { ?p :email ?e } }",
+    "Q4 GROUP BY": P + "SELECT ?o (COUNT(?p) AS ?n) (AVG(?a) AS ?avg) WHERE { ?p :worksFor ?o . ?p :age ?a } GROUP BY ?o",
+    "Q5 path": P + "SELECT (COUNT(*) AS ?c) WHERE { ?p :worksFor ?o . ?o :subOrganizationOf* :org1 }",
+}
+
+
+def generate(path: Path, triples: int, seed: int = 7) -> int:
+    """Write about ``triples`` N-Triples lines; returns the exact count."""
+    rnd = random.Random(seed)
+    people = max(10, triples // 6)  # ~6 triples per person
+    orgs = max(20, people // 500)
+    n = 0
+    with path.open("w", encoding="utf-8") as out:
+        for o in range(1, orgs):
+            out.write(f"<{EX}org{o}> <{EX}subOrganizationOf> <{EX}org{(o - 1) // 4}> .\n")
+            n += 1
+        for i in range(people):
+            p = f"<{EX}person{i}>"
+            out.write(f'{p} <{EX}name> "Person {i}" .\n')
+            out.write(f'{p} <{EX}age> "{18 + rnd.randrange(60)}"^^<{XSD_INT}> .\n')
+            out.write(f"{p} <{EX}worksFor> <{EX}org{rnd.randrange(orgs)}> .\n")
+            out.write(f"{p} <{EX}knows> <{EX}person{rnd.randrange(people)}> .\n")
+            out.write(f"{p} <{EX}knows> <{EX}person{rnd.randrange(people)}> .\n")
+            n += 5
+            if i % 2 == 0:
+                out.write(f'{p} <{EX}email> "p{i}@example.org" .\n')
+                n += 1
+    return n
+
+
+def _median_time(fn, repeat: int) -> tuple[float, object]:
+    result = fn()  # warm-up (also the answer compared across systems)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def worker_spark(data: str, repeat: int) -> dict:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import functions as F
+
+    from rspark.engine.engine import Engine
+
+    out: dict = {"times": {}, "answers": {}}
+    with Engine(conf={"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}) as engine:
+        start = time.perf_counter()
+        engine.load(data)
+        count = engine.quads().count()
+        out["load_s"] = time.perf_counter() - start
+        out["triples"] = count
+        for name, q in QUERIES.items():
+            t, res = _median_time(lambda q=q: engine.sparql(q), repeat)
+            out["times"][name] = t
+            out["answers"][name] = _answer(res.to_json())
+        quads = engine.quads().filter(F.col("g") == "").select("s", "p", "o")
+
+        def hand_q2():
+            name = quads.filter(F.col("p") == f"<{EX}name>").select("s")
+            age = quads.filter(F.col("p") == f"<{EX}age>").select("s")
+            works = quads.filter(F.col("p") == f"<{EX}worksFor>").select("s")
+            return name.join(age, "s").join(works, "s").count()
+
+        def hand_q4():
+            works = quads.filter(F.col("p") == f"<{EX}worksFor>").select("s", F.col("o").alias("org"))
+            age = quads.filter(F.col("p") == f"<{EX}age>").select(
+                "s", F.expr("cast(substring(o, 2, instr(substring(o, 2), '\"') - 1) as double)").alias("a"))
+            return works.join(age, "s").groupBy("org").agg(F.count("s"), F.avg("a")).collect()
+
+        out["hand"] = {}
+        t, res = _median_time(hand_q2, repeat)
+        out["hand"]["Q2 star join"] = t
+        out["answers"]["hand Q2"] = res
+        t, res = _median_time(hand_q4, repeat)
+        out["hand"]["Q4 GROUP BY"] = t
+        out["answers"]["hand Q4 groups"] = len(res)
+    out["rss_mb"] = _rss_mb()
+    return out
+
+
+def worker_oxigraph(data: str, repeat: int) -> dict:
+    import pyoxigraph as ox
+
+    out: dict = {"times": {}, "answers": {}}
+    store = ox.Store()
+    start = time.perf_counter()
+    store.bulk_load(path=data, format=ox.RdfFormat.N_TRIPLES)
+    out["load_s"] = time.perf_counter() - start
+    for name, q in QUERIES.items():
+        def run(q=q):
+            res = store.query(q)
+            return json.loads(res.serialize(format=ox.QueryResultsFormat.JSON))
+
+        t, res = _median_time(run, repeat)
+        out["times"][name] = t
+        out["answers"][name] = _answer(res)
+    out["rss_mb"] = _rss_mb()
+    return out
+
+
+def _answer(js: dict):
+    """A small fingerprint of an answer: the row count, and the value when it is a single COUNT."""
+    rows = js.get("results", {}).get("bindings", [])
+    if len(rows) == 1 and "c" in rows[0]:
+        return int(rows[0]["c"]["value"])
+    return len(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1e5,1e6,1e7")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    ap.add_argument("--worker", choices=["spark", "oxigraph"], help=argparse.SUPPRESS)
+    ap.add_argument("--data", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        fn = worker_spark if args.worker == "spark" else worker_oxigraph
+        print(json.dumps(fn(args.data, args.repeat)))
+        return
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for size in [int(float(s)) for s in args.sizes.split(",")]:
+        data = out_dir / f"company-{size}.nt"
+        if not data.exists():
+            generate(data, size)
+        res = {}
+        for worker in ("spark", "oxigraph"):
+            proc = subprocess.run([sys.executable, __file__, "--worker", worker, "--data", str(data),
+                                   "--repeat", str(args.repeat)], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise SystemExit(f"{worker} worker failed at {size}:\n{proc.stderr[-3000:]}")
+            res[worker] = json.loads(proc.stdout.strip().splitlines()[-1])
+        rows.append((size, res))
+        print_table(size, res)
+    (out_dir / "sparql_scaling.json").write_text(json.dumps(rows, indent=1))
+    plot(rows, out_dir / "sparql_scaling.png")
+
+
+def print_table(size: int, res: dict) -> None:
+    sp, ox_ = res["spark"], res["oxigraph"]
+    print(f"\n## {size:,} triples (loaded {sp['triples']:,}); load: rspark {sp['load_s']:.1f} s, "
+          f"pyoxigraph {ox_['load_s']:.1f} s; peak RSS: rspark driver {sp['rss_mb']:.0f} MB, "
+          f"pyoxigraph {ox_['rss_mb']:.0f} MB")
+    print("| query | rspark s | hand-written Spark s | rspark / hand | pyoxigraph s | rspark / pyoxigraph | answers agree |")
+    print("|---|---|---|---|---|---|---|")
+    for name in QUERIES:
+        t = sp["times"][name]
+        hand = sp["hand"].get(name)
+        o = ox_["times"][name]
+        agree = sp["answers"][name] == ox_["answers"][name]
+        hand_s = f"{hand:.2f}" if hand else "-"
+        ratio = f"{t / hand:.2f}x" if hand else "-"
+        print(f"| {name} | {t:.2f} | {hand_s} | {ratio} | {o:.3f} | {t / o:.1f}x | {agree} |")
+
+
+def plot(rows, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no PNG")
+        return
+    fig, axes = plt.subplots(1, len(QUERIES), figsize=(4 * len(QUERIES), 3.6), sharey=False)
+    sizes = [s for s, _ in rows]
+    for ax, name in zip(axes, QUERIES):
+        ax.plot(sizes, [r["spark"]["times"][name] for _, r in rows], "o-", label="rspark")
+        ax.plot(sizes, [r["oxigraph"]["times"][name] for _, r in rows], "s-", label="pyoxigraph")
+        hand = [r["spark"]["hand"].get(name) for _, r in rows]
+        if all(hand):
+            ax.plot(sizes, hand, "^--", label="hand-written Spark")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("triples")
+    axes[0].set_ylabel("seconds (median)")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,291 @@
+"""The Python API (CONTRACT section 5): ``Engine`` holds the static data and streams and answers queries on Spark."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from rspark.algebra.ops import QueryPlan
+from rspark.algebra.translate import compile_query
+from rspark.errors import RsparkError
+from rspark.io import results as R
+from rspark.spark.compiler import DatasetView
+from rspark.spark.encoding import encode
+from rspark.model.terms import IRI, Literal, XSD
+from rspark.spark.session import get_session
+
+QUADS_SCHEMA = "s string, p string, o string, g string"
+QUOTED_SCHEMA = "t string, s string, p string, o string"
+
+
+class SparqlResult:
+    """The answer of a one-shot query: SELECT solutions, an ASK boolean, or a CONSTRUCT/DESCRIBE graph.
+
+    ``value`` is the result value of :mod:`rspark.io.results` (terms of :mod:`rspark.model.terms`).
+    Iterating a SELECT result gives one dict per solution (variable name -> term, unbound variables absent);
+    a graph result gives (s, p, o) triples; an ASK result gives its single boolean."""
+
+    def __init__(self, value: R.QueryResult, form: str) -> None:
+        self.value = value
+        self.form = form
+
+    @property
+    def vars(self) -> list[str]:
+        return list(self.value.vars) if isinstance(self.value, R.SolutionSequence) else []
+
+    def __iter__(self) -> Iterator[Any]:
+        if isinstance(self.value, R.SolutionSequence):
+            return iter(self.value.rows)
+        if isinstance(self.value, R.GraphResult):
+            return iter(self.value.triples)
+        return iter([self.value.value])
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+    def __bool__(self) -> bool:
+        if isinstance(self.value, R.BooleanResult):
+            return self.value.value
+        return len(self) > 0
+
+    def to_json(self) -> dict:
+        """SPARQL 1.1 Query Results JSON (a dict); for graphs ``{"triples": [N-Triples lines]}``."""
+        if isinstance(self.value, R.GraphResult):
+            return {"triples": R.to_ntriples(self.value).splitlines()}
+        return R.to_json(self.value)
+
+    def serialize(self, fmt: str = "json") -> str:
+        """Text in one of: json, xml, csv, tsv, table, ntriples."""
+        import json
+
+        if fmt == "json":
+            return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+        if fmt == "ntriples":
+            if not isinstance(self.value, R.GraphResult):
+                raise RsparkError("--format ntriples needs a CONSTRUCT or DESCRIBE query")
+            return R.to_ntriples(self.value)
+        if isinstance(self.value, R.GraphResult):
+            if fmt == "table":
+                return R.to_table(self.value)
+            raise RsparkError(f"a graph result is written as ntriples or json, not {fmt}")
+        writer = {"xml": R.to_xml, "csv": R.to_csv, "tsv": R.to_tsv, "table": R.to_table}.get(fmt)
+        if writer is None:
+            raise RsparkError(f"unknown result format {fmt!r} (json, xml, csv, tsv, table, ntriples)")
+        if fmt in ("csv", "tsv") and isinstance(self.value, R.BooleanResult):
+            raise RsparkError(f"an ASK result has no {fmt} form; use json, xml or table")
+        return writer(self.value)
+
+    def to_pandas(self):
+        """A pandas DataFrame, one column per variable: IRIs as strings, literals as Python values where the
+        datatype has one (int, Decimal, float, bool, datetime), other literals as their lexical form, blank
+        nodes as ``_:label``, quoted triples in N-Triples-star form, unbound as None."""
+        import pandas as pd
+
+        if isinstance(self.value, R.SolutionSequence):
+            return pd.DataFrame([{v: _python_value(row.get(v)) for v in self.value.vars} for row in self.value.rows],
+                                columns=self.value.vars)
+        if isinstance(self.value, R.GraphResult):
+            return pd.DataFrame([[_python_value(t) for t in tr] for tr in self.value.triples],
+                                columns=["subject", "predicate", "object"])
+        return pd.DataFrame({"boolean": [self.value.value]})
+
+    def __repr__(self) -> str:
+        if isinstance(self.value, R.SolutionSequence):
+            return f"<SparqlResult SELECT {len(self.value.rows)} solutions of {self.value.vars}>"
+        if isinstance(self.value, R.GraphResult):
+            return f"<SparqlResult graph of {len(self.value.triples)} triples>"
+        return f"<SparqlResult ASK {self.value.value}>"
+
+
+def _python_value(term):
+    from datetime import datetime
+    from decimal import Decimal, InvalidOperation
+
+    if term is None:
+        return None
+    if isinstance(term, IRI):
+        return term.value
+    if isinstance(term, Literal):
+        dt, lex = term.datatype, term.lexical
+        try:
+            if dt in (XSD + "integer", XSD + "int", XSD + "long", XSD + "short", XSD + "byte",
+                      XSD + "nonNegativeInteger", XSD + "positiveInteger", XSD + "negativeInteger",
+                      XSD + "nonPositiveInteger", XSD + "unsignedInt", XSD + "unsignedLong"):
+                return int(lex)
+            if dt == XSD + "decimal":
+                return Decimal(lex)
+            if dt in (XSD + "double", XSD + "float"):
+                return float(lex.replace("INF", "inf"))
+            if dt == XSD + "boolean":
+                return lex in ("true", "1")
+            if dt == XSD + "dateTime":
+                return datetime.fromisoformat(lex.replace("Z", "+00:00"))
+        except (ValueError, InvalidOperation):
+            return lex
+        return lex
+    return term.n3()
+
+
+class Engine:
+    """rspark's entry point: static data, streams and queries over one SparkSession.
+
+    ``Engine()`` runs Spark locally (``local[*]``); ``Engine(master="spark://host:7077")`` uses a cluster.
+    ``profile`` names the engine profile continuous queries use by default (see docs/profiles.md)."""
+
+    def __init__(self, master: str | None = None, *, profile: str | None = None, spark=None,
+                 conf: dict[str, str] | None = None) -> None:
+        self.spark = spark or get_session(master, conf)
+        self.profile = profile
+        self._quads: DataFrame | None = None
+        self._quoted: DataFrame | None = None
+        self._graphs: set[str] = set()  # encoded names of loaded named graphs
+        self._loaded_files: dict[str, str] = {}
+        self.errors: list = []
+        self.streams: dict[str, Any] = {}
+        self._loaded: list = []  # load results, to free their cached parses on clear()
+
+    # ------------------------------------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release cached data (the SparkSession stays, for reuse in the same process)."""
+        self.clear()
+
+    def clear(self) -> None:
+        """Drop all static data and streams."""
+        for loaded in self._loaded:
+            loaded.unpersist()
+        self._loaded.clear()
+        self._quads = self._quoted = None
+        self._graphs.clear()
+        self._loaded_files.clear()
+        self.errors = []
+        self.streams.clear()
+
+    # ---------------------------------------------------------------------------------------------- static data
+
+    def load(self, path: str | os.PathLike, *, graph: str | None = None, base_iri: str | None = None,
+             format: str | None = None, strict: bool = True) -> "Engine":
+        """Load an RDF file into the default graph, or into the named graph ``graph`` (an IRI).
+
+        The format comes from the extension (.ttl .nt .nq .trig .rdf .n3), or ``format=``; relative IRIs resolve
+        against ``base_iri``, else the file's URI. ``strict=False`` skips bad lines (listed in ``engine.errors``)."""
+        from rspark.spark.loader import load_rdf
+
+        loaded = load_rdf(self.spark, str(path), graph=graph, base_iri=base_iri, format=format, strict=strict)
+        self.errors.extend(loaded.errors)
+        self._loaded.append(loaded)
+        self._add(loaded.quads, loaded.quoted)
+        if graph is not None:
+            self._graphs.add(encode(IRI(graph)))
+        self._loaded_files[Path(path).resolve().as_uri()] = graph or ""
+        return self
+
+    def _add(self, quads: DataFrame, quoted: DataFrame) -> None:
+        self._quads = quads if self._quads is None else self._quads.unionByName(quads)
+        self._quoted = quoted if self._quoted is None else self._quoted.unionByName(quoted).distinct()
+
+    def quads(self) -> DataFrame:
+        """All static quads (s, p, o, g; g '' for the default graph) as encoded terms."""
+        if self._quads is None:
+            return self.spark.createDataFrame([], QUADS_SCHEMA)
+        return self._quads
+
+    def quoted(self) -> DataFrame:
+        if self._quoted is None:
+            return self.spark.createDataFrame([], QUOTED_SCHEMA)
+        return self._quoted
+
+    def dataset_for(self, plan: QueryPlan) -> DatasetView:
+        """The RDF dataset of a query: FROM / FROM NAMED when it has them, else the default graph and every
+        named graph loaded. A FROM graph that is not loaded but names a local file (``file:`` IRI) is loaded."""
+        ds = plan.dataset
+        if not (ds.default_graphs or ds.named_graphs):
+            quads = self.quads
+            return DatasetView(lambda: quads().filter(F.col("g") == "").select("s", "p", "o"),
+                               lambda: quads().filter(F.col("g") != ""), self.quoted)
+        for iri in list(ds.default_graphs) + list(ds.named_graphs):
+            self._ensure_graph(iri)
+        defaults = [encode(i) for i in ds.default_graphs]
+        named = [encode(i) for i in ds.named_graphs]
+        quads = self.quads
+
+        def default() -> DataFrame:
+            df = quads().filter(F.col("g").isin(defaults)).select("s", "p", "o")
+            return df.distinct() if len(defaults) > 1 else df
+
+        return DatasetView(default, lambda: quads().filter(F.col("g").isin(named)), self.quoted)
+
+    def _ensure_graph(self, iri: IRI) -> None:
+        name = encode(iri)
+        if name in self._graphs:
+            return
+        value = iri.value
+        if value.startswith("file:"):
+            from urllib.parse import unquote, urlparse
+
+            path = unquote(urlparse(value).path)
+            if os.path.exists(path):
+                self.load(path, graph=value)
+                return
+        raise RsparkError(f"the query's dataset names graph {iri.n3()}, which is not loaded "
+                          f"(load it with engine.load(path, graph={value!r}) or --graph {value}=PATH)")
+
+    # ---------------------------------------------------------------------------------------------------- queries
+
+    def sparql(self, query: str, *, base_iri: str | None = None, source: str | None = None) -> SparqlResult:
+        """Answer a SPARQL 1.1 (SPARQL-star) query over the static data."""
+        from rspark.spark.query import make_env, run_query
+
+        plan = compile_query(query, base_iri=base_iri, source=source)
+        if plan.is_continuous:
+            raise RsparkError("this query reads streams or registers a continuous query: use engine.replay(...)")
+        value = run_query(self.spark, plan, self.dataset_for(plan), make_env(plan.base))
+        return SparqlResult(value, plan.form)
+
+    # ---------------------------------------------------------------------------------------------------- streams
+
+    def add_stream(self, iri: str, path: str | os.PathLike, *,
+                   timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime",
+                   base_iri: str | None = None, strict: bool = False) -> "Engine":
+        """Add a recorded stream (TriG or N-Quads, CONTRACT section 1) under the IRI ``iri``.
+
+        Elements without a (valid) timestamp and malformed elements are reported in ``engine.errors`` and skipped,
+        unless ``strict``."""
+        from rspark.engine.replay import StreamSource
+        from rspark.spark.loader import load_stream
+
+        loaded = load_stream(self.spark, iri, str(path), timestamp_predicate=timestamp_predicate,
+                             base_iri=base_iri, strict=strict)
+        self.errors.extend(loaded.errors)
+        self._loaded.append(loaded)
+        if iri in self.streams:
+            raise RsparkError(f"stream <{iri}> is already added")
+        self.streams[iri] = StreamSource(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
+                                         "datetime" if loaded.time_kind == "datetime" else "number",
+                                         loaded.time_scale)
+        return self
+
+    def replay(self, queries, *, until=None, times=None, profile: str | None = None, names=None) -> list:
+        """Replay continuous queries over the recorded streams: one output per evaluation instant of each query,
+        in time order (``out.time``, ``out.query``, ``out.to_json()`` as the jsonl line of ``rspark replay``).
+
+        ``queries``: one query text or a list of them (queries that REGISTER STREAM feed the queries reading that
+        stream); ``until``: the last instant (default: the last element); ``times``: evaluate exactly at these
+        instants; ``profile``: an engine profile name (docs/profiles.md), default the engine's."""
+        from rspark.engine.replay import Replayer
+
+        texts = [queries] if isinstance(queries, str) else list(queries)
+        labels = list(names) if names is not None else [f"query{i + 1}" if len(texts) > 1 else "query"
+                                                         for i in range(len(texts))]
+        replayer = Replayer(self, profile or self.profile)
+        return replayer.run(list(zip(texts, labels)), until=until, times=times)

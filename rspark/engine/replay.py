@@ -1,0 +1,375 @@
+"""Replaying continuous queries over recorded streams: S2R -> R2R -> R2S as one Spark plan per query.
+
+For a query, the evaluation instants ET come from the report policies of its profile (``rspark.engine.report``);
+every window assigns its stream's elements to the instants whose window holds them (``rspark.spark.windows``),
+which gives each window's content as (instant, s, p, o). The query's algebra is then compiled once with the instant
+as a context key (``__t``): every operator carries it, so the plan answers the query at all instants together,
+and static data joins in without being copied per instant. R2S compares neighbouring instants in Spark. Only the
+answers come to the driver, to be printed in time order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from rspark.algebra import ops
+from rspark.algebra.translate import compile_query
+from rspark.errors import RsparkError
+from rspark.io import results as R
+from rspark.model.terms import IRI
+from rspark.spark import encoding as E
+from rspark.spark import solutions as S
+from rspark.spark.compiler import Compiler, DatasetView
+from rspark.spark.solutions import Solutions, var_col
+
+KEY = "__t"
+
+
+@dataclass
+class ReplayOutput:
+    """One evaluation instant of one query: the record ``rspark replay`` prints as a jsonl line."""
+
+    query: str
+    ticks: int
+    time: Any  # a number (numeric streams) or an ISO 8601 string (date-time streams)
+    form: str
+    vars: list[str] = field(default_factory=list)
+    rows: list[dict] = field(default_factory=list)
+    boolean: bool | None = None
+    triples: list[tuple] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"query": self.query, "time": self.time}
+        if self.form == "ASK":
+            out["head"] = {}
+            out["boolean"] = bool(self.boolean)
+        elif self.form in ("CONSTRUCT", "DESCRIBE"):
+            out["triples"] = R.to_ntriples(R.GraphResult(self.triples)).splitlines()
+        else:
+            js = R.to_json(R.SolutionSequence(self.vars, self.rows))
+            out["head"] = js["head"]
+            out["results"] = js["results"]
+        return out
+
+    @property
+    def value(self):
+        if self.form == "ASK":
+            return R.BooleanResult(bool(self.boolean))
+        if self.form in ("CONSTRUCT", "DESCRIBE"):
+            return R.GraphResult(self.triples)
+        return R.SolutionSequence(self.vars, self.rows)
+
+
+@dataclass
+class StreamSource:
+    """A stream a replay reads: a recorded file, or the output of a registered query (REGISTER STREAM)."""
+
+    iri: str
+    elements: DataFrame  # element, ts, seq
+    quads: DataFrame  # s, p, o, element, ts, seq
+    metadata: DataFrame | None  # s, p, o (element metadata in the default graph of the stream file)
+    quoted: DataFrame | None
+    time_kind: str  # "datetime" | "number"
+    time_scale: int = 1
+    _bounds: tuple | None = None
+
+    def bounds(self) -> tuple[int | None, int | None]:
+        if self._bounds is None:
+            from rspark.spark.windows import stream_bounds
+
+            self._bounds = stream_bounds(self.elements)
+        return self._bounds
+
+    def timeline(self):
+        from rspark.spark.windows import Timeline
+
+        return Timeline.datetime() if self.time_kind == "datetime" else Timeline.numeric(self.time_scale)
+
+
+def parse_time(value, timeline) -> int:
+    """A --times / --until value (number, or ISO 8601 date-time for date-time streams) in ticks."""
+    if isinstance(value, (int, Decimal)):
+        return timeline.ticks(Decimal(value), "time")
+    if isinstance(value, float):
+        return timeline.ticks(Decimal(repr(value)), "time")
+    text = str(value).strip()
+    try:
+        return timeline.ticks(Decimal(text), "time")
+    except ArithmeticError:
+        pass
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise RsparkError(f"not a time: {text!r} (a number or an ISO 8601 date-time)") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    ms = int(dt.timestamp() * 1000)
+    return ms * timeline.scale if timeline.kind == "datetime" else ms * timeline.scale
+
+
+def format_time(ticks: int, timeline) -> Any:
+    if timeline.kind == "datetime":
+        dt = datetime.fromtimestamp(ticks / 1000, tz=timezone.utc)
+        text = dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return text.replace(".000Z", "Z")
+    if timeline.scale == 1:
+        return int(ticks)
+    value = Decimal(ticks) / Decimal(timeline.scale)
+    return float(value) if value != value.to_integral_value() else int(value)
+
+
+# ------------------------------------------------------------------------------------------------------ the plan
+
+
+class _ReplayDataset(DatasetView):
+    """The RSP-QL dataset at every instant: static graphs plus the windows' contents keyed by instant."""
+
+    def __init__(self, static: DatasetView, merged: list[DataFrame], named_windows: dict[str, DataFrame]) -> None:
+        super().__init__(static.default, static.named, static.quoted)
+        self.merged = merged
+        self.named_windows = named_windows
+
+
+class ReplayCompiler(Compiler):
+    """The algebra compiler with windows: ``WINDOW :w { P }`` reads window :w's content at each instant, and
+    the default graph is the static default graph plus every C-SPARQL (FROM STREAM) window's content."""
+
+    def default_context(self):
+        from rspark.spark.compiler import Context, GraphSource, UnionSource
+
+        ds = self.dataset
+        parts = [GraphSource(ds.default, (), "default graph")]
+        parts += [GraphSource(lambda df=df: df, (KEY,), "stream window") for df in ds.merged]
+        return Context(UnionSource(tuple(parts)), (KEY,), self.domain)
+
+    def _op_Window(self, op: ops.Window, ctx):
+        from rspark.spark.compiler import Context, GraphSource
+
+        windows = self.dataset.named_windows
+        if isinstance(op.name, IRI):
+            name = E.encode(op.name)
+            if name not in windows:
+                raise RsparkError(f"WINDOW {op.name.n3()} is not a window of the query's dataset")
+            df = windows[name]
+            return self.compile(op.op, Context(GraphSource(lambda: df, (KEY,), f"window {name}"), ctx.keys, ctx.domain))
+        # WINDOW ?w: every named window, the window name as a key (like GRAPH ?g)
+        key = f"__w{next(self._graph_keys)}"
+        union = None
+        for name, df in windows.items():
+            part = df.withColumn(key, F.lit(name))
+            union = part if union is None else union.unionByName(part)
+        names = self.spark.createDataFrame([(n,) for n in windows], f"{key} string")
+        domain = ctx.domain.crossJoin(names)
+        keys = S.merge_keys(ctx.keys, (key,), (KEY,))
+        inner = self.compile(op.op, Context(GraphSource(lambda: union, S.merge_keys((KEY,), (key,)), "windows"),
+                                            keys, domain))
+        inner = S.align(inner, (key,), domain)
+        var = op.name.name
+        df = inner.df
+        if var in inner.vars:
+            df = df.filter(F.col(var_col(var)).isNull() | (F.col(var_col(var)) == F.col(key)))
+            names_out = inner.vars
+        else:
+            names_out = inner.vars + (var,)
+        df = df.withColumn(var_col(var), F.col(key))
+        out_keys = tuple(k for k in inner.keys if k != key)
+        df = df.select(*out_keys, *[var_col(v) for v in names_out], *[c for c, _ in inner.order])
+        return Solutions(df, names_out, inner.bound | {var}, out_keys, inner.order)
+
+
+# ------------------------------------------------------------------------------------------------------- R2S
+
+
+def relation_to_stream(df: DataFrame, cols: list[str], kind: str, instants: DataFrame) -> DataFrame:
+    """RSTREAM (everything), ISTREAM (what is new since the previous instant) or DSTREAM (what is gone), as
+    multiset differences between consecutive evaluation instants, computed in Spark."""
+    kind = (kind or "RSTREAM").upper()
+    if kind == "RSTREAM":
+        return df
+    order = Window.orderBy(KEY)
+    pairs = instants.select(KEY).distinct().withColumn("__prev", F.lag(KEY).over(order))
+    counts = df.groupBy(KEY, *cols).agg(F.count(F.lit(1)).alias("__n"))
+    # the previous instant's counts, moved to the instant that follows it
+    shifted = counts.join(pairs.withColumnRenamed(KEY, "__next"), counts[KEY] == F.col("__prev")) \
+        .select(F.col("__next").alias(KEY), *cols, F.col("__n").alias("__m"))
+    if kind == "ISTREAM":
+        cur, old = counts, shifted.withColumnRenamed("__m", "__o")
+        a, b = "__n", "__o"
+    elif kind == "DSTREAM":
+        cur, old = shifted.withColumnRenamed("__m", "__n"), counts.withColumnRenamed("__n", "__o")
+        a, b = "__n", "__o"
+    else:
+        raise RsparkError(f"unknown R2S operator {kind}")
+    cur, old = cur.alias("c"), old.alias("o")
+    cond = F.col(f"c.{KEY}") == F.col(f"o.{KEY}")
+    for c in cols:
+        cond = cond & F.col(f"c.{c}").eqNullSafe(F.col(f"o.{c}"))
+    joined = cur.join(old, cond, "left")
+    diff = F.col(f"c.{a}") - F.coalesce(F.col(f"o.{b}"), F.lit(0))
+    out = joined.select(F.col(f"c.{KEY}").alias(KEY), *[F.col(f"c.{c}").alias(c) for c in cols], diff.alias("__d"))
+    out = out.filter(F.col("__d") > 0)
+    return out.select(KEY, *cols, F.explode(F.array_repeat(F.lit(1), F.col("__d").cast("int"))).alias("__x")).drop("__x")
+
+
+# --------------------------------------------------------------------------------------------------- the replay
+
+
+class Replayer:
+    """Runs one replay of one or more queries over the engine's streams and static data."""
+
+    def __init__(self, engine, profile=None) -> None:
+        self.engine = engine
+        self.spark = engine.spark
+        self.profile = profile
+        self.sources: dict[str, StreamSource] = dict(engine.streams)
+
+    def run(self, queries: list[tuple[str, str]], *, until=None, times=None) -> list[ReplayOutput]:
+        """``queries``: (text, name) pairs. Returns every output record, in time order (ties: query order)."""
+        plans = []
+        for text, name in queries:
+            plan = compile_query(text, source=name)
+            label = _query_label(plan, name)
+            plans.append((plan, label))
+        outputs: list[tuple[int, int, ReplayOutput]] = []
+        pending = list(enumerate(plans))
+        while pending:
+            ready = [(i, p) for i, p in pending if all(w.stream.value in self.sources for w in p[0].dataset.windows)]
+            if not ready:
+                i, (plan, label) = pending[0]
+                missing = [w.stream.value for w in plan.dataset.windows if w.stream.value not in self.sources]
+                raise RsparkError(f"{label}: unknown stream <{missing[0]}> (give it with --stream {missing[0]}=PATH "
+                                  f"or engine.add_stream)")
+            for i, (plan, label) in ready:
+                for out in self.run_query(plan, label, until=until, times=times):
+                    outputs.append((out.ticks, i, out))
+            done = {i for i, _ in ready}
+            pending = [(i, p) for i, p in pending if i not in done]
+        outputs.sort(key=lambda x: (x[0], x[1]))
+        return [o for _, _, o in outputs]
+
+    def run_query(self, plan: ops.QueryPlan, label: str, *, until=None, times=None) -> list[ReplayOutput]:
+        from rspark.engine.profiles import get_profile
+        from rspark.engine.report import WindowInput, evaluation_instants
+        from rspark.spark.query import construct_frame, make_env, projected_names
+        from rspark.spark.windows import CountSpec, resolve_window
+
+        profile = get_profile(self.profile or self.engine.profile)
+        decls = plan.dataset.windows
+        if not decls:
+            raise RsparkError(f"{label}: the query reads no stream (no window or FROM STREAM); "
+                              "use `rspark sparql` / engine.sparql for static data")
+        sources = [self.sources[d.stream.value] for d in decls]
+        kinds = {s.time_kind for s in sources}
+        if len(kinds) > 1:
+            raise RsparkError(f"{label}: the query mixes date-time and numeric streams")
+        timeline = max((s.timeline() for s in sources), key=lambda t: t.scale)
+        resolved = [resolve_window(d.spec, profile, timeline, first_ts=src.bounds()[0]) for d, src in zip(decls, sources)]
+        every = None
+        if plan.register is not None and plan.register.every is not None:
+            every = timeline.duration(plan.register.every, "COMPUTED EVERY")
+        ticks_times = [parse_time(t, timeline) for t in times] if times else None
+        ticks_until = parse_time(until, timeline) if until is not None else None
+        et = evaluation_instants([WindowInput(rw, src.elements, src.quads) for rw, src in zip(resolved, sources)],
+                                 profile, every=every, times=ticks_times, until=ticks_until, spark=self.spark)
+        instant_values = et.values()
+        instants = self.spark.createDataFrame([(t,) for t in instant_values], f"{KEY} long")
+        instants_in = instants.withColumnRenamed(KEY, "instant")
+
+        merged, named = [], {}
+        for d, rw, src in zip(decls, resolved, sources):
+            content = self._content(src, rw, instants_in)
+            if d.merged or d.name is None:
+                merged.append(content)
+            else:
+                named[E.encode(d.name)] = content
+        static = self.engine.dataset_for(_static_part(plan))
+        dataset = _ReplayDataset(static, merged, named)
+        comp = ReplayCompiler(self.spark, dataset, make_env(plan.base))
+        comp.domain = instants
+        sols = S.align(comp.compile(plan.op), (KEY,), instants)
+        r2s = plan.r2s or profile.r2s
+
+        form = plan.form
+        per_instant: dict[int, list] = {t: [] for t in instant_values}
+        names: list[str] = []
+        if form == "SELECT":
+            names = projected_names(plan, sols)
+            cols = [var_col(n) for n in names]
+            df = sols.df.select(KEY, *cols, *[c for c, _ in sols.order])
+            if sols.order:
+                df = relation_to_stream(df, cols + [c for c, _ in sols.order], r2s, instants) \
+                    .orderBy(KEY, *S.sort_columns(sols))
+            else:
+                df = relation_to_stream(df, cols, r2s, instants)
+            for row in df.collect():
+                per_instant.setdefault(row[0], []).append(
+                    {n: E.decode(row[i + 1]) for i, n in enumerate(names) if row[i + 1] is not None})
+        elif form == "ASK":
+            for row in sols.df.select(KEY).distinct().collect():
+                per_instant.setdefault(row[0], []).append(True)
+        elif form in ("CONSTRUCT", "DESCRIBE"):
+            if form == "DESCRIBE":
+                raise RsparkError(f"{label}: DESCRIBE is not available in continuous queries; use CONSTRUCT")
+            triples = relation_to_stream(construct_frame(sols, plan.template), ["s", "p", "o"], r2s, instants)
+            if plan.register is not None and plan.register.kind == "STREAM" and isinstance(plan.register.name, IRI):
+                self._register_stream(plan.register.name.value, triples, sources[0])
+            for row in triples.collect():
+                per_instant.setdefault(row[0], []).append((E.decode(row[1]), E.decode(row[2]), E.decode(row[3])))
+        outputs = []
+        for t in sorted(per_instant):
+            items = per_instant[t]
+            if not items and not profile.emit_empty and form != "ASK":
+                continue
+            out = ReplayOutput(label, t, format_time(t, timeline), form, names)
+            if form == "SELECT":
+                out.rows = items
+            elif form == "ASK":
+                out.boolean = bool(items)
+            else:
+                out.triples = items
+            outputs.append(out)
+        return outputs
+
+    def _content(self, src: StreamSource, rw, instants: DataFrame) -> DataFrame:
+        """A window's content at every instant: (__t, s, p, o), a set per instant (the snapshot is an RDF graph)."""
+        from rspark.spark.windows import CountSpec, assign_window
+
+        if isinstance(rw, CountSpec) and rw.unit == "TRIPLES":
+            assigned = assign_window(src.elements, rw, instants, quads=src.quads)
+            return assigned.select(F.col("instant").alias(KEY), "s", "p", "o").distinct()
+        assigned = assign_window(src.elements, rw, instants).select("instant", "element")
+        content = assigned.join(src.quads.select("element", "s", "p", "o"), "element") \
+            .select(F.col("instant").alias(KEY), "s", "p", "o")
+        if src.metadata is not None:
+            meta = assigned.join(src.metadata.withColumnRenamed("s", "element"), "element") \
+                .select(F.col("instant").alias(KEY), F.col("element").alias("s"), "p", "o")
+            content = content.unionByName(meta)
+        return content.distinct()
+
+    def _register_stream(self, iri: str, triples: DataFrame, like: StreamSource) -> None:
+        """The output of REGISTER STREAM :out AS CONSTRUCT ... as a stream other queries read: one element per
+        instant, stamped with the instant."""
+        elem = F.concat(F.lit(f"<{iri}#t"), F.col(KEY).cast("string"), F.lit(">"))
+        quads = triples.select("s", "p", "o", elem.alias("element"), F.col(KEY).alias("ts"), F.col(KEY).alias("seq"))
+        elements = quads.select("element", "ts", "seq").distinct()
+        self.sources[iri] = StreamSource(iri, elements, quads, None, None, like.time_kind, like.time_scale)
+
+
+def _static_part(plan: ops.QueryPlan) -> ops.QueryPlan:
+    import dataclasses
+
+    return dataclasses.replace(plan, dataset=ops.Dataset(plan.dataset.default_graphs, plan.dataset.named_graphs, ()))
+
+
+def _query_label(plan: ops.QueryPlan, source: str) -> str:
+    """The name a query's records carry: its REGISTER name, else the file name."""
+    if plan.register is not None and plan.register.name is not None:
+        name = plan.register.name
+        return name.value if isinstance(name, IRI) else str(name)
+    return source

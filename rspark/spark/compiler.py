@@ -1,0 +1,575 @@
+"""The algebra compiler: SPARQL 1.1 algebra operators -> Spark DataFrame plans over encoded terms.
+
+Each operator becomes DataFrame operations on :class:`~rspark.spark.solutions.Solutions`; nothing is collected to
+the driver except where SPARQL needs a loop (the fixpoint of ``*``/``+`` paths counts new pairs each round).
+The *context* says which graph triple patterns read (the active graph) and which hidden key columns every solution
+carries (``GRAPH ?g`` adds the graph as a key, a window replay the evaluation instant), so that one plan answers a
+pattern for every graph or instant at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass, field
+from typing import Callable
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from rspark.algebra import ops
+from rspark.errors import NotSupportedError
+from rspark.model.terms import BlankNode, QuotedTriple, Variable
+from rspark.spark import solutions as S
+from rspark.spark.encoding import encode
+from rspark.spark.solutions import Solutions, fresh, var_col
+from rspark.syntax import ast
+
+
+# --------------------------------------------------------------------------------------------------- data sources
+
+
+@dataclass(frozen=True)
+class GraphSource:
+    """What triple patterns scan: ``triples()`` gives a DataFrame with the columns ``keys`` + s, p, o."""
+
+    triples: Callable[[], DataFrame]
+    keys: tuple[str, ...] = ()
+    label: str = "graph"
+
+
+@dataclass(frozen=True)
+class UnionSource:
+    """A graph made of several parts (a static graph and stream windows): triple patterns scan each part and
+    unite the solutions, so static parts stay unkeyed (not copied per instant) until they must be aligned."""
+
+    parts: tuple
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(sorted({k for p in self.parts for k in p.keys}))
+
+    @property
+    def label(self) -> str:
+        return " + ".join(p.label for p in self.parts)
+
+
+@dataclass
+class DatasetView:
+    """The RDF dataset a query runs against: the default graph, the named graphs, and the quoted-triple table.
+
+    ``default`` gives (s, p, o) of the default graph; ``named`` gives (g, s, p, o) of the named graphs;
+    ``quoted`` gives (t, s, p, o), one row per quoted triple term occurring in the data (for RDF-star patterns)."""
+
+    default: Callable[[], DataFrame]
+    named: Callable[[], DataFrame]
+    quoted: Callable[[], DataFrame]
+
+
+@dataclass(frozen=True)
+class Context:
+    active: GraphSource
+    keys: tuple[str, ...] = ()
+    domain: DataFrame | None = None  # the distinct key combinations (only when keys is not empty)
+
+
+# -------------------------------------------------------------------------------------------------- small helpers
+
+
+def _name(term) -> str | None:
+    """The solution variable a pattern term stands for: variables, and blank nodes (as non-distinguished
+    variables, named ``_:label``); None for constants."""
+    if isinstance(term, Variable):
+        return term.name
+    if isinstance(term, BlankNode):
+        return "_:" + term.id
+    return None
+
+
+def op_variables(node) -> set[str]:
+    """Every variable name mentioned anywhere inside an operator or expression (EXISTS patterns included)."""
+    out: set[str] = set()
+
+    def walk(x) -> None:
+        if isinstance(x, Variable):
+            out.add(x.name)
+        elif isinstance(x, (tuple, list)):
+            for y in x:
+                walk(y)
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+            for f in dataclasses.fields(x):
+                walk(getattr(x, f.name))
+
+    walk(node)
+    return out
+
+
+@dataclass(frozen=True)
+class _Seed(ops.Op):
+    """Internal leaf: given solutions (the outer bindings an EXISTS pattern is evaluated against)."""
+
+    sols: object
+
+
+class _Scope:
+    """The ExprScope of the expression compiler over one Solutions (and optional precomputed EXISTS flags)."""
+
+    def __init__(self, resolve: Callable[[str], Column | None], flags: dict[int, str] | None = None,
+                 row_id: Callable[[], Column] | None = None, extension=None) -> None:
+        self._resolve, self._flags, self._row_id, self._extension = resolve, flags or {}, row_id, extension
+
+    def column(self, name: str):
+        return self._resolve(name)
+
+    def exists(self, node) -> Column:
+        try:
+            return F.col(self._flags[id(node)])
+        except KeyError:
+            raise NotSupportedError("EXISTS inside an OPTIONAL filter or an aggregate") from None
+
+    def row_id(self) -> Column:
+        if self._row_id is None:
+            return F.monotonically_increasing_id().cast("string")
+        return self._row_id()
+
+    def extension(self, call):
+        return self._extension(call) if self._extension is not None else None
+
+
+def _exists_nodes(expr, out: list) -> list:
+    if isinstance(expr, ast.Exists):
+        out.append(expr)
+    elif isinstance(expr, (ast.Call, ast.FunctionCall)):
+        for a in expr.args:
+            _exists_nodes(a, out)
+    elif isinstance(expr, ast.Aggregate) and expr.arg is not None:
+        _exists_nodes(expr.arg, out)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------ compiler
+
+
+class Compiler:
+    """Compiles algebra operators of one query evaluation into Spark plans."""
+
+    def __init__(self, spark: SparkSession, dataset: DatasetView, env, extension=None) -> None:
+        self.spark = spark
+        self.dataset = dataset
+        self.env = env
+        self.extension = extension
+        self._graph_keys = itertools.count()
+
+    # ---------------------------------------------------------------------------------------------- entry points
+
+    def default_context(self) -> Context:
+        return Context(GraphSource(self.dataset.default, (), "default graph"))
+
+    def compile(self, op: ops.Op, ctx: Context | None = None) -> Solutions:
+        ctx = ctx or self.default_context()
+        method = getattr(self, "_op_" + type(op).__name__, None)
+        if method is None:
+            raise NotSupportedError(f"the {type(op).__name__} operator in one-shot SPARQL evaluation")
+        return method(op, ctx)
+
+    # ------------------------------------------------------------------------------------------------- leaves
+
+    def unit(self, ctx: Context) -> Solutions:
+        """One empty solution (the same for every key value, so it carries no key)."""
+        return Solutions(self.spark.range(1).select(), (), frozenset(), ())
+
+    def _op__Seed(self, op: _Seed, ctx: Context) -> Solutions:
+        return op.sols
+
+    def _op_Table(self, op: ops.Table, ctx: Context) -> Solutions:
+        if op.is_unit:
+            return self.unit(ctx)
+        names = [v.name for v in op.vars]
+        rows = [tuple(encode(t) if t is not None else None for t in row) for row in op.rows]
+        schema = ", ".join(f"`{var_col(n)}` string" for n in names) or None
+        if not names:
+            df = self.spark.range(len(rows)).select()
+        else:
+            df = self.spark.createDataFrame(rows, schema)
+        bound = frozenset(n for i, n in enumerate(names) if all(r[i] is not None for r in rows))
+        return Solutions(df, tuple(names), bound, ())
+
+    def _op_BGP(self, op: ops.BGP, ctx: Context) -> Solutions:
+        if not op.triples:
+            return self.unit(ctx)
+        scans = [self._scan(t, ctx) for t in _order_patterns(op.triples)]
+        result = scans[0]
+        for nxt in scans[1:]:
+            result = S.join(result, nxt)
+        return result
+
+    def source_triples(self, ctx: Context) -> DataFrame:
+        """The active graph's triples (keys, s, p, o); the parts of a union source aligned to common keys."""
+        if not isinstance(ctx.active, UnionSource):
+            return ctx.active.triples()
+        keys = ctx.active.keys
+        out = None
+        for part in ctx.active.parts:
+            df = part.triples()
+            missing = [k for k in keys if k not in part.keys]
+            if missing:
+                df = df.crossJoin(ctx.domain.select(*missing).distinct())
+            df = df.select(*keys, "s", "p", "o")
+            out = df if out is None else out.unionByName(df)
+        return out
+
+    def _scan(self, triple, ctx: Context) -> Solutions:
+        """One triple pattern: filter the active graph on constants, rename positions to variables."""
+        if isinstance(ctx.active, UnionSource):
+            parts = [self._scan(triple, Context(p, ctx.keys, ctx.domain)) for p in ctx.active.parts]
+            keys = S.merge_keys(*[p.keys for p in parts])
+            out = S.align(parts[0], keys, ctx.domain)
+            for p in parts[1:]:
+                out = S.union(out, S.align(p, keys, ctx.domain))
+            return out
+        df = ctx.active.triples()
+        keys = ctx.active.keys
+        positions: dict[str, str] = {}  # variable -> first column holding it
+        conds: list[Column] = []
+        quoted: list[tuple[str, QuotedTriple]] = []
+        for pos, term in (("s", triple.subject), ("p", triple.predicate), ("o", triple.object)):
+            name = _name(term)
+            if name is not None:
+                if name in positions:
+                    conds.append(F.col(pos) == F.col(positions[name]))
+                else:
+                    positions[name] = pos
+            elif isinstance(term, QuotedTriple) and op_variables(term):
+                tmp = fresh("q")
+                positions[tmp] = pos
+                quoted.append((tmp, term))
+            else:
+                conds.append(F.col(pos) == F.lit(encode(term)))
+        for c in conds:
+            df = df.filter(c)
+        cols = [F.col(k) for k in keys] + [F.col(pos).alias(var_col(n)) for n, pos in positions.items()]
+        df = df.select(*cols)
+        sols = Solutions(df, tuple(positions), frozenset(positions), keys)
+        for tmp, term in quoted:
+            sols = self._match_quoted(sols, tmp, term, ctx)
+        if quoted:
+            sols = S.project(sols, [n for n in sols.vars if not n.startswith("__q")])
+        return sols
+
+    def align(self, sols: Solutions, keys, ctx: Context) -> Solutions:
+        return S.align(sols, tuple(keys), ctx.domain)
+
+    def _match_quoted(self, sols: Solutions, tmp: str, term: QuotedTriple, ctx: Context) -> Solutions:
+        """Decompose the quoted-triple term bound to ``tmp`` against the pattern ``term`` (RDF-star)."""
+        qdf = self.dataset.quoted()
+        positions: dict[str, str] = {"__qt": "t"}
+        conds: list[Column] = []
+        nested: list[tuple[str, QuotedTriple]] = []
+        for pos, part in (("s", term.subject), ("p", term.predicate), ("o", term.object)):
+            name = _name(part)
+            if name is not None:
+                if name in positions:
+                    conds.append(F.col(pos) == F.col(positions[name]))
+                else:
+                    positions[name] = pos
+            elif isinstance(part, QuotedTriple) and op_variables(part):
+                inner = fresh("q")
+                positions[inner] = pos
+                nested.append((inner, part))
+            else:
+                conds.append(F.col(pos) == F.lit(encode(part)))
+        for c in conds:
+            qdf = qdf.filter(c)
+        names = {n: (tmp if n == "__qt" else n) for n in positions}
+        qdf = qdf.select(*[F.col(pos).alias(var_col(names[n])) for n, pos in positions.items()])
+        q = Solutions(qdf, tuple(names.values()), frozenset(names.values()), ())
+        out = S.join(sols, q)
+        for inner, part in nested:
+            out = self._match_quoted(out, inner, part, ctx)
+        return out
+
+    def _op_PathPattern(self, op: ops.PathPattern, ctx: Context) -> Solutions:
+        from rspark.spark.paths import path_solutions
+
+        return path_solutions(self, op, ctx)
+
+    # ------------------------------------------------------------------------------------------ combinations
+
+    def _op_Join(self, op: ops.Join, ctx: Context) -> Solutions:
+        if isinstance(op.left, ops.Table) and op.left.is_unit:
+            return self.compile(op.right, ctx)
+        if isinstance(op.right, ops.Table) and op.right.is_unit:
+            return self.compile(op.left, ctx)
+        return S.join(self.compile(op.left, ctx), self.compile(op.right, ctx))
+
+    def _op_LeftJoin(self, op: ops.LeftJoin, ctx: Context) -> Solutions:
+        left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
+        left = self.align(left, right.keys, ctx)
+        condition = None
+        if op.expr is not None:
+            exprs = op.expr if isinstance(op.expr, tuple) else (op.expr,)
+            if any(_exists_nodes(e, []) for e in exprs):
+                raise NotSupportedError("EXISTS inside the filter of an OPTIONAL")
+
+            def condition(resolve):
+                from rspark.spark.expressions import compile_ebv
+
+                scope = _Scope(resolve, extension=self.extension)
+                out = None
+                for e in exprs:
+                    c = F.coalesce(compile_ebv(e, scope, self.env), F.lit(False))
+                    out = c if out is None else out & c
+                return out
+
+        return S.join(left, right, "left", condition)
+
+    def _op_Union(self, op: ops.Union, ctx: Context) -> Solutions:
+        left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
+        keys = S.merge_keys(left.keys, right.keys)
+        return S.union(self.align(left, keys, ctx), self.align(right, keys, ctx))
+
+    def _op_Minus(self, op: ops.Minus, ctx: Context) -> Solutions:
+        left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
+        return S.minus(self.align(left, right.keys, ctx), right)
+
+    # ---------------------------------------------------------------------------------------------- expressions
+
+    def scope(self, sols: Solutions, flags: dict[int, str] | None = None) -> _Scope:
+        names = set(sols.vars)
+        return _Scope(lambda n: sols.col(n) if n in names else None, flags, extension=self.extension)
+
+    def with_exists(self, sols: Solutions, exprs, ctx: Context) -> tuple[Solutions, dict[int, str]]:
+        """Precompute a boolean column for every EXISTS in ``exprs`` (the outer solutions are substituted into
+        the pattern by joining them in below its filters)."""
+        flags: dict[int, str] = {}
+        nodes: list = []
+        for e in exprs:
+            _exists_nodes(e, nodes)
+        for node in nodes:
+            flag = fresh("ex")
+            mentioned = op_variables(node.pattern)
+            outer = [v for v in sols.vars if v in mentioned]
+            if not outer:
+                inner = self.compile(node.pattern, ctx)
+                sols = self.align(sols, inner.keys, ctx)
+                if inner.keys:
+                    hit = inner.df.select(*inner.keys).distinct().withColumn(flag, F.lit(True))
+                    df = sols.df.join(hit, list(inner.keys), "left")
+                else:
+                    hit = inner.df.limit(1).select(F.lit(True).alias(flag))
+                    df = sols.df.join(hit, F.lit(True), "left")
+            else:
+                sid = "#sid" + flag
+                for _ in range(2):  # a second round when the pattern reads keyed data the outer solutions lack
+                    ident = F.to_json(F.struct(*[F.col(var_col(v)).alias(v) for v in outer]))
+                    seed_df = sols.df.select(*sols.keys, *[var_col(v) for v in outer]).distinct()
+                    seed_df = seed_df.withColumn(var_col(sid), ident)
+                    seed = Solutions(seed_df, tuple(outer) + (sid,),
+                                     frozenset(v for v in outer if v in sols.bound) | {sid}, sols.keys)
+                    inner = self.compile(_push_seed(node.pattern, _Seed(seed)), ctx)
+                    if set(inner.keys) <= set(sols.keys):
+                        break
+                    sols = self.align(sols, inner.keys, ctx)
+                hit = inner.df.select(*sols.keys, F.col(var_col(sid)).alias("__sid")).distinct()
+                hit = hit.withColumn(flag, F.lit(True))
+                df = sols.df.withColumn("__sid", ident).join(hit, list(sols.keys) + ["__sid"], "left").drop("__sid")
+            df = df.withColumn(flag, F.coalesce(F.col(flag), F.lit(False)))
+            flags[id(node)] = flag
+            sols = sols.with_df(df)
+        return sols, flags
+
+    def _op_Filter(self, op: ops.Filter, ctx: Context) -> Solutions:
+        from rspark.spark.expressions import compile_ebv
+
+        sols = self.compile(op.op, ctx)
+        sols, flags = self.with_exists(sols, op.exprs, ctx)
+        scope = self.scope(sols, flags)
+        df = sols.df
+        for e in op.exprs:
+            df = df.filter(F.coalesce(compile_ebv(e, scope, self.env), F.lit(False)))
+        if flags:
+            df = df.drop(*flags.values())
+        return sols.with_df(df)
+
+    def _op_Extend(self, op: ops.Extend, ctx: Context) -> Solutions:
+        from rspark.spark.expressions import compile_expr
+
+        sols = self.compile(op.op, ctx)
+        sols, flags = self.with_exists(sols, (op.expr,), ctx)
+        value = compile_expr(op.expr, self.scope(sols, flags), self.env)
+        df = sols.df.withColumn(var_col(op.var.name), value)
+        if flags:
+            df = df.drop(*flags.values())
+        names = sols.vars + ((op.var.name,) if op.var.name not in sols.vars else ())
+        bound = sols.bound | ({op.var.name} if isinstance(op.expr, Variable) and op.expr.name in sols.bound else set())
+        # keep the hidden order columns last
+        df = df.select(*sols.keys, *[var_col(v) for v in names], *[c for c, _ in sols.order])
+        return dataclasses.replace(sols, df=df, vars=names, bound=frozenset(bound))
+
+    # ---------------------------------------------------------------------------------------- graphs (datasets)
+
+    def _op_Graph(self, op: ops.Graph, ctx: Context) -> Solutions:
+        named = self.dataset.named
+        if not isinstance(op.name, Variable):
+            iri = encode(op.name)
+            source = GraphSource(lambda: named().filter(F.col("g") == iri).select("s", "p", "o"), (), f"graph {iri}")
+            return self.compile(op.op, Context(source, ctx.keys, ctx.domain))
+        key = f"__g{next(self._graph_keys)}"
+        graphs = self._graph_names().withColumnRenamed("g", key)
+        domain = graphs if ctx.domain is None else ctx.domain.crossJoin(graphs)
+        keys = S.merge_keys(ctx.keys, (key,))
+        source = GraphSource(lambda: named().select(F.col("g").alias(key), "s", "p", "o"), (key,), "named graphs")
+        inner = self.compile(op.op, Context(source, keys, domain))
+        inner = S.align(inner, (key,), domain)
+        name = op.name.name
+        df = inner.df
+        if name in inner.vars:
+            df = df.filter(F.col(var_col(name)).isNull() | (F.col(var_col(name)) == F.col(key)))
+            df = df.withColumn(var_col(name), F.col(key))
+            names = inner.vars
+        else:
+            df = df.withColumn(var_col(name), F.col(key))
+            names = inner.vars + (name,)
+        out_keys = tuple(k for k in inner.keys if k != key)
+        df = df.select(*out_keys, *[var_col(v) for v in names], *[c for c, _ in inner.order])
+        return Solutions(df, names, inner.bound | {name}, out_keys, inner.order)
+
+    def _graph_names(self) -> DataFrame:
+        return self.dataset.named().select("g").distinct()
+
+    def _op_Service(self, op: ops.Service, ctx: Context) -> Solutions:
+        raise NotSupportedError("SERVICE (federated queries)")
+
+    # --------------------------------------------------------------------------------------- solution modifiers
+
+    def _op_Project(self, op: ops.Project, ctx: Context) -> Solutions:
+        return S.project(self.compile(op.op, ctx), [v.name for v in op.vars])
+
+    def _op_Distinct(self, op: ops.Distinct, ctx: Context) -> Solutions:
+        return S.distinct(self.compile(op.op, ctx))
+
+    def _op_Reduced(self, op: ops.Reduced, ctx: Context) -> Solutions:
+        return S.distinct(self.compile(op.op, ctx))
+
+    def _op_OrderBy(self, op: ops.OrderBy, ctx: Context) -> Solutions:
+        from rspark.spark.expressions import compile_expr
+
+        sols = self.compile(op.op, ctx)
+        sols, flags = self.with_exists(sols, tuple(c.expr for c in op.conditions), ctx)
+        scope = self.scope(sols, flags)
+        df = sols.df.drop(*[c for c, _ in sols.order])
+        order = []
+        for cond in op.conditions:
+            name = fresh("o")
+            df = df.withColumn(name, compile_expr(cond.expr, scope, self.env))
+            order.append((name, cond.ascending))
+        if flags:
+            df = df.drop(*flags.values())
+        return dataclasses.replace(sols, df=df, order=tuple(order))
+
+    def _op_Slice(self, op: ops.Slice, ctx: Context) -> Solutions:
+        sols = self.compile(op.op, ctx)
+        start, length = op.start or 0, op.length
+        if sols.keys:
+            order = S.sort_columns(sols) or [F.lit(1)]
+            rank = F.row_number().over(Window.partitionBy(*sols.keys).orderBy(*order))
+            df = sols.df.withColumn("__rank", rank)
+            cond = F.col("__rank") > start
+            if length is not None:
+                cond = cond & (F.col("__rank") <= start + length)
+            return sols.with_df(df.filter(cond).drop("__rank"))
+        df = sols.df
+        if sols.order:
+            df = df.orderBy(*S.sort_columns(sols))
+        if start:
+            df = df.offset(start)
+        if length is not None:
+            df = df.limit(length)
+        return sols.with_df(df)
+
+    # ----------------------------------------------------------------------------------------------- grouping
+
+    def _op_Group(self, op: ops.Group, ctx: Context) -> Solutions:
+        from rspark.spark.expressions import compile_aggregate, compile_expr
+
+        sols = self.compile(op.op, ctx)
+        scope = self.scope(sols)
+        df = sols.df
+        key_cols: list[str] = []
+        names: list[str] = []
+        for var, expr in op.keys:
+            if var is None and isinstance(expr, Variable):
+                col = var_col(expr.name)
+                if expr.name not in sols.vars:
+                    df = df.withColumn(col, F.lit(None).cast("string"))
+                names.append(expr.name)
+            elif var is not None:
+                col = var_col(var.name)
+                df = df.withColumn(col, compile_expr(expr, scope, self.env))
+                names.append(var.name)
+            else:
+                col = fresh("k")
+                df = df.withColumn(col, compile_expr(expr, scope, self.env))
+            key_cols.append(col)
+        aggs = []
+        for var, agg in op.aggregates:
+            aggs.append(compile_aggregate(agg, scope, self.env).alias(var_col(var.name)))
+            names.append(var.name)
+        group_by = list(sols.keys) + key_cols
+        if aggs:
+            out = df.groupBy(*group_by).agg(*aggs)
+        else:
+            out = df.select(*group_by).distinct()
+        if not key_cols and sols.keys:
+            # every key value has a group, also when it has no solutions: the aggregates of an empty group
+            empty = self._empty_aggregates(op, sols)
+            out = ctx.domain.select(*sols.keys).distinct().join(out, list(sols.keys), "left")
+            out = out.select(*sols.keys, *[F.coalesce(F.col(var_col(v.name)), F.lit(empty[v.name])).alias(var_col(v.name))
+                                           for v, _ in op.aggregates])
+        keep = list(sols.keys) + [var_col(n) for n in names]
+        out = out.select(*keep)
+        bound = frozenset(v.name for v, e in op.keys if v is None and isinstance(e, Variable) and e.name in sols.bound)
+        return Solutions(out, tuple(names), bound, sols.keys)
+
+    def _empty_aggregates(self, op: ops.Group, sols: Solutions) -> dict[str, str | None]:
+        from rspark.spark.expressions import compile_aggregate
+
+        empty = sols.df.limit(0)
+        scope = self.scope(sols)
+        row = empty.agg(*[compile_aggregate(a, scope, self.env).alias(var_col(v.name)) for v, a in op.aggregates]).first()
+        return {v.name: row[var_col(v.name)] for v, _ in op.aggregates}
+
+
+def _push_seed(pattern: ops.Op, seed: _Seed) -> ops.Op:
+    """Join the outer solutions into an EXISTS pattern below its filters, so the filters see the outer bindings
+    (the substitution of SPARQL 1.1 section 18.6, for the shapes where joining is the same)."""
+    if isinstance(pattern, ops.Filter):
+        return ops.Filter(pattern.exprs, _push_seed(pattern.op, seed))
+    if isinstance(pattern, ops.Join):
+        return ops.Join(_push_seed(pattern.left, seed), pattern.right)
+    return ops.Join(seed, pattern)
+
+
+def _order_patterns(triples) -> list:
+    """A join order for a BGP: the most selective pattern first (most constants; subject and object constants
+    weigh more than predicates), then always a pattern sharing a variable with those already joined when one
+    exists, so there is no cross product unless the query has one."""
+
+    def score(t) -> tuple:
+        s, p, o = (_name(x) is None and not (isinstance(x, QuotedTriple) and op_variables(x))
+                   for x in (t.subject, t.predicate, t.object))
+        return (-(3 * s + 2 * o + p), )
+
+    def names(t) -> set[str]:
+        return {n for n in (_name(t.subject), _name(t.predicate), _name(t.object)) if n} | \
+            op_variables((t.subject, t.predicate, t.object))
+
+    remaining = sorted(triples, key=score)
+    ordered = [remaining.pop(0)]
+    seen = names(ordered[0])
+    while remaining:
+        pick = next((i for i, t in enumerate(remaining) if names(t) & seen), 0)
+        t = remaining.pop(pick)
+        ordered.append(t)
+        seen |= names(t)
+    return ordered

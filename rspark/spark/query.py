@@ -1,0 +1,141 @@
+"""Query forms on Spark: SELECT, ASK, CONSTRUCT and DESCRIBE over a compiled algebra expression.
+
+``run_query`` compiles the plan's algebra, applies the form and collects the (small) answer to the driver as the
+result values of :mod:`rspark.io.results`. ``select_frame`` gives the SELECT answer as a Spark DataFrame instead,
+for results that should stay distributed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from rspark.algebra.ops import QueryPlan
+from rspark.errors import NotSupportedError
+from rspark.io.results import BooleanResult, GraphResult, SolutionSequence
+from rspark.model.terms import BlankNode, QuotedTriple, Variable
+from rspark.spark import encoding as E
+from rspark.spark import solutions as S
+from rspark.spark.compiler import Compiler, DatasetView
+from rspark.spark.solutions import Solutions, var_col
+
+
+def make_env(base_iri: str | None = None):
+    from rspark.spark.expressions import ExprEnv
+
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return ExprEnv(now=now, base_iri=base_iri)
+
+
+def solutions_of(spark, plan: QueryPlan, dataset: DatasetView, env=None) -> tuple[Compiler, Solutions]:
+    comp = Compiler(spark, dataset, env or make_env(plan.base))
+    return comp, comp.compile(plan.op)
+
+
+def select_frame(sols: Solutions, names: list[str]) -> DataFrame:
+    """The solutions as a DataFrame of encoded terms, one column per projected variable, in ORDER BY order."""
+    df = sols.df
+    if sols.order:
+        df = df.orderBy(*S.sort_columns(sols))
+    return df.select(*[F.col(var_col(n)).alias(n) if n in sols.vars else F.lit(None).cast("string").alias(n)
+                       for n in names])
+
+
+def projected_names(plan: QueryPlan, sols: Solutions) -> list[str]:
+    return [v for v in sols.vars if not v.startswith("_:") and not v.startswith(".") and not v.startswith("?")]
+
+
+def run_query(spark, plan: QueryPlan, dataset: DatasetView, env=None):
+    """Evaluate a (non-continuous) query; returns SolutionSequence, BooleanResult or GraphResult."""
+    comp, sols = solutions_of(spark, plan, dataset, env)
+    if plan.form == "SELECT":
+        names = projected_names(plan, sols)
+        rows = select_frame(sols, names).collect()
+        out = []
+        for row in rows:
+            out.append({n: E.decode(row[i]) for i, n in enumerate(names) if row[i] is not None})
+        return SolutionSequence(names, out, ordered=bool(sols.order))
+    if plan.form == "ASK":
+        return BooleanResult(not sols.df.isEmpty())
+    if plan.form == "CONSTRUCT":
+        return GraphResult(_decode_triples(construct_frame(sols, plan.template).collect()))
+    if plan.form == "DESCRIBE":
+        return GraphResult(_decode_triples(describe_frame(comp, sols, plan.describe).collect()))
+    raise NotSupportedError(f"query form {plan.form}")
+
+
+def _decode_triples(rows) -> list:
+    return [(E.decode(r[0]), E.decode(r[1]), E.decode(r[2])) for r in rows]
+
+
+# ---------------------------------------------------------------------------------------------------- CONSTRUCT
+
+
+def _template_term(term, sols: Solutions, rid: Column) -> Column:
+    if isinstance(term, Variable):
+        return F.col(var_col(term.name)) if term.name in sols.vars else F.lit(None).cast("string")
+    if isinstance(term, BlankNode):
+        return F.concat(F.lit("_:c"), rid, F.lit("_" + term.id))
+    if isinstance(term, QuotedTriple):
+        s = _template_term(term.subject, sols, rid)
+        p = _template_term(term.predicate, sols, rid)
+        o = _template_term(term.object, sols, rid)
+        return F.when(_valid(s, p, o), F.concat(F.lit("<< "), s, F.lit(" "), p, F.lit(" "), o, F.lit(" >>")))
+    return F.lit(E.encode(term))
+
+
+def _valid(s: Column, p: Column, o: Column) -> Column:
+    return (s.isNotNull() & ~E.is_literal(s) & p.isNotNull() & E.is_iri(p) & o.isNotNull())
+
+
+def construct_frame(sols: Solutions, template) -> DataFrame:
+    """The CONSTRUCT graph as a DataFrame (s, p, o) of encoded terms, distinct; blank nodes fresh per solution."""
+    spark_df = sols.df.withColumn("__rid", F.monotonically_increasing_id().cast("string"))
+    rid = F.col("__rid")
+    keys = list(sols.keys)
+    if not template:
+        return spark_df.limit(0).select(*keys, F.lit("").alias("s"), F.lit("").alias("p"), F.lit("").alias("o"))
+    structs = []
+    for t in template:
+        structs.append(F.struct(_template_term(t.subject, sols, rid).alias("s"),
+                                _template_term(t.predicate, sols, rid).alias("p"),
+                                _template_term(t.object, sols, rid).alias("o")))
+    exploded = spark_df.select(*keys, F.explode(F.array(*structs)).alias("t")).select(*keys, "t.s", "t.p", "t.o")
+    return exploded.filter(_valid(F.col("s"), F.col("p"), F.col("o"))).distinct()
+
+
+# ----------------------------------------------------------------------------------------------------- DESCRIBE
+
+
+def describe_frame(comp: Compiler, sols: Solutions, targets) -> DataFrame:
+    """DESCRIBE: the concise bounded description of each resource: its triples in the default graph, and
+    recursively those of the blank nodes they lead to."""
+    parts = []
+    for t in targets or ():
+        if isinstance(t, Variable):
+            if t.name in sols.vars:
+                parts.append(sols.df.select(F.col(var_col(t.name)).alias("r")))
+        else:
+            parts.append(comp.spark.range(1).select(F.lit(E.encode(t)).alias("r")))
+    if targets is None:  # DESCRIBE *
+        for v in projected_names(None, sols):
+            parts.append(sols.df.select(F.col(var_col(v)).alias("r")))
+    default = comp.dataset.default()
+    if not parts:
+        return default.limit(0).select("s", "p", "o")
+    resources = parts[0]
+    for p in parts[1:]:
+        resources = resources.unionByName(p)
+    resources = resources.filter(F.col("r").isNotNull()).distinct().localCheckpoint()
+    found = default.join(resources, default.s == resources.r, "left_semi").localCheckpoint()
+    frontier = found
+    for _ in range(32):
+        nxt = frontier.filter(E.is_bnode(F.col("o"))).select(F.col("o").alias("r")).distinct()
+        new = default.join(nxt, default.s == nxt.r, "left_semi").join(found, ["s", "p", "o"], "left_anti").localCheckpoint()
+        if new.isEmpty():
+            break
+        found = found.unionByName(new).localCheckpoint()
+        frontier = new
+    return found.distinct()

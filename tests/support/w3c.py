@@ -1,0 +1,66 @@
+"""Running one W3C SPARQL evaluation test on an Engine (shared by tests/test_w3c_eval.py and the docs table)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rspark.io.results import SolutionSequence, read_expected, results_equal
+from rspark.model.terms import Variable
+from rspark.syntax.parser import parse_query
+
+W3C = Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "w3c"
+# The 13 folders of manifest-sparql11-query.ttl (entailment, service and the result-format folders are not in it).
+SPARQL11_CORE = {"aggregates", "bind", "bindings", "cast", "construct", "exists", "functions", "grouping", "negation",
+                 "project-expression", "property-path", "subquery", "syntax-query"}
+SUITES = {"sparql11": "sparql11", "sparql10": "sparql10", "rdf-star-cg": "sparql-star/rdf-star-cg"}
+
+
+def evaluation_tests(suite: str) -> list[dict]:
+    root = W3C / SUITES[suite]
+    out = []
+    for test in json.loads((root / "tests-index.json").read_text(encoding="utf-8")):
+        if test["type"] != "QueryEvaluationTest":
+            continue
+        if suite == "sparql11" and test.get("suite") not in SPARQL11_CORE:
+            continue
+        out.append(test)
+    return out
+
+
+def test_key(suite: str, test: dict) -> str:
+    return f"{suite}:{test['query']}"
+
+
+def _order_key(query_text: str, base: str):
+    """The ORDER BY key of an expected row when every condition is a plain variable; None otherwise."""
+    q = parse_query(query_text, base_iri=base)
+    if not q.order_by:
+        return False, None
+    names = []
+    for cond in q.order_by:
+        if not isinstance(cond.expr, Variable):
+            return False, None  # ordered by an expression: compared as a multiset
+        names.append(cond.expr.name)
+    if q.limit is not None or q.offset is not None:
+        pass
+    return True, (lambda row: tuple(row.get(n) for n in names))
+
+
+def run_test(engine, suite: str, test: dict) -> tuple[bool, str]:
+    """Load the test's dataset into ``engine`` (cleared first), answer the query, compare; (passed, message)."""
+    root = W3C / SUITES[suite]
+    engine.clear()
+    for data in test.get("data") or []:
+        engine.load(root / data)
+    for data in test.get("graphData") or []:
+        path = root / data
+        engine.load(path, graph=path.as_uri())
+    qpath = root / test["query"]
+    text = qpath.read_text(encoding="utf-8")
+    actual = engine.sparql(text, base_iri=qpath.as_uri(), source=test["query"]).value
+    expected = read_expected(root / test["result"])
+    ordered, key = _order_key(text, qpath.as_uri())
+    if not isinstance(actual, SolutionSequence):
+        ordered = False
+    return results_equal(actual, expected, ordered=ordered, order_key=key)
