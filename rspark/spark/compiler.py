@@ -528,7 +528,7 @@ class Compiler:
                                            for v, _ in op.aggregates])
         keep = list(sols.keys) + [var_col(n) for n in names]
         out = out.select(*keep)
-        bound = frozenset(v.name for v, e in op.keys if v is None and isinstance(e, Variable) and e.name in sols.bound)
+        bound = frozenset(e.name for v, e in op.keys if v is None and isinstance(e, Variable) and e.name in sols.bound)
         return Solutions(out, tuple(names), bound, sols.keys)
 
     def _empty_aggregates(self, op: ops.Group, sols: Solutions) -> dict[str, str | None]:
