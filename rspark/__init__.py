@@ -1,10 +1,13 @@
 """rspark: RDF Stream Processing on Apache Spark.
 
-The language front end is available now: ``parse_query`` (text -> syntax tree), ``compile_query`` (text -> algebra,
-a ``QueryPlan``) and ``explain`` (the algebra as readable S-expressions).
+``Engine`` answers SPARQL 1.1 queries over static data (``engine.sparql``) and replays continuous RSP-QL queries over
+recorded streams (``engine.replay``) on Apache Spark. ``parse_query`` (text -> syntax tree), ``compile_query``
+(text -> algebra, a ``QueryPlan``) and ``explain`` (the algebra as readable S-expressions) expose the front end.
 """
 
 from rspark.algebra.sse import to_sse
+from rspark.engine.engine import Engine, SparqlResult
+from rspark.errors import DataError, NotSupportedError, RsparkError
 from rspark.algebra.translate import QueryError, compile_query
 from rspark.syntax.parser import QuerySyntaxError, parse_query
 
@@ -16,4 +19,5 @@ def explain(query: str, *, base_iri: str | None = None) -> str:
     return to_sse(compile_query(query, base_iri=base_iri))
 
 
-__all__ = ["QueryError", "QuerySyntaxError", "compile_query", "explain", "parse_query", "__version__"]
+__all__ = ["DataError", "Engine", "NotSupportedError", "QueryError", "QuerySyntaxError", "RsparkError", "SparqlResult",
+           "compile_query", "explain", "parse_query", "__version__"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.w3c import evaluation_tests, run_test, test_key
+from tests.support.w3c import evaluation_tests, run_test, case_key
 
 KNOWN = json.loads((Path(__file__).parent / "w3c_known_failures.json").read_text(encoding="utf-8"))
 
@@ -21,7 +21,7 @@ KNOWN = json.loads((Path(__file__).parent / "w3c_known_failures.json").read_text
 def _cases():
     for suite in ("sparql11", "sparql10", "rdf-star-cg"):
         for test in evaluation_tests(suite):
-            key = test_key(suite, test)
+            key = case_key(suite, test)
             marks = [pytest.mark.xfail(reason=KNOWN[key], strict=True)] if key in KNOWN else []
             yield pytest.param(suite, test, id=key, marks=marks)
 

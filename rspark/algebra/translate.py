@@ -316,7 +316,10 @@ class _Translator:
             scope_id = self.bgp_id
             if isinstance(element, ast.OptionalPattern):
                 right = self.group(element.group)
-                if isinstance(right, ops.Filter):
+                # only the OPTIONAL group's own filters become the LeftJoin condition (18.2.2.6); a filter of a
+                # nested group { { P FILTER F } } stays inside (the W3C dawg-optional-filter-005-not-simplified)
+                own_filters = any(isinstance(e, ast.FilterPattern) for e in element.group.elements)
+                if isinstance(right, ops.Filter) and own_filters:
                     expr = right.exprs[0] if len(right.exprs) == 1 else self._conjunction(right.exprs)
                     op = ops.LeftJoin(op, right.op, expr)
                 else:

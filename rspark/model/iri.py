@@ -47,9 +47,8 @@ def resolve_iri(reference: str, base: str | None) -> str:
     """Resolve ``reference`` against ``base``; an absolute reference, or no base, gives the reference unchanged."""
     scheme, authority, path, query, fragment = _split(reference)
     if scheme is not None or base is None:
-        if scheme is not None:
-            path = _remove_dot_segments(path)
-            return _join(scheme, authority, path, query, fragment)
+        # an absolute IRI is kept exactly as written (no dot-segment removal), as Jena and Oxigraph do and the W3C
+        # test normalization-02 expects
         return reference
     b_scheme, b_authority, b_path, b_query, _ = _split(base)
     if authority is not None:

@@ -115,8 +115,13 @@ class _Scope:
     """The ExprScope of the expression compiler over one Solutions (and optional precomputed EXISTS flags)."""
 
     def __init__(self, resolve: Callable[[str], Column | None], flags: dict[int, str] | None = None,
-                 row_id: Callable[[], Column] | None = None, extension=None) -> None:
+                 row_id: Callable[[], Column] | None = None, extension=None, names=()) -> None:
         self._resolve, self._flags, self._row_id, self._extension = resolve, flags or {}, row_id, extension
+        self._names = tuple(names)
+
+    def all_columns(self) -> list[Column]:
+        """The columns of every variable of the solutions (for COUNT(DISTINCT *))."""
+        return [self._resolve(n) for n in self._names if not n.startswith(("_:", "#"))]
 
     def column(self, name: str):
         return self._resolve(name)
@@ -336,7 +341,8 @@ class Compiler:
 
     def scope(self, sols: Solutions, flags: dict[int, str] | None = None) -> _Scope:
         names = set(sols.vars)
-        return _Scope(lambda n: sols.col(n) if n in names else None, flags, extension=self.extension)
+        return _Scope(lambda n: sols.col(n) if n in names else None, flags, extension=self.extension,
+                      names=sols.vars)
 
     def with_exists(self, sols: Solutions, exprs, ctx: Context) -> tuple[Solutions, dict[int, str]]:
         """Precompute a boolean column for every EXISTS in ``exprs`` (the outer solutions are substituted into
@@ -413,7 +419,10 @@ class Compiler:
         if not isinstance(op.name, Variable):
             iri = encode(op.name)
             source = GraphSource(lambda: named().filter(F.col("g") == iri).select("s", "p", "o"), (), f"graph {iri}")
-            return self.compile(op.op, Context(source, ctx.keys, ctx.domain))
+            inner = self.compile(op.op, Context(source, ctx.keys, ctx.domain))
+            # GRAPH <g> {} has one solution only when <g> is a named graph of the dataset
+            exists = named().filter(F.col("g") == iri).limit(1).select()
+            return S.join(inner, Solutions(exists, (), frozenset(), ()))
         key = f"__g{next(self._graph_keys)}"
         graphs = self._graph_names().withColumnRenamed("g", key)
         domain = graphs if ctx.domain is None else ctx.domain.crossJoin(graphs)

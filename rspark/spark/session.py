@@ -11,7 +11,10 @@ from pyspark.sql import SparkSession
 DEFAULT_CONF = {
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
-    "spark.sql.adaptive.enabled": "true",
+    # Adaptive execution re-plans every shuffle stage at run time; on rspark's many small stages (a replay has one
+    # per window and operator) that costs far more than it saves: a CQELS replay of CSRBench q6 ran 123 jobs with
+    # it and 18 without (docs/csrbench.md). Users with large skewed joins can turn it back on through conf=.
+    "spark.sql.adaptive.enabled": "false",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",

@@ -1,0 +1,244 @@
+"""Replay throughput: continuous queries over a generated CityBench-like sensor stream, rspark vs a per-window
+pyoxigraph baseline, at growing stream lengths and two window overlaps.
+
+The stream: N sensors of four kinds (traffic, pollution, weather, parking), each element one SSN/SOSA observation
+(5 triples: type, sensor, property, value, time) stamped with prov:generatedAtTime (numeric, milliseconds); a static
+graph describes the sensors (kind, location). Sizes are total stream triples (default 1e5, 1e6, 1e7).
+
+Queries (RANGE 10 s; SLIDE 10 s = overlap 1x, SLIDE 1 s = overlap 10x):
+  filter     observations with a value above 95 in the window
+  aggregate  average value per sensor in the window
+  join       traffic and weather observations of sensors at the same location (two windows + static graph)
+  istream    ISTREAM of the sensors whose value crosses 95 (new since the previous instant)
+
+rspark runs ``Engine.replay`` end to end (loading the stream included; results collected, as `rspark replay` prints
+them). The baseline, in the same run, loads each evaluation instant's window snapshot (plus the static graph) into a
+fresh pyoxigraph store and runs the same query as plain SPARQL. Each system runs in its own subprocess so its peak
+memory (ru_maxrss) is its own; rspark's figure is the Python driver (the data lives in the Spark JVM), and the JVM's
+peak heap use is reported beside it. Prints a table and saves a PNG.
+
+    python benchmarks/replay_throughput.py [--sizes 1e5,1e6,1e7] [--sensors 200] [--out benchmarks/out]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+EX = "http://citybench.example.org/"
+SSN = "http://www.w3.org/ns/sosa/"
+KINDS = ["traffic", "pollution", "weather", "parking"]
+RANGE_MS = 10_000
+SLIDES = {"1x": 10_000, "10x": 1_000}
+TRIPLES_PER_OBS = 5
+
+PREFIXES = f"PREFIX : <{EX}> PREFIX sosa: <{SSN}> "
+
+
+def queries(slide: int) -> dict[str, str]:
+    w = f"[RANGE {RANGE_MS} SLIDE {slide}]"
+    return {
+        "filter": PREFIXES + f"SELECT ?obs ?v FROM NAMED WINDOW :w ON :traffic {w} "
+                             "WHERE { WINDOW :w { ?obs sosa:hasSimpleResult ?v FILTER(?v > 95) } }",
+        "aggregate": PREFIXES + f"SELECT ?s (AVG(?v) AS ?avg) FROM NAMED WINDOW :w ON :traffic {w} "
+                                "WHERE { WINDOW :w { ?o sosa:madeBySensor ?s ; sosa:hasSimpleResult ?v } } GROUP BY ?s",
+        "join": PREFIXES + f"SELECT ?t ?m ?loc FROM NAMED WINDOW :w1 ON :traffic {w} FROM NAMED WINDOW :w2 ON :weather {w} "
+                           "WHERE { WINDOW :w1 { ?o1 sosa:madeBySensor ?t ; sosa:hasSimpleResult ?v1 FILTER(?v1 > 90) } "
+                           "WINDOW :w2 { ?o2 sosa:madeBySensor ?m ; sosa:hasSimpleResult ?v2 FILTER(?v2 > 90) } "
+                           "?t :locatedAt ?loc . ?m :locatedAt ?loc }",
+        "istream": PREFIXES + f"SELECT ISTREAM ?s FROM NAMED WINDOW :w ON :traffic {w} "
+                              "WHERE { WINDOW :w { ?o sosa:madeBySensor ?s ; sosa:hasSimpleResult ?v FILTER(?v > 95) } }",
+    }
+
+
+def plain_sparql(q: str) -> str:
+    """The query over one snapshot: window declarations and WINDOW blocks dropped (the baseline's SPARQL)."""
+    import re
+
+    q = re.sub(r"FROM NAMED WINDOW :\w+ ON :\w+ \[[^\]]*\] ", "", q)
+    q = q.replace("SELECT ISTREAM", "SELECT")
+    return re.sub(r"WINDOW :\w+ \{", "{", q)
+
+
+def generate(out_dir: Path, triples: int, sensors: int, seed: int = 11) -> dict:
+    """Write traffic.trig and weather.trig (half the triples each) and sensors.ttl; return their paths."""
+    rnd = random.Random(seed)
+    paths = {"traffic": out_dir / f"traffic-{triples}.trig", "weather": out_dir / f"weather-{triples}.trig",
+             "static": out_dir / f"sensors-{sensors}.ttl"}
+    obs_per_stream = triples // (2 * (TRIPLES_PER_OBS + 1))
+    per_ms = 2  # 2 observations per millisecond per stream: 1e7 triples last about 7 minutes of stream time
+    if not paths["static"].exists():
+        with paths["static"].open("w") as f:
+            for kind in KINDS:
+                for i in range(sensors):
+                    f.write(f"<{EX}{kind}{i}> a <{EX}{kind.capitalize()}Sensor> ; <{EX}locatedAt> <{EX}loc{i % 50}> .\n")
+    for stream in ("traffic", "weather"):
+        if paths[stream].exists():
+            continue
+        with paths[stream].open("w") as f:
+            f.write(f"@prefix sosa: <{SSN}> . @prefix prov: <http://www.w3.org/ns/prov#> .\n")
+            for n in range(obs_per_stream):
+                g = f"<{EX}{stream}/obs{n}>"
+                f.write(f"{g} {{ {g} a sosa:Observation ; sosa:madeBySensor <{EX}{stream}{rnd.randrange(sensors)}> ; "
+                        f"sosa:observedProperty <{EX}{stream}Level> ; sosa:hasSimpleResult {rnd.randrange(100)} ; "
+                        f"sosa:resultTime {n // per_ms} . }}\n{g} prov:generatedAtTime {n // per_ms} .\n")
+    return {k: str(v) for k, v in paths.items()}
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def worker_rspark(paths: dict, overlap: str, names: list[str]) -> dict:
+    import os
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from rspark.engine.engine import Engine
+
+    out: dict = {"times": {}, "outputs": {}}
+    start = time.perf_counter()
+    with Engine(conf={"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}) as engine:
+        engine.load(paths["static"])
+        engine.add_stream(EX + "traffic", paths["traffic"])
+        engine.add_stream(EX + "weather", paths["weather"])
+        out["load_s"] = time.perf_counter() - start
+        for name in names:
+            q = queries(SLIDES[overlap])[name]
+            t = time.perf_counter()
+            records = engine.replay(q)
+            out["times"][name] = time.perf_counter() - t
+            out["outputs"][name] = [len(r.rows) for r in records]
+        jvm = engine.spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
+        out["jvm_used_mb"] = (jvm.totalMemory() - jvm.freeMemory()) / 2**20
+    out["rss_mb"] = _rss_mb()
+    return out
+
+
+def worker_oxigraph(paths: dict, overlap: str, names: list[str], max_instants: int) -> dict:
+    """Per instant: the window snapshot into a fresh store, then the query. Times are extrapolated from the first
+    ``max_instants`` instants when there are more (stated in the output)."""
+    import pyoxigraph as ox
+
+    slide = SLIDES[overlap]
+    streams = {}
+    for stream in ("traffic", "weather"):
+        elems: dict = {}
+        stamps = {}
+        for q in ox.parse(path=paths[stream], format=ox.RdfFormat.TRIG):
+            if isinstance(q.graph_name, ox.DefaultGraph):
+                stamps[q.subject] = int(q.object.value)
+            else:
+                elems.setdefault(q.graph_name, []).append(ox.Triple(q.subject, q.predicate, q.object))
+        streams[stream] = sorted((stamps[g], triples) for g, triples in elems.items())
+    static = list(ox.parse(path=paths["static"], format=ox.RdfFormat.TURTLE))
+    last = max(streams["traffic"][-1][0], streams["weather"][-1][0])
+    first = min(streams["traffic"][0][0], streams["weather"][0][0])
+    instants = list(range((first // slide) * slide, last + 1, slide))
+    out: dict = {"times": {}, "instants": len(instants), "measured_instants": min(len(instants), max_instants)}
+    import bisect
+
+    for name in names:
+        q = plain_sparql(queries(slide)[name])
+        used = ["traffic", "weather"] if name == "join" else ["traffic"]
+        t = time.perf_counter()
+        for inst in instants[:max_instants]:
+            store = ox.Store()
+            store.extend(static)
+            for stream in used:
+                elems = streams[stream]
+                keys = [ts for ts, _ in elems]
+                lo = bisect.bisect_right(keys, inst - RANGE_MS)
+                hi = bisect.bisect_right(keys, inst)
+                for _, triples in elems[lo:hi]:
+                    store.extend(ox.Quad(tr.subject, tr.predicate, tr.object) for tr in triples)
+            list(store.query(q))
+        spent = time.perf_counter() - t
+        out["times"][name] = spent * len(instants) / max(1, min(len(instants), max_instants))
+    out["rss_mb"] = _rss_mb()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1e5,1e6,1e7")
+    ap.add_argument("--sensors", type=int, default=200)
+    ap.add_argument("--queries", default="filter,aggregate,join,istream")
+    ap.add_argument("--overlaps", default="1x,10x")
+    ap.add_argument("--baseline-instants", type=int, default=200,
+                    help="pyoxigraph: instants actually run per query (the rest extrapolated)")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--paths", help=argparse.SUPPRESS)
+    ap.add_argument("--overlap", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    names = args.queries.split(",")
+    if args.worker:
+        paths = json.loads(args.paths)
+        if args.worker == "rspark":
+            print(json.dumps(worker_rspark(paths, args.overlap, names)))
+        else:
+            print(json.dumps(worker_oxigraph(paths, args.overlap, names, args.baseline_instants)))
+        return
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    print("| triples | overlap | query | rspark s | rspark triples/s | pyoxigraph-per-window s | speed-up | "
+          "rspark driver RSS MB | JVM heap used MB | pyoxigraph RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for size in [int(float(s)) for s in args.sizes.split(",")]:
+        paths = generate(out_dir, size, args.sensors)
+        for overlap in args.overlaps.split(","):
+            res = {}
+            for worker in ("rspark", "oxigraph"):
+                cmd = [sys.executable, __file__, "--worker", worker, "--paths", json.dumps(paths), "--overlap",
+                       overlap, "--queries", args.queries, "--baseline-instants", str(args.baseline_instants)]
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+                if proc.returncode != 0:
+                    raise SystemExit(f"{worker} failed at {size}/{overlap}:\n{proc.stderr[-3000:]}")
+                res[worker] = json.loads(proc.stdout.strip().splitlines()[-1])
+            rs, ox_ = res["rspark"], res["oxigraph"]
+            for name in names:
+                total = rs["load_s"] + rs["times"][name]  # end to end: each query pays the load
+                tps = size / total
+                speed = ox_["times"][name] / total
+                print(f"| {size:,} | {overlap} | {name} | {total:.1f} | {tps:,.0f} | {ox_['times'][name]:.1f} | "
+                      f"{speed:.1f}x | {rs['rss_mb']:.0f} | {rs['jvm_used_mb']:.0f} | {ox_['rss_mb']:.0f} |",
+                      flush=True)
+                rows.append({"size": size, "overlap": overlap, "query": name, "rspark_s": total,
+                             "triples_per_s": tps, "baseline_s": ox_["times"][name], "speedup": speed,
+                             "rss_mb": rs["rss_mb"], "jvm_mb": rs["jvm_used_mb"], "baseline_rss_mb": ox_["rss_mb"],
+                             "baseline_instants": ox_["instants"], "baseline_measured": ox_["measured_instants"]})
+    (out_dir / "replay_throughput.json").write_text(json.dumps(rows, indent=1))
+    plot(rows, out_dir / "replay_throughput.png")
+
+
+def plot(rows, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no PNG")
+        return
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for key in sorted({(r["query"], r["overlap"]) for r in rows}):
+        pts = [r for r in rows if (r["query"], r["overlap"]) == key]
+        ax.plot([r["size"] for r in pts], [r["triples_per_s"] for r in pts], "o-", label=f"{key[0]} {key[1]}")
+    ax.set_xscale("log")
+    ax.set_xlabel("stream triples")
+    ax.set_ylabel("rspark stream triples / s (end to end)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""The one-shot SPARQL API and CLI: Engine.load / sparql / clear, result shapes, formats, datasets, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rspark.errors import DataError, NotSupportedError
+
+DATA = """@prefix : <http://example.org/> .
+:alice :knows :bob ; :age 30 ; :name "Alice"@en .
+:bob :knows :carol ; :age 25 .
+:carol :age 41 .
+"""
+
+
+@pytest.fixture()
+def engine(spark, tmp_path):
+    from rspark.engine.engine import Engine
+
+    path = tmp_path / "people.ttl"
+    path.write_text(DATA, encoding="utf-8")
+    with Engine(spark=spark) as eng:
+        eng.load(path)
+        yield eng
+
+
+P = "PREFIX : <http://example.org/> "
+
+
+def test_select_to_json_exact(engine):
+    res = engine.sparql(P + "SELECT ?p ?a WHERE { ?p :age ?a FILTER(?a > 26) } ORDER BY ?a")
+    assert res.to_json() == {
+        "head": {"vars": ["p", "a"]},
+        "results": {"bindings": [
+            {"p": {"type": "uri", "value": "http://example.org/alice"},
+             "a": {"type": "literal", "value": "30", "datatype": "http://www.w3.org/2001/XMLSchema#integer"}},
+            {"p": {"type": "uri", "value": "http://example.org/carol"},
+             "a": {"type": "literal", "value": "41", "datatype": "http://www.w3.org/2001/XMLSchema#integer"}},
+        ]}}
+
+
+def test_iteration_pandas_and_ask(engine):
+    res = engine.sparql(P + "SELECT ?p ?n WHERE { ?p :age ?a OPTIONAL { ?p :name ?n } } ORDER BY ?p")
+    rows = list(res)
+    assert [r["p"].value for r in rows] == ["http://example.org/alice", "http://example.org/bob",
+                                           "http://example.org/carol"]
+    df = res.to_pandas()
+    assert list(df.columns) == ["p", "n"]
+    assert df["n"].tolist() == ["Alice", None, None]
+    ages = engine.sparql(P + "SELECT ?a WHERE { ?p :age ?a } ORDER BY ?a").to_pandas()["a"].tolist()
+    assert ages == [25, 30, 41]
+    assert bool(engine.sparql(P + "ASK { :alice :knows/:knows :carol }")) is True
+    assert engine.sparql(P + "ASK { :carol :knows ?x }").to_json() == {"head": {}, "boolean": False}
+
+
+def test_construct_ntriples(engine):
+    res = engine.sparql(P + "CONSTRUCT { ?b :knownBy ?a } WHERE { ?a :knows ?b }")
+    assert sorted(res.serialize("ntriples").splitlines()) == [
+        "<http://example.org/bob> <http://example.org/knownBy> <http://example.org/alice> .",
+        "<http://example.org/carol> <http://example.org/knownBy> <http://example.org/bob> .",
+    ]
+
+
+def test_named_graphs_and_from(engine, tmp_path):
+    g = tmp_path / "g.ttl"
+    g.write_text("<http://example.org/dave> <http://example.org/age> 50 .\n", encoding="utf-8")
+    engine.load(g, graph="http://example.org/g")
+    res = engine.sparql(P + "SELECT ?g ?p WHERE { GRAPH ?g { ?p :age ?a } }")
+    assert [(r["g"].value, r["p"].value) for r in res] == [("http://example.org/g", "http://example.org/dave")]
+    res = engine.sparql(P + "SELECT ?p FROM :g WHERE { ?p :age ?a }")
+    assert [r["p"].value for r in res] == ["http://example.org/dave"]
+    with pytest.raises(Exception, match="not loaded"):
+        engine.sparql(P + "SELECT * FROM :nothing WHERE { ?s ?p ?o }")
+
+
+def test_clear_drops_everything(engine):
+    engine.clear()
+    assert list(engine.sparql("SELECT * WHERE { ?s ?p ?o }")) == []
+
+
+def test_service_is_reported_not_supported(engine):
+    with pytest.raises(NotSupportedError, match="not supported: SERVICE"):
+        engine.sparql("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }")
+
+
+def test_malformed_data_names_file_and_line(engine, tmp_path):
+    bad = tmp_path / "bad.ttl"
+    bad.write_text("@prefix : <http://example.org/> .\n:a :b :c .\n:a :b .\n", encoding="utf-8")
+    with pytest.raises(DataError) as err:
+        engine.load(bad)
+    assert err.value.file.endswith("bad.ttl") and err.value.line == 3
+    assert str(err.value).startswith(f"{bad}:3:")
+
+
+def test_cli_sparql_formats(tmp_path, capsys, spark):
+    from rspark.cli import main
+
+    data = tmp_path / "d.ttl"
+    data.write_text(DATA, encoding="utf-8")
+    q = tmp_path / "q.rq"
+    q.write_text(P + "SELECT ?p WHERE { ?p :knows ?x } ORDER BY ?p", encoding="utf-8")
+    assert main(["sparql", str(q), "--data", str(data), "--format", "csv"]) == 0
+    assert capsys.readouterr().out == "p\r\nhttp://example.org/alice\r\nhttp://example.org/bob\r\n"
+    assert main(["sparql", str(q), "--data", str(data), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"]["bindings"][1]["p"]["value"] == "http://example.org/bob"
+
+
+def test_cli_sparql_bad_data_exit_1(tmp_path, capsys, spark):
+    from rspark.cli import main
+
+    bad = tmp_path / "bad.nt"
+    bad.write_text("<http://a> <http://b> <http://c> .\n<http://a> <http://b> .\n", encoding="utf-8")
+    q = tmp_path / "q.rq"
+    q.write_text("SELECT * WHERE { ?s ?p ?o }", encoding="utf-8")
+    assert main(["sparql", str(q), "--data", str(bad)]) == 1
+    assert f"{bad}:2:" in capsys.readouterr().err
