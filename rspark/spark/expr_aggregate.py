@@ -1,0 +1,177 @@
+"""Aggregates (SPARQL 1.1 section 18.5.1): COUNT, SUM, AVG, MIN, MAX, SAMPLE, GROUP_CONCAT as Spark aggregate
+Columns for ``df.groupBy(...).agg(...)``.
+
+Errors: COUNT counts the bound (non-error) values; SAMPLE picks any bound value; SUM, AVG, MIN, MAX and
+GROUP_CONCAT are an error when one of the group's values is unbound, an error, or (SUM, AVG) not a number /
+(GROUP_CONCAT) not a string literal. An empty group gives COUNT 0, SUM 0, AVG 0, GROUP_CONCAT "" and leaves MIN,
+MAX and SAMPLE unbound. DISTINCT works on terms for COUNT and GROUP_CONCAT, on numeric values for SUM and AVG.
+MIN and MAX follow the ORDER BY order over all terms. GROUP_CONCAT joins in the order Spark collects the rows.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from rspark.errors import NotSupportedError
+from rspark.model.terms import XSD_INTEGER
+from rspark.spark.expr_compare import sort_struct
+from rspark.spark.expr_numeric import dec_div
+from rspark.spark.expr_values import (
+    DBL,
+    DEC,
+    DEC_T,
+    FLT,
+    Num,
+    StrV,
+    TermV,
+    bind,
+    is_static_lang,
+    let,
+    q,
+    sql_bool,
+    to_column,
+    to_float_precision,
+    token,
+)
+from rspark.spark.expr_sql import _attribute_sql
+
+_ZERO = '"0"^^<' + XSD_INTEGER + ">"
+
+
+def integer_enc(count: str) -> str:
+    return f"concat('\"', CAST({count} AS STRING), {q(chr(34) + '^^<' + XSD_INTEGER + '>')})"
+
+
+class _Aggs:
+    """Aggregate function calls over per-row SQL. When the scope's columns are plain column references the
+    whole aggregate is one SQL text; otherwise (the inputs must then be passed into the SQL through a lambda,
+    where aggregate functions cannot be) every aggregate call becomes a Column of its own and the final SQL only
+    combines those."""
+
+    def __init__(self, compiler) -> None:
+        self.compiler = compiler
+        self.agg_columns: list = []
+
+    @property
+    def plain(self) -> bool:
+        return all(_attribute_sql(c) is not None for c in self.compiler.inputs)
+
+    def __call__(self, fname: str, row: str | None = None, field: str | None = None, distinct: bool = False) -> str:
+        """SQL of ``fname([DISTINCT] row[.field])`` (``row`` None: ``fname(1)``)."""
+        if self.plain:
+            arg = "1" if row is None else (f"{row}.{field}" if field else row)
+            return f"{fname}({'DISTINCT ' if distinct else ''}{arg})"
+        if row is None:
+            arg = F.lit(1)
+        else:
+            arg = self.compiler.column(row)
+            if field:
+                arg = arg.getField(field)
+        if fname == "any_value":
+            col = F.any_value(arg, True)
+        elif distinct:
+            col = {"count": F.count_distinct, "sum": F.sum_distinct}[fname](arg)
+        else:
+            col = F.call_function(fname, arg)
+        self.agg_columns.append(col)
+        return token(len(self.agg_columns) - 1)
+
+    def column(self, sql: str) -> Column:
+        if self.plain:
+            return self.compiler.column(sql)
+        return to_column(sql, self.agg_columns)
+
+
+def build_aggregate(agg, compiler) -> Column:
+    name = agg.name.upper()
+    aggs = _Aggs(compiler)
+    if agg.arg is None:
+        if name != "COUNT":
+            raise NotSupportedError(f"{name}(*)")
+        if not agg.distinct:
+            return aggs.column(integer_enc(aggs("count")))
+        all_columns = getattr(compiler.scope, "all_columns", None)
+        if all_columns is None:
+            raise NotSupportedError("COUNT(DISTINCT *) (the scope does not list its columns)")
+        refs = [compiler.input(c) for c in all_columns()]
+        if not refs:
+            return aggs.column(integer_enc(f"least({aggs('count')}, 1)"))
+        fields = ", ".join(f"'c{i}', {r}" for i, r in enumerate(refs))
+        return aggs.column(integer_enc(aggs("count", f"named_struct({fields})", distinct=True)))
+    v = compiler.value(agg.arg)
+
+    def per_row(field, facets=None) -> str:
+        """SQL of a per-row value computed from the argument."""
+        return bind([v], lambda vs: field(vs[0]), facets=facets)
+
+    enc = per_row(lambda x: x.enc())
+    if name == "COUNT":
+        return aggs.column(integer_enc(aggs("count", enc, distinct=agg.distinct)))
+    if name == "SAMPLE":
+        return aggs.column(aggs("any_value", enc))
+    if name in ("MIN", "MAX"):
+        # the smallest / largest (sort key, term) struct; unbound rows are NULL, which min / max skip
+        row = per_row(lambda x: f"(CASE WHEN {x.enc()} IS NOT NULL THEN named_struct('k', {sort_struct(x)}, "
+                                f"'e', {x.enc()}) END)")
+        packed = f"named_struct('n', {aggs('count')}, 'ok', {aggs('count', enc)}, 'v', {aggs(name.lower(), row)}.e)"
+        return aggs.column(let(packed, lambda p: f"(CASE WHEN {p}.n = {p}.ok THEN {p}.v END)"))
+    if name == "GROUP_CONCAT":
+        return aggs.column(_group_concat(agg, per_row, aggs))
+    if name in ("SUM", "AVG"):
+        return aggs.column(_sum_avg(name, agg.distinct, per_row, aggs))
+    raise NotSupportedError(f"aggregate {name}")
+
+
+def _group_concat(agg, per_row, aggs) -> str:
+    def fields(x) -> str:
+        lex, lang = x.string()
+        lang_sql = q(lang) if is_static_lang(lang) else lang
+        return f"named_struct('e', {x.enc()}, 'l', {lex}, 'g', {lang_sql})"
+
+    row = per_row(fields)
+    sep = q(" " if agg.separator is None else agg.separator)
+
+    def result(rows: str) -> str:
+        # rows: the group's (term, lexical form, language) structs; one without a lexical form is an error
+        if agg.distinct:
+            items = f"transform(array_distinct(transform({rows}, __r -> __r.e)), __e -> {TermV('__e', True).lexical()})"
+        else:
+            items = f"transform({rows}, __r -> __r.l)"
+        langs = f"array_distinct(transform({rows}, __r -> __r.g))"
+        lang = f"(CASE WHEN size({langs}) = 1 THEN element_at({langs}, 1) ELSE '' END)"
+        return (f"(CASE WHEN exists({rows}, __r -> __r.l IS NULL) THEN NULL "
+                f"ELSE {StrV(f'array_join({items}, {sep})', lang).enc()} END)")
+
+    return let(aggs("collect_list", row), result)
+
+
+def _sum_avg(name: str, distinct: bool, per_row, aggs) -> str:
+    def fields(x) -> str:
+        n = x.num()
+        if n.t is None:
+            return f"named_struct('t', 99, 'd', CAST(NULL AS {DEC_T}), 'f', CAST(NULL AS DOUBLE))"
+        # t is 99 for a value that is not a number: max(t) then says "error"
+        return (f"named_struct('t', CASE WHEN {sql_bool(n.value_ok())} THEN {n.t} ELSE 99 END, "
+                f"'d', (CASE WHEN {n.t} <= {DEC} THEN {n.d} END), 'f', {n.dbl})")
+
+    row = per_row(fields, facets="num")
+    parts = [f"'n', {aggs('count')}", f"'t', {aggs('max', row, 't')}",
+             f"'ds', CAST({aggs('sum', row, 'd', distinct)} AS {DEC_T})", f"'fs', {aggs('sum', row, 'f', distinct)}"]
+    if distinct and name == "AVG":
+        parts += [f"'dc', {aggs('count', row, 'd', True)}", f"'fc', {aggs('count', row, 'f', True)}"]
+    packed = "named_struct(" + ", ".join(parts) + ")"
+
+    def result(p: str) -> str:
+        tm = f"{p}.t"
+        if name == "SUM":
+            sum_f = f"(CASE WHEN {tm} = {FLT} THEN {to_float_precision(f'{p}.fs')} ELSE {p}.fs END)"
+            num = Num(tm, d=f"{p}.ds", f=sum_f)
+        else:
+            dc, fc = (f"{p}.dc", f"{p}.fc") if distinct else (f"{p}.n", f"{p}.n")
+            avg_f = f"({p}.fs / CAST({fc} AS DOUBLE))"
+            num = Num(f"greatest({tm}, {DEC})", d=dec_div(f"{p}.ds", f"CAST({dc} AS {DEC_T})"),
+                      f=f"(CASE WHEN {tm} = {FLT} THEN {to_float_precision(avg_f)} ELSE {avg_f} END)")
+        return f"(CASE WHEN {p}.n = 0 THEN {q(_ZERO)} WHEN {tm} <= {DBL} THEN {num.enc()} END)"
+
+    return let(packed, result)
