@@ -25,4 +25,7 @@ def spark():
     """The one SparkSession of the test run (local, 2 shuffle partitions)."""
     from rspark.spark.session import get_session
 
-    return get_session(conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
+    # the whole suite shares this JVM: more than the 1 GB default driver memory (aggregates ran out of memory late
+    # in a full run)
+    return get_session(conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
+                             "spark.driver.memory": "4g"})

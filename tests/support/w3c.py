@@ -9,7 +9,7 @@ from rspark.io.results import SolutionSequence, read_expected, results_equal
 from rspark.model.terms import Variable
 from rspark.syntax.parser import parse_query
 
-W3C = Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "w3c"
+W3C = (Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "w3c").resolve()  # real path: graph IRIs are file: URIs
 # The 13 folders of manifest-sparql11-query.ttl (entailment, service and the result-format folders are not in it).
 SPARQL11_CORE = {"aggregates", "bind", "bindings", "cast", "construct", "exists", "functions", "grouping", "negation",
                  "project-expression", "property-path", "subquery", "syntax-query"}
