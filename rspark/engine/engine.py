@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, Iterator
 
 from pyspark.sql import DataFrame
@@ -143,7 +142,6 @@ class Engine:
         self._quads: DataFrame | None = None
         self._quoted: DataFrame | None = None
         self._graphs: set[str] = set()  # encoded names of loaded named graphs
-        self._loaded_files: dict[str, str] = {}
         self.errors: list = []
         self.streams: dict[str, Any] = {}
         self._loaded: list = []  # load results, to free their cached parses on clear()
@@ -167,7 +165,6 @@ class Engine:
         self._loaded.clear()
         self._quads = self._quoted = None
         self._graphs.clear()
-        self._loaded_files.clear()
         self.errors = []
         self.streams.clear()
 
@@ -187,7 +184,6 @@ class Engine:
         self._add(loaded.quads, loaded.quoted)
         if graph is not None:
             self._graphs.add(encode(IRI(graph)))
-        self._loaded_files[Path(path).resolve().as_uri()] = graph or ""
         return self
 
     def _add(self, quads: DataFrame, quoted: DataFrame) -> None:

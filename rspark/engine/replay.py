@@ -109,8 +109,7 @@ def parse_time(value, timeline) -> int:
         raise RsparkError(f"not a time: {text!r} (a number or an ISO 8601 date-time)") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    ms = int(dt.timestamp() * 1000)
-    return ms * timeline.scale if timeline.kind == "datetime" else ms * timeline.scale
+    return int(dt.timestamp() * 1000) * timeline.scale  # numeric streams read ISO instants as milliseconds
 
 
 def format_time(ticks: int, timeline) -> Any:
@@ -257,7 +256,7 @@ class Replayer:
         from rspark.engine.profiles import get_profile
         from rspark.engine.report import WindowInput, evaluation_instants
         from rspark.spark.query import construct_frame, make_env, projected_names
-        from rspark.spark.windows import CountSpec, resolve_window
+        from rspark.spark.windows import resolve_window
 
         profile = get_profile(self.profile or self.engine.profile)
         decls = plan.dataset.windows
@@ -299,7 +298,7 @@ class Replayer:
         per_instant: dict[int, list] = {t: [] for t in instant_values}
         names: list[str] = []
         if form == "SELECT":
-            names = projected_names(plan, sols)
+            names = projected_names(sols)
             cols = [var_col(n) for n in names]
             df = sols.df.select(KEY, *cols, *[c for c, _ in sols.order])
             if sols.order:

@@ -232,26 +232,8 @@ class Compiler:
             for p in parts[1:]:
                 out = S.union(out, S.align(p, keys, ctx.domain))
             return out
-        df = ctx.active.triples()
         keys = ctx.active.keys
-        positions: dict[str, str] = {}  # variable -> first column holding it
-        conds: list[Column] = []
-        quoted: list[tuple[str, QuotedTriple]] = []
-        for pos, term in (("s", triple.subject), ("p", triple.predicate), ("o", triple.object)):
-            name = _name(term)
-            if name is not None:
-                if name in positions:
-                    conds.append(F.col(pos) == F.col(positions[name]))
-                else:
-                    positions[name] = pos
-            elif isinstance(term, QuotedTriple) and op_variables(term):
-                tmp = fresh("q")
-                positions[tmp] = pos
-                quoted.append((tmp, term))
-            else:
-                conds.append(F.col(pos) == F.lit(encode(term)))
-        for c in conds:
-            df = df.filter(c)
+        df, positions, quoted = _match_positions(ctx.active.triples(), triple)
         cols = [F.col(k) for k in keys] + [F.col(pos).alias(var_col(n)) for n, pos in positions.items()]
         df = df.select(*cols)
         sols = Solutions(df, tuple(positions), frozenset(positions), keys)
@@ -266,25 +248,7 @@ class Compiler:
 
     def _match_quoted(self, sols: Solutions, tmp: str, term: QuotedTriple, ctx: Context) -> Solutions:
         """Decompose the quoted-triple term bound to ``tmp`` against the pattern ``term`` (RDF-star)."""
-        qdf = self.dataset.quoted()
-        positions: dict[str, str] = {"__qt": "t"}
-        conds: list[Column] = []
-        nested: list[tuple[str, QuotedTriple]] = []
-        for pos, part in (("s", term.subject), ("p", term.predicate), ("o", term.object)):
-            name = _name(part)
-            if name is not None:
-                if name in positions:
-                    conds.append(F.col(pos) == F.col(positions[name]))
-                else:
-                    positions[name] = pos
-            elif isinstance(part, QuotedTriple) and op_variables(part):
-                inner = fresh("q")
-                positions[inner] = pos
-                nested.append((inner, part))
-            else:
-                conds.append(F.col(pos) == F.lit(encode(part)))
-        for c in conds:
-            qdf = qdf.filter(c)
+        qdf, positions, nested = _match_positions(self.dataset.quoted(), term, {"__qt": "t"})
         names = {n: (tmp if n == "__qt" else n) for n in positions}
         qdf = qdf.select(*[F.col(pos).alias(var_col(names[n])) for n, pos in positions.items()])
         q = Solutions(qdf, tuple(names.values()), frozenset(names.values()), ())
@@ -547,6 +511,28 @@ class Compiler:
         scope = self.scope(sols)
         row = empty.agg(*[compile_aggregate(a, scope, self.env).alias(var_col(v.name)) for v, a in op.aggregates]).first()
         return {v.name: row[var_col(v.name)] for v, _ in op.aggregates}
+
+
+def _match_positions(df: DataFrame, triple, positions: dict[str, str] | None = None):
+    """Match the s, p, o columns of ``df`` against a triple pattern (or the pattern of a quoted triple): constants
+    become filters, a repeated variable an equality. Returns the filtered frame, variable -> first column holding it,
+    and the quoted-triple patterns with variables inside, each under a fresh name, still to be decomposed."""
+    positions = dict(positions or {})
+    nested: list[tuple[str, QuotedTriple]] = []
+    for pos, term in (("s", triple.subject), ("p", triple.predicate), ("o", triple.object)):
+        name = _name(term)
+        if name is not None:
+            if name in positions:
+                df = df.filter(F.col(pos) == F.col(positions[name]))
+            else:
+                positions[name] = pos
+        elif isinstance(term, QuotedTriple) and op_variables(term):
+            tmp = fresh("q")
+            positions[tmp] = pos
+            nested.append((tmp, term))
+        else:
+            df = df.filter(F.col(pos) == F.lit(encode(term)))
+    return df, positions, nested
 
 
 def _push_seed(pattern: ops.Op, seed: _Seed) -> ops.Op:

@@ -15,14 +15,14 @@ unbound / error           SQL NULL
 
 Because the lexical form is escaped, the last ``"`` of a literal closes it: the text after it (``@en``,
 ``^^<...>`` or nothing) is the suffix, found with ``substring_index(col, '"', -1)`` and no regular expression.
-The Python side (``encode``/``decode``) converts to and from ``rspark.model.terms``; the column side (``kind``,
-``lexical``, ``datatype``, ``language``) decomposes an encoded column inside a Spark plan.
+The Python side (``encode``/``decode``) converts to and from ``rspark.model.terms``; inside Spark plans the
+expression module decomposes encoded columns in SQL (``rspark.spark.expr_sql``); ``is_iri``/``is_bnode``/``is_literal``
+below are the kind tests the query forms need.
 """
 
 from __future__ import annotations
 
 from pyspark.sql import Column
-from pyspark.sql import functions as F
 
 from rspark.model.terms import (
     IRI,
@@ -167,9 +167,6 @@ def decode(text: str | None) -> Term | None:
 
 # ------------------------------------------------------------------------------------------ column decomposition
 
-KIND_IRI, KIND_BNODE, KIND_LITERAL, KIND_TRIPLE = "iri", "bnode", "literal", "triple"
-
-
 def is_iri(col: Column) -> Column:
     return col.startswith("<") & ~col.startswith("<< ")
 
@@ -180,74 +177,3 @@ def is_bnode(col: Column) -> Column:
 
 def is_literal(col: Column) -> Column:
     return col.startswith('"')
-
-
-def is_triple(col: Column) -> Column:
-    return col.startswith("<< ")
-
-
-def suffix(col: Column) -> Column:
-    """For a literal: the text after the closing quote (``@en``, ``^^<dt>`` or empty)."""
-    return F.substring_index(col, '"', -1)
-
-
-def raw_lexical(col: Column) -> Column:
-    """For a literal: the lexical form still escaped (fast; exact when the lexical has no backslash)."""
-    return F.substring(col, F.lit(2), F.length(col) - F.length(suffix(col)) - 2)
-
-
-def unescape(col: Column) -> Column:
-    """Undo the encoding's escapes inside a Spark plan (NUL stands in for an escaped backslash meanwhile)."""
-    un = F.replace(col, F.lit("\\\\"), F.lit("\u0000"))
-    un = F.replace(un, F.lit('\\"'), F.lit('"'))
-    un = F.replace(un, F.lit("\\n"), F.lit("\n"))
-    un = F.replace(un, F.lit("\\r"), F.lit("\r"))
-    un = F.replace(un, F.lit("\u0000"), F.lit("\\"))
-    return F.when(F.instr(col, "\\") > 0, un).otherwise(col)
-
-
-def escape(col: Column) -> Column:
-    """Escape a plain string column for the encoding (the inverse of :func:`unescape`)."""
-    esc = F.replace(col, F.lit("\\"), F.lit("\\\\"))
-    esc = F.replace(esc, F.lit('"'), F.lit('\\"'))
-    esc = F.replace(esc, F.lit("\n"), F.lit("\\n"))
-    esc = F.replace(esc, F.lit("\r"), F.lit("\\r"))
-    return esc
-
-
-def lexical(col: Column) -> Column:
-    """For a literal: its lexical form (unescaped); NULL for other terms."""
-    return F.when(is_literal(col), unescape(raw_lexical(col)))
-
-
-def language(col: Column) -> Column:
-    """For a literal: its language tag (lower case), '' when it has none; NULL for other terms."""
-    sfx = suffix(col)
-    return F.when(is_literal(col), F.when(sfx.startswith("@"), F.substring(sfx, 2, 1 << 30)).otherwise(F.lit("")))
-
-
-def datatype(col: Column) -> Column:
-    """For a literal: its datatype IRI (xsd:string and rdf:langString included); NULL for other terms."""
-    sfx = suffix(col)
-    return F.when(
-        is_literal(col),
-        F.when(sfx.startswith("^^<"), F.substring(sfx, F.lit(4), F.length(sfx) - 4))
-        .when(sfx.startswith("@"), F.lit(RDF_LANGSTRING))
-        .otherwise(F.lit(XSD_STRING)),
-    )
-
-
-def make_literal(lex: Column, datatype_iri: str | Column | None = None, lang: Column | None = None) -> Column:
-    """Encode a literal from a plain (unescaped) lexical column and a datatype (or language) column/constant."""
-    body = F.concat(F.lit('"'), escape(lex), F.lit('"'))
-    if lang is not None:
-        return F.when(lang == "", body).otherwise(F.concat(body, F.lit("@"), F.lower(lang)))
-    if datatype_iri is None or (isinstance(datatype_iri, str) and datatype_iri == XSD_STRING):
-        return body
-    if isinstance(datatype_iri, str):
-        return F.concat(body, F.lit("^^<" + datatype_iri + ">"))
-    return F.when(datatype_iri == XSD_STRING, body).otherwise(F.concat(body, F.lit("^^<"), datatype_iri, F.lit(">")))
-
-
-def make_iri(value: Column) -> Column:
-    return F.concat(F.lit("<"), value, F.lit(">"))

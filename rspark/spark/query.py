@@ -43,7 +43,8 @@ def select_frame(sols: Solutions, names: list[str]) -> DataFrame:
                        for n in names])
 
 
-def projected_names(plan: QueryPlan, sols: Solutions) -> list[str]:
+def projected_names(sols: Solutions) -> list[str]:
+    """The solution variables a SELECT shows (not blank-node or internal variables)."""
     return [v for v in sols.vars if not v.startswith("_:") and not v.startswith(".") and not v.startswith("?")]
 
 
@@ -51,7 +52,7 @@ def run_query(spark, plan: QueryPlan, dataset: DatasetView, env=None):
     """Evaluate a (non-continuous) query; returns SolutionSequence, BooleanResult or GraphResult."""
     comp, sols = solutions_of(spark, plan, dataset, env)
     if plan.form == "SELECT":
-        names = projected_names(plan, sols)
+        names = projected_names(sols)
         rows = select_frame(sols, names).collect()
         out = []
         for row in rows:
@@ -120,7 +121,7 @@ def describe_frame(comp: Compiler, sols: Solutions, targets) -> DataFrame:
         else:
             parts.append(comp.spark.range(1).select(F.lit(E.encode(t)).alias("r")))
     if targets is None:  # DESCRIBE *
-        for v in projected_names(None, sols):
+        for v in projected_names(sols):
             parts.append(sols.df.select(F.col(var_col(v)).alias("r")))
     default = comp.dataset.default()
     if not parts:
