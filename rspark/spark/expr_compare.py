@@ -15,6 +15,7 @@ from rspark.spark.expr_datetime import any_time_pack, cmp3_time, sort_us
 from rspark.spark.expr_values import (
     DBL,
     DEC,
+    DEC0,
     FLT,
     INT,
     K_BNODE,
@@ -125,7 +126,7 @@ def triple_cmp3(a: SQL, b: SQL) -> SQL:
 def num_eq(a: Num, b: Num) -> SQL:
     n = Num(promote(a.t, b.t))
     return case([
-        (n.t_is(INT, DEC), f"({a.d} = {b.d})"),
+        (n.t_is(INT, DEC0, DEC), f"({a.d} = {b.d})"),
         (n.t_is(FLT, DBL), f"({a.dbl} = {b.dbl} AND NOT isnan({a.dbl}))"),
     ])
 
@@ -191,7 +192,7 @@ def num_cmp(a: Num, b: Num) -> SQL:
     n = Num(promote(a.t, b.t))
     x, y = a.dbl, b.dbl
     return case([
-        (n.t_is(INT, DEC), _cmp(a.d, b.d)),
+        (n.t_is(INT, DEC0, DEC), _cmp(a.d, b.d)),
         (n.t_is(FLT, DBL), f"(CASE WHEN isnan({x}) OR isnan({y}) THEN 2 ELSE {_cmp(x, y)} END)"),
     ])
 

@@ -15,6 +15,7 @@ from decimal import Decimal
 from rspark.model.terms import XSD_DATETIME, Literal
 from rspark.spark.expr_values import (
     DEC,
+    DEC0,
     DEC_T,
     INT,
     RE_DATE,
@@ -192,7 +193,9 @@ def date_part(name: str, v: V) -> V:
             value = let(value, lambda h: f"(CASE WHEN {h} = 24 THEN 0 ELSE {h} END)")
         return NumV(Num(INT, d=f"CAST({value} AS {DEC_T})"))
     if name == "SECONDS":
-        return NumV(Num(DEC, d=f"CAST({pick(lambda p: p.sec_s)} AS {DEC_T})"))
+        # "01" -> 1 (no fraction digits: DEC0), "01.50" -> 1.5 (W3C seconds-01)
+        t = pick(lambda p: f"(CASE WHEN instr({p.sec_s}, '.') = 0 THEN {DEC0} ELSE {DEC} END)")
+        return NumV(Num(t, d=f"CAST({pick(lambda p: p.sec_s)} AS {DEC_T})"))
     if name == "TZ":
         return StrV(pick(lambda p: _canonical_tz(p.tz_s)))
 

@@ -16,6 +16,7 @@ from rspark.model.terms import XSD_BOOLEAN, XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER
 from rspark.spark.expr_values import (
     DBL,
     DEC,
+    DEC0,
     DEC_T,
     FLT,
     INT,
@@ -39,6 +40,7 @@ from rspark.spark.expr_values import (
     let,
     promote,
     q,
+    sql_bool,
     to_float_precision,
 )
 
@@ -112,7 +114,13 @@ def arith(op: str, a: Num, b: Num) -> Num:
     if t is None:
         return Num(None)
     if op == "/":
+        scale0 = _t_is(t, DEC0)
         t = _t_max(t, DEC)
+        if scale0 is not False:
+            # as Java's BigDecimal: decimals without fraction digits divided exactly keep none (W3C
+            # divide-numbers-cast: "3"^^xsd:decimal / 3 = "1"); integer / integer has at least one (AVG: "2.0")
+            quotient = dec_div(a.d, b.d)
+            t = f"(CASE WHEN {sql_bool(scale0)} AND {quotient} = floor({quotient}) THEN {DEC0} ELSE {t} END)"
 
     def dec_value() -> SQL:
         da, db = a.d, b.d
@@ -121,7 +129,7 @@ def arith(op: str, a: Num, b: Num) -> Num:
         if op == "-":
             return dec_add(da, db, sub=True)
         if op == "*":
-            return case([(_t_is(t, INT), int_mul(da, db)), (_t_is(t, DEC), dec_mul(da, db))])
+            return case([(_t_is(t, INT), int_mul(da, db)), (_t_is(t, DEC0, DEC), dec_mul(da, db))])
         return dec_div(da, db)
 
     def dbl_value() -> SQL:
@@ -144,19 +152,19 @@ def arith(op: str, a: Num, b: Num) -> Num:
             return r
         return let(r, lambda rv: f"(CASE WHEN {is_flt} THEN {to_float_precision(rv)} ELSE {rv} END)")
 
-    return Num(t, d=dec_value if _t_is(t, INT, DEC) is not False else None,
+    return Num(t, d=dec_value if _t_is(t, INT, DEC0, DEC) is not False else None,
                f=dbl_value if _t_is(t, FLT, DBL) is not False else None)
 
 
 def negate(n: Num) -> Num:
     if n.t is None:
         return Num(None)
-    return Num(n.t, d=(lambda: f"(- {n.d})") if n.t_is(INT, DEC) is not False else None,
+    return Num(n.t, d=(lambda: f"(- {n.d})") if n.t_is(INT, DEC0, DEC) is not False else None,
                f=(lambda: f"(- {n.f})") if n.t_is(FLT, DBL) is not False else None)
 
 
 def identity(n: Num) -> Num:
-    return Num(n.t, d=(lambda: n.d) if n.t_is(INT, DEC) is not False else None,
+    return Num(n.t, d=(lambda: n.d) if n.t_is(INT, DEC0, DEC) is not False else None,
                f=(lambda: n.f) if n.t_is(FLT, DBL) is not False else None)
 
 
@@ -196,9 +204,12 @@ def rounding(name: str, n: Num) -> Num:
     def dec_value() -> SQL:
         if name == "ABS":
             return dec_f(n.d)
-        return case([(n.t_is(INT), n.d), (n.t_is(DEC), dec_f(n.d))])
+        return case([(n.t_is(INT), n.d), (n.t_is(DEC0, DEC), dec_f(n.d))])
 
-    return Num(n.t, d=dec_value if n.t_is(INT, DEC) is not False else None,
+    t = n.t
+    if name != "ABS":  # CEIL / FLOOR / ROUND of a decimal: no fraction digits (W3C ceil01, floor01, round01: "3")
+        t = (DEC0 if t == DEC else t) if isinstance(t, int) else f"(CASE WHEN {t} = {DEC} THEN {DEC0} ELSE {t} END)"
+    return Num(t, d=dec_value if n.t_is(INT, DEC0, DEC) is not False else None,
                f=(lambda: dbl_f(n.f)) if n.t_is(FLT, DBL) is not False else None)
 
 
@@ -235,7 +246,7 @@ def cast_numeric(target: str, v: V) -> V:
         pattern = RE_INT if code == INT else RE_DEC
         from_num = case([
             (n.t_is(INT), n.d),
-            (n.t_is(DEC), _trunc(n.d) if code == INT else n.d),
+            (n.t_is(DEC0, DEC), _trunc(n.d) if code == INT else n.d),
             (n.t_is(FLT), _dbl_to_dec(n.f, True) if code == DEC else _trunc(_dbl_to_dec(n.f, True))),
             (n.t_is(DBL), _dbl_to_dec(n.f) if code == DEC else _trunc(_dbl_to_dec(n.f))),
         ])
@@ -259,7 +270,7 @@ def cast_boolean(v: V) -> V:
     n = v.num()
     cats = v.cats()
     lex, plain = _plain_string(v)
-    num_bool = case([(n.t_is(INT, DEC), f"({n.d} != 0)"), (n.t_is(FLT, DBL), f"({n.f} != 0 AND NOT isnan({n.f}))")])
+    num_bool = case([(n.t_is(INT, DEC0, DEC), f"({n.d} != 0)"), (n.t_is(FLT, DBL), f"({n.f} != 0 AND NOT isnan({n.f}))")])
     return BoolV(cast(case([
         (cats.bool, v.bool_value()),
         (cats.num, num_bool),
@@ -279,7 +290,7 @@ def cast_string(v: V, iri_string: SQL) -> V:
     dt = b_and(v.maybe_time, f"({v.sfx()} = {q(SFX_DT)} AND {v.lexr()} RLIKE {q(RE_DT)})")
     return StrV(cast(case([
         (cats.iri, iri_string),
-        (cats.num, n.lexical()),
+        (cats.num, n.xpath_string()),
         (cats.bool, f"(CASE WHEN {b} THEN 'true' ELSE 'false' END)"),
         (dt, canonical_dt(v.lexr())),
         (cats.lit, v.lexical()),

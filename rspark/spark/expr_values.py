@@ -46,6 +46,7 @@ from rspark.spark.encoding import encode
 from rspark.spark.expr_sql import (  # noqa: F401 - re-exported for the other expr_* modules
     DBL,
     DEC,
+    DEC0,
     DEC_T,
     FALSE_ENC,
     FLT,
@@ -147,23 +148,34 @@ class Num:
     @property
     def dbl(self) -> SQL:
         """The value as a double, whatever the type."""
-        return case([(self.t_is(INT, DEC), cast(self.d, "DOUBLE")), (self.t_is(FLT, DBL), self.f)])
+        return case([(self.t_is(INT, DEC0, DEC), cast(self.d, "DOUBLE")), (self.t_is(FLT, DBL), self.f)])
 
     @property
     def dec(self) -> SQL:
         """The value as a decimal (INT and DEC only)."""
-        return case([(self.t_is(INT, DEC), self.d)])
+        return case([(self.t_is(INT, DEC0, DEC), self.d)])
 
     def value_ok(self) -> SBool:
         """A number whose value is representable (not an error)."""
-        return b_and(self.is_num(), b_or(b_and(self.t_is(INT, DEC), f"({self.d} IS NOT NULL)"),
+        return b_and(self.is_num(), b_or(b_and(self.t_is(INT, DEC0, DEC), f"({self.d} IS NOT NULL)"),
                                          b_and(self.t_is(FLT, DBL), f"({self.f} IS NOT NULL)")))
 
     def lexical(self) -> SQL:
-        """The canonical lexical form of the value."""
+        """The lexical form of a computed value: XML Schema 1.0's canonical representation (integer ``3``,
+        decimal ``3.0``, double ``3.0E0``), as the W3C expected results and Jena-based engines write them."""
         return case([
             (self.t_is(INT), format_integer(self.d)),
-            (self.t_is(DEC), format_decimal(self.d)),
+            (self.t_is(DEC0), format_decimal(self.d)),
+            (self.t_is(DEC), canonical_decimal(self.d)),
+            (self.t_is(FLT, DBL), canonical_double(self.f, is_float=self.t_is(FLT))),
+        ])
+
+    def xpath_string(self) -> SQL:
+        """XPath's cast of the value to xs:string (decimal ``3``, double ``3`` / ``1.0E7``): what xsd:string(n)
+        gives (the W3C cast-string results)."""
+        return case([
+            (self.t_is(INT), format_integer(self.d)),
+            (self.t_is(DEC0, DEC), format_decimal(self.d)),
             (self.t_is(FLT, DBL), format_double(self.f, is_float=self.t_is(FLT))),
         ])
 
@@ -250,6 +262,40 @@ def format_double(f: SQL, is_float: SBool = False) -> SQL:
                 f" WHEN {v} = 0 THEN (CASE WHEN startswith({s}, '-') THEN '-0' ELSE '0' END)"
                 f" ELSE concat(CASE WHEN startswith({s}, '-') THEN '-' ELSE '' END, (CASE WHEN {v} >= 1e-6D AND"
                 f" {v} < 1e6D THEN {plain} WHEN {v} >= 1e6D AND {v} < 1e7D THEN {mid} ELSE {a} END)) END)")
+
+    return let(f"named_struct('s', {java(f)}, 'a', {java(f'abs({f})')}, 'v', abs({f}))", body)
+
+
+def canonical_decimal(d: SQL) -> SQL:
+    """XML Schema 1.0 canonical xs:decimal: XPath's form with a point and at least one digit after it
+    (``2.0``, ``2.5``, ``0.0``, ``-0.001``)."""
+    return let(format_decimal(d), lambda s: f"(CASE WHEN instr({s}, '.') = 0 THEN concat({s}, '.0') ELSE {s} END)")
+
+
+def canonical_double(f: SQL, is_float: SBool = False) -> SQL:
+    """XML Schema 1.0 canonical xs:double / xs:float: one non-zero digit before the point, at least one after,
+    then the exponent (``2.5E0``, ``2.0E-1``, ``1.0E7``, ``0.0E0``), ``INF``, ``-INF``, ``NaN``. Built from Java's
+    shortest round-trip digits (Double.toString / Float.toString), so ``0.1`` stays ``1.0E-1``."""
+    def java(x: SQL) -> SQL:
+        as_float = f"CAST(CAST({x} AS FLOAT) AS STRING)"
+        if is_float is True:
+            return as_float
+        if is_float is False:
+            return f"CAST({x} AS STRING)"
+        return f"(CASE WHEN {is_float} THEN {as_float} ELSE CAST({x} AS STRING) END)"
+
+    def body(p: str) -> SQL:
+        s, a, v = f"{p}.s", f"{p}.a", f"{p}.v"
+        whole, frac = f"substring_index({a}, '.', 1)", f"substring_index({a}, '.', -1)"
+        sig = f"TRIM(TRAILING '0' FROM TRIM(LEADING '0' FROM concat({whole}, {frac})))"
+        exp = (f"(CASE WHEN {whole} <> '0' THEN length({whole}) - 1 "
+               f"ELSE -(length({frac}) - length(TRIM(LEADING '0' FROM {frac})) + 1) END)")
+        sci = (f"concat(substring({sig}, 1, 1), '.', CASE WHEN length({sig}) = 1 THEN '0' ELSE substring({sig}, 2) END,"
+               f" 'E', CAST({exp} AS STRING))")
+        sign = f"(CASE WHEN startswith({s}, '-') THEN '-' ELSE '' END)"
+        return (f"(CASE WHEN {s} = 'NaN' THEN 'NaN' WHEN {s} = 'Infinity' THEN 'INF' WHEN {s} = '-Infinity' THEN '-INF'"
+                f" WHEN {v} = 0 THEN concat({sign}, '0.0E0')"
+                f" ELSE concat({sign}, CASE WHEN instr({a}, 'E') > 0 THEN {a} ELSE {sci} END) END)")
 
     return let(f"named_struct('s', {java(f)}, 'a', {java(f'abs({f})')}, 'v', abs({f}))", body)
 
@@ -432,7 +478,7 @@ def facet_pack(c: SQL, level: str = "num") -> SQL:
     def body(y: str) -> SQL:
         enc, sfx_, t0 = f"{y}.enc", f"{y}.sfx", f"{y}.t0"
         lexr = raw_lexical(enc, sfx_)
-        t = f"(CASE WHEN {lexr} RLIKE try_element_at({_NUM_RE}, {t0}) THEN {t0} END)"
+        t = decimal_scale(f"(CASE WHEN {lexr} RLIKE try_element_at({_NUM_RE}, {t0}) THEN {t0} END)", lexr)
         d = f"(CASE WHEN {t0} <= {DEC} THEN CAST({lexr} AS {DEC_T}) END)"
         f = (f"(CASE WHEN {t0} = {DBL} THEN CAST({lexr} AS DOUBLE) "
              f"WHEN {t0} = {FLT} THEN {to_float_precision(cast(lexr, 'DOUBLE'))} END)")
@@ -514,7 +560,7 @@ class NumV(V):
     def _layout(self):
         n = self.n
         dyn = n.t is not None and not isinstance(n.t, int)
-        return dyn, n.t_is(INT, DEC) is not False, n.t_is(FLT, DBL) is not False
+        return dyn, n.t_is(INT, DEC0, DEC) is not False, n.t_is(FLT, DBL) is not False
 
     def pack(self) -> SQL:
         n = self.n
@@ -543,7 +589,7 @@ class NumV(V):
 
     def ebv(self) -> SQL:
         n = self.n
-        return case([(n.t_is(INT, DEC), f"({n.d} != 0)"), (n.t_is(FLT, DBL), f"({n.f} != 0 AND NOT isnan({n.f}))")])
+        return case([(n.t_is(INT, DEC0, DEC), f"({n.d} != 0)"), (n.t_is(FLT, DBL), f"({n.f} != 0 AND NOT isnan({n.f}))")])
 
     def string(self):
         return NULL_STR, NULL_STR
@@ -826,6 +872,8 @@ def const_num(term) -> Num:
             value = Decimal(lex)
         except InvalidOperation:  # pragma: no cover - the pattern excludes it
             return Num(None)
+        if code == DEC and "." not in lex:
+            code = DEC0
         if abs(value) >= Decimal(10) ** 20:
             return Num(code, d=f"CAST(NULL AS {DEC_T})")
         return Num(code, d=dec_lit(value))
@@ -884,7 +932,12 @@ def num_type0(sfx: SQL) -> SQL:
 def num_type(sfx: SQL, lex: SQL) -> SQL:
     """The numeric type code of a literal from its suffix and raw lexical form (NULL: not a valid number)."""
     t0 = num_type0(sfx)
-    return f"(CASE WHEN {lex} RLIKE try_element_at({_NUM_RE}, {t0}) THEN {t0} END)"
+    return decimal_scale(f"(CASE WHEN {lex} RLIKE try_element_at({_NUM_RE}, {t0}) THEN {t0} END)", lex)
+
+
+def decimal_scale(t: SQL, lex: SQL) -> SQL:
+    """DEC0 for a decimal written without a point, else the type code ``t``."""
+    return f"(CASE WHEN {t} = {DEC} AND instr({lex}, '.') = 0 THEN {DEC0} ELSE {t} END)"
 
 
 def num_of(sfx: SQL, lex: SQL, t: SQL | None = None) -> Num:
@@ -899,7 +952,7 @@ NUMERIC_SFXS = INT_SFXS + [SFX_DEC, SFX_DBL, SFX_FLT]
 
 def ebv_of(c: SQL, sfx: SQL, lex: SQL, n: Num) -> SQL:
     """Effective boolean value (17.2.2) of an encoded term: NULL = error."""
-    num_ebv = case([(n.t_is(INT, DEC), f"({n.d} != 0)"), (n.t_is(FLT, DBL), f"({n.f} != 0 AND NOT isnan({n.f}))")])
+    num_ebv = case([(n.t_is(INT, DEC0, DEC), f"({n.d} != 0)"), (n.t_is(FLT, DBL), f"({n.f} != 0 AND NOT isnan({n.f}))")])
     nums = ", ".join(q(s) for s in NUMERIC_SFXS)
     return (f"(CASE WHEN {sfx} = {q(SFX_BOOL)} THEN {lex} IN ('true', '1')"
             f" WHEN {sfx} IN ({nums}) THEN coalesce({num_ebv}, false)"

@@ -35,6 +35,7 @@ the same instants the CSRBench importer gives ``data_XX.ttl`` (``importer.data.i
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -46,6 +47,8 @@ from typing import Iterable, Sequence
 import pyoxigraph as ox
 
 from rspark.model.terms import XSD, BlankNode, IRI, Literal, Term
+
+from .numbers import canonical_lexical
 
 TESTDATA = Path(__file__).resolve().parents[2].parent / "shared" / "testdata"
 CSRBENCH = TESTDATA / "csrbench"
@@ -266,13 +269,18 @@ def evaluate(number: int, snapshot: Sequence[Element]) -> list[dict[str, Term]]:
                      for e in snapshot for t in e.triples)
         solutions = store.query(QUERIES[number].sparql)
         names = [v.value for v in solutions.variables]
+        # computed values (SELECT (expr AS ?x)) in XML Schema's canonical forms, as rspark writes them
+        computed = set(re.findall(r"\bAS\s+\?(\w+)", QUERIES[number].sparql, re.I))
         rows = []
         for solution in solutions:
             row = {}
             for name in names:
                 value = solution[name]
                 if value is not None:
-                    row[name] = to_term(value)
+                    term = to_term(value)
+                    if name in computed and isinstance(term, Literal) and term.datatype:
+                        term = Literal(canonical_lexical(term.lexical, term.datatype), term.datatype)
+                    row[name] = term
             rows.append(row)
         _RESULTS[key] = rows
     return [dict(r) for r in _RESULTS[key]]
