@@ -14,19 +14,23 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from rspark.errors import NotSupportedError
-from rspark.model.terms import XSD_INTEGER
+from rspark.model.terms import XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER
 from rspark.spark.expr_compare import sort_struct
-from rspark.spark.expr_numeric import dec_div
+from rspark.spark.expr_numeric import dec_add, dec_div
 from rspark.spark.expr_values import (
     DBL,
     DEC,
+    DEC0,
     DEC_T,
     FLT,
+    INT,
     Num,
     StrV,
     TermV,
+    NUM_RE_MAP,
     bind,
     let,
+    num_type0,
     q,
     sql_bool,
     to_column,
@@ -144,7 +148,13 @@ def _group_concat(agg, per_row, aggs) -> str:
     return let(aggs("collect_list", row), result)
 
 
+_TWO32 = 4294967296
+
+
 def _sum_avg(name: str, distinct: bool, per_row, aggs) -> str:
+    if not distinct:
+        return _sum_avg_split(name, per_row, aggs)
+
     def fields(x) -> str:
         n = x.num()
         if n.t is None:
@@ -173,3 +183,74 @@ def _sum_avg(name: str, distinct: bool, per_row, aggs) -> str:
         return f"(CASE WHEN {p}.n = 0 THEN {q(_ZERO)} WHEN {tm} <= {DBL} THEN {num.enc()} END)"
 
     return let(packed, result)
+
+
+def _sum_avg_split(name: str, per_row, aggs) -> str:
+    """SUM / AVG without DISTINCT, summing each kind of number apart: integers of up to 17 digits as two BIGINT
+    sums (their high and low 32 bits: exact for fewer than 2^31 rows per group, and far cheaper than DECIMAL(38,18)
+    arithmetic), other integers and decimals as a decimal sum, floats and doubles as a double sum. A term from
+    the data is parsed once per row (lexical form, datatype, one regular-expression check)."""
+    def fields(x) -> str:
+        if type(x) is TermV:
+            return let(_lexical_and_type(x), _term_fields)
+        n = x.num()
+        if n.t is None:
+            return f"named_struct('t', 99, 'i', CAST(NULL AS BIGINT), 'd', CAST(NULL AS {DEC_T}), 'f', CAST(NULL AS DOUBLE))"
+        t = n.t
+        return (f"named_struct('t', CASE WHEN {sql_bool(n.value_ok())} THEN {t} ELSE 99 END, 'i', CAST(NULL AS BIGINT), "
+                f"'d', (CASE WHEN {t} <= {DEC} THEN {n.d} END), 'f', (CASE WHEN {t} >= {FLT} THEN {n.f} END))")
+
+    row = per_row(fields)
+    parts = [f"'n', {aggs('count')}", f"'t', {aggs('max', row, 't')}",
+             f"'hi', {aggs('sum', f'shiftright({row}.i, 32)')}", f"'lo', {aggs('sum', f'({row}.i & {_TWO32 - 1})')}",
+             f"'ds', CAST({aggs('sum', row, 'd')} AS {DEC_T})", f"'fs', {aggs('sum', row, 'f')}"]
+    packed = "named_struct(" + ", ".join(parts) + ")"
+
+    def result(p: str) -> str:
+        tm = f"{p}.t"
+        ints = f"CAST(CAST({p}.hi AS DECIMAL(38,0)) * {_TWO32} + CAST({p}.lo AS DECIMAL(38,0)) AS {DEC_T})"
+        dsum = dec_add(f"coalesce({ints}, CAST(0 AS {DEC_T}))", f"coalesce({p}.ds, CAST(0 AS {DEC_T}))")
+
+        def with_sum(s: str) -> str:
+            fsum = f"(coalesce({p}.fs, 0D) + CAST({s} AS DOUBLE))"
+            if name == "SUM":
+                num = Num(tm, d=s, f=f"(CASE WHEN {tm} = {FLT} THEN {to_float_precision(fsum)} ELSE {fsum} END)")
+            else:
+                avg_f = f"({fsum} / CAST({p}.n AS DOUBLE))"
+                num = Num(f"greatest({tm}, {DEC})", d=dec_div(s, f"CAST({p}.n AS {DEC_T})"),
+                          f=f"(CASE WHEN {tm} = {FLT} THEN {to_float_precision(avg_f)} ELSE {avg_f} END)")
+            return f"(CASE WHEN {p}.n = 0 THEN {q(_ZERO)} WHEN {tm} <= {DBL} THEN {num.enc()} END)"
+
+        return let(dsum, with_sum)
+
+    return let(packed, result)
+
+
+_COMMON = [(INT, XSD_INTEGER), (DEC, XSD_DECIMAL), (DBL, XSD_DOUBLE)]
+
+
+def _lexical_and_type(x) -> str:
+    """named_struct(l: raw lexical form, t0: announced numeric type). The common datatypes are recognised by the
+    end of the encoded string (a byte comparison), which spares the search for the literal's closing quote."""
+    c = x.enc()
+    lex_cases, t_cases = [], []
+    for code, dt in _COMMON:
+        tail = q('"^^<' + dt + '>')
+        cond = f"endswith({c}, {tail})"
+        lex_cases.append(f"WHEN {cond} THEN substring({c}, 2, length({c}) - {len(dt) + 6})")
+        t_cases.append(f"WHEN {cond} THEN {code}")
+    return (f"named_struct('l', CASE {' '.join(lex_cases)} ELSE {x.lexr()} END, "
+            f"'t0', CASE {' '.join(t_cases)} ELSE {num_type0(x.sfx())} END)")
+
+
+def _term_fields(p: str) -> str:
+    """(t, i, d, f) of a term from its lexical form ``p.l`` and announced numeric type ``p.t0``: t is 99 for
+    anything that is not a valid number (an error for SUM / AVG)."""
+    lex, t0 = f"{p}.l", f"{p}.t0"
+    valid = f"({t0} IS NOT NULL AND {lex} RLIKE try_element_at({NUM_RE_MAP}, {t0}))"
+    t = f"(CASE WHEN {valid} THEN (CASE WHEN {t0} = {DEC} AND instr({lex}, '.') = 0 THEN {DEC0} ELSE {t0} END) ELSE 99 END)"
+    small = f"({t0} = {INT} AND length({lex}) <= 18)"  # |value| < 10^18: a BIGINT, and so are the 32-bit halves' sums
+    dbl = f"CAST({lex} AS DOUBLE)"
+    return (f"named_struct('t', {t}, 'i', (CASE WHEN {small} THEN CAST({lex} AS BIGINT) END), "
+            f"'d', (CASE WHEN {t0} = {DEC} OR ({t0} = {INT} AND NOT {small}) THEN CAST({lex} AS {DEC_T}) END), "
+            f"'f', (CASE WHEN {t0} = {DBL} THEN {dbl} WHEN {t0} = {FLT} THEN {to_float_precision(dbl)} END))")

@@ -13,6 +13,7 @@ parsed on the JVM side in one go. Inputs (the Columns a scope hands out) appear 
 from __future__ import annotations
 
 import itertools
+from contextlib import contextmanager
 import re
 from typing import Callable, Union
 
@@ -142,6 +143,23 @@ def case(branches, otherwise=None) -> SQL:
 
 
 _names = itertools.count(1)
+_depth = 0
+
+
+@contextmanager
+def naming():
+    """Lambda-variable names restart at every outermost compilation, so that one expression always compiles to
+    the same SQL text: Spark's generated-code cache then serves a repeated query (a continuous query at every
+    instant, the same query run again) instead of compiling the code anew, which for these expressions costs
+    far more than running them. Names stay unique within one compilation (nested compilations go on counting)."""
+    global _names, _depth
+    if _depth == 0:
+        _names = itertools.count(1)
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
 
 
 def fresh() -> str:

@@ -921,7 +921,7 @@ def xsd_local(sfx: SQL) -> SQL:
 
 _NUM_MAP = "map(" + ", ".join(f"{q(d[len(XSD):])}, {INT}" for d in (XSD_INTEGER,) + INTEGER_DERIVED) + \
     f", 'decimal', {DEC}, 'float', {FLT}, 'double', {DBL})"
-_NUM_RE = f"map({INT}, {q(RE_INT)}, {DEC}, {q(RE_DEC)}, {FLT}, {q(RE_DBL)}, {DBL}, {q(RE_DBL)})"
+NUM_RE_MAP = _NUM_RE = f"map({INT}, {q(RE_INT)}, {DEC}, {q(RE_DEC)}, {FLT}, {q(RE_DBL)}, {DBL}, {q(RE_DBL)})"
 
 
 def num_type0(sfx: SQL) -> SQL:

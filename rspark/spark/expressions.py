@@ -51,6 +51,7 @@ from rspark.spark.expr_aggregate import build_aggregate
 from rspark.spark.expr_compare import compare, eq, same_term, sort_key, triple_component
 from rspark.spark.expr_datetime import cast_datetime, date_part
 from rspark.spark.expr_numeric import arith, cast_boolean, cast_numeric, cast_string, identity, negate, rounding
+from rspark.spark.expr_sql import naming
 from rspark.spark.expr_values import (
     DBL,
     XSD_DATE,
@@ -98,28 +99,32 @@ class ExprEnv:
 
 def compile_expr(expr, scope: ExprScope, env: ExprEnv) -> Column:
     """The value of ``expr`` as an encoded-term string Column (NULL = unbound or error)."""
-    c = _Compiler(scope, env)
-    return c.column(c.with_shared_facets(expr, lambda: bind([c.value(expr)],
-                                                                lambda vs: f"CAST({vs[0].enc()} AS STRING)")))
+    with naming():
+        c = _Compiler(scope, env)
+        return c.column(c.with_shared_facets(expr, lambda: bind([c.value(expr)],
+                                                                    lambda vs: f"CAST({vs[0].enc()} AS STRING)")))
 
 
 def compile_ebv(expr, scope: ExprScope, env: ExprEnv) -> Column:
     """The effective boolean value of ``expr``: a boolean Column, NULL for an error (FILTER drops it)."""
-    c = _Compiler(scope, env)
-    return c.column(c.with_shared_facets(expr, lambda: bind(
-        [c.value(expr)], lambda vs: f"CAST({vs[0].ebv()} AS BOOLEAN)", facets="num")))
+    with naming():
+        c = _Compiler(scope, env)
+        return c.column(c.with_shared_facets(expr, lambda: bind(
+            [c.value(expr)], lambda vs: f"CAST({vs[0].ebv()} AS BOOLEAN)", facets="num")))
 
 
 def compile_aggregate(agg: Aggregate, scope: ExprScope, env: ExprEnv) -> Column:
     """An aggregate Column (encoded term or NULL) over the rows of a group; ``scope`` is the input's scope."""
-    return build_aggregate(agg, _Compiler(scope, env))
+    with naming():
+        return build_aggregate(agg, _Compiler(scope, env))
 
 
 def order_keys(col: Column, ascending: bool = True) -> list[Column]:
     """Sort Columns giving SPARQL's ORDER BY order (15.1) for an encoded-term column: unbound first, then blank
     nodes, IRIs, literals (numbers by value, strings by code point, date-times by value, the rest by lexical
     form), quoted triples; ``ascending=False`` reverses it (unbound last)."""
-    key = to_column(sort_key(TermV(token(0), simple=True)), [col])
+    with naming():
+        key = to_column(sort_key(TermV(token(0), simple=True)), [col])
     return [key.asc_nulls_first() if ascending else key.desc_nulls_last()]
 
 
