@@ -274,11 +274,35 @@ def to_column(sql: SQL, inputs: list):
     from pyspark.sql import functions as F
 
     if not inputs:
-        return F.expr(sql)
+        return parsed(sql)
     names = [_attribute_sql(c) for c in inputs]
     if all(n is not None for n in names):
-        return F.expr(_TOKEN.sub(lambda m: names[int(m.group(1))], sql))
+        return parsed(_TOKEN.sub(lambda m: names[int(m.group(1))], sql))
     var = fresh()
     body = _TOKEN.sub(lambda m: f"{var}.c{m.group(1)}", sql)
     packed = F.array(F.struct(*[c.alias(f"c{i}") for i, c in enumerate(inputs)]))
-    return F.element_at(F.call_function("transform", packed, F.expr(f"{var} -> {body}")), 1)
+    return F.element_at(F.call_function("transform", packed, parsed(f"{var} -> {body}")), 1)
+
+
+_PARSED: dict = {}
+_PARSED_OWNER: list = [None]
+
+
+def parsed(sql: SQL):
+    """``F.expr(sql)``, remembered by its text: a query compiles to the same text each time (see :func:`naming`),
+    and parsing the long texts of SPARQL expressions is a noticeable part of planning a query. The Columns are
+    unresolved expressions, reusable in any plan of the same Spark context (the memo is dropped when the
+    context changes)."""
+    from pyspark import SparkContext
+    from pyspark.sql import functions as F
+
+    owner = id(SparkContext._active_spark_context)
+    if _PARSED_OWNER[0] != owner:
+        _PARSED.clear()
+        _PARSED_OWNER[0] = owner
+    col = _PARSED.get(sql)
+    if col is None:
+        if len(_PARSED) >= 4096:
+            _PARSED.clear()
+        col = _PARSED[sql] = F.expr(sql)
+    return col
