@@ -24,10 +24,10 @@ from rspark.spark.expr_values import (
     DEC_T,
     FLT,
     INT,
+    NUM_RE_MAP,
     Num,
     StrV,
     TermV,
-    NUM_RE_MAP,
     bind,
     let,
     num_type0,
@@ -186,8 +186,8 @@ def _sum_avg(name: str, distinct: bool, per_row, aggs) -> str:
 
 
 def _sum_avg_split(name: str, per_row, aggs) -> str:
-    """SUM / AVG without DISTINCT, summing each kind of number apart: integers of up to 17 digits as two BIGINT
-    sums (their high and low 32 bits: exact for fewer than 2^31 rows per group, and far cheaper than DECIMAL(38,18)
+    """SUM / AVG without DISTINCT, summing each kind of number apart: integers written in at most 18 characters
+    as two BIGINT sums (their high and low 32 bits: exact for fewer than 2^31 rows per group, and far cheaper than DECIMAL(38,18)
     arithmetic), other integers and decimals as a decimal sum, floats and doubles as a double sum. A term from
     the data is parsed once per row (lexical form, datatype, one regular-expression check)."""
     def fields(x) -> str:

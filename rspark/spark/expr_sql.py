@@ -13,8 +13,8 @@ parsed on the JVM side in one go. Inputs (the Columns a scope hands out) appear 
 from __future__ import annotations
 
 import itertools
-from contextlib import contextmanager
 import re
+from contextlib import contextmanager
 from typing import Callable, Union
 
 from rspark.model.terms import XSD, XSD_BOOLEAN, XSD_DATETIME, XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER, XSD_STRING
