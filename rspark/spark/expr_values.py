@@ -241,17 +241,26 @@ def format_decimal(d: SQL) -> SQL:
     return body(d) if _is_name(d) else let(d, body)
 
 
+def _java_string(x: SQL, is_float: SBool) -> SQL:
+    """Java's Double.toString (Float.toString when ``is_float``) of ``x``: Spark's cast to STRING."""
+    as_float = f"CAST(CAST({x} AS FLOAT) AS STRING)"
+    if is_float is True:
+        return as_float
+    if is_float is False:
+        return f"CAST({x} AS STRING)"
+    return f"(CASE WHEN {is_float} THEN {as_float} ELSE CAST({x} AS STRING) END)"
+
+
+def _with_java_strings(f: SQL, is_float: SBool, body) -> SQL:
+    """``body(p)`` with ``p.s`` the Java string of ``f``, ``p.a`` that of ``abs(f)`` and ``p.v`` = ``abs(f)``:
+    what both lexical forms of a double are built from."""
+    return let(f"named_struct('s', {_java_string(f, is_float)}, 'a', {_java_string(f'abs({f})', is_float)}, "
+               f"'v', abs({f}))", body)
+
+
 def format_double(f: SQL, is_float: SBool = False) -> SQL:
     """XPath's xs:string of an xs:double / xs:float (``f`` simple; ``is_float`` a static boolean), from Java's
     Double.toString / Float.toString: plain decimal notation for 1e-6 <= |x| < 1e6, ``d.dddE[-]n`` otherwise."""
-    def java(x: SQL) -> SQL:
-        as_float = f"CAST(CAST({x} AS FLOAT) AS STRING)"
-        if is_float is True:
-            return as_float
-        if is_float is False:
-            return f"CAST({x} AS STRING)"
-        return f"(CASE WHEN {is_float} THEN {as_float} ELSE CAST({x} AS STRING) END)"
-
     def body(p: str) -> SQL:
         s, a, v = f"{p}.s", f"{p}.a", f"{p}.v"
         plain = f"rtrim('.', rtrim('0', CAST(CAST({a} AS DECIMAL(38,24)) AS STRING)))"
@@ -263,7 +272,7 @@ def format_double(f: SQL, is_float: SBool = False) -> SQL:
                 f" ELSE concat(CASE WHEN startswith({s}, '-') THEN '-' ELSE '' END, (CASE WHEN {v} >= 1e-6D AND"
                 f" {v} < 1e6D THEN {plain} WHEN {v} >= 1e6D AND {v} < 1e7D THEN {mid} ELSE {a} END)) END)")
 
-    return let(f"named_struct('s', {java(f)}, 'a', {java(f'abs({f})')}, 'v', abs({f}))", body)
+    return _with_java_strings(f, is_float, body)
 
 
 def canonical_decimal(d: SQL) -> SQL:
@@ -276,14 +285,6 @@ def canonical_double(f: SQL, is_float: SBool = False) -> SQL:
     """XML Schema 1.0 canonical xs:double / xs:float: one non-zero digit before the point, at least one after,
     then the exponent (``2.5E0``, ``2.0E-1``, ``1.0E7``, ``0.0E0``), ``INF``, ``-INF``, ``NaN``. Built from Java's
     shortest round-trip digits (Double.toString / Float.toString), so ``0.1`` stays ``1.0E-1``."""
-    def java(x: SQL) -> SQL:
-        as_float = f"CAST(CAST({x} AS FLOAT) AS STRING)"
-        if is_float is True:
-            return as_float
-        if is_float is False:
-            return f"CAST({x} AS STRING)"
-        return f"(CASE WHEN {is_float} THEN {as_float} ELSE CAST({x} AS STRING) END)"
-
     def body(p: str) -> SQL:
         s, a, v = f"{p}.s", f"{p}.a", f"{p}.v"
         whole, frac = f"substring_index({a}, '.', 1)", f"substring_index({a}, '.', -1)"
@@ -297,7 +298,7 @@ def canonical_double(f: SQL, is_float: SBool = False) -> SQL:
                 f" WHEN {v} = 0 THEN concat({sign}, '0.0E0')"
                 f" ELSE concat({sign}, CASE WHEN instr({a}, 'E') > 0 THEN {a} ELSE {sci} END) END)")
 
-    return let(f"named_struct('s', {java(f)}, 'a', {java(f'abs({f})')}, 'v', abs({f}))", body)
+    return _with_java_strings(f, is_float, body)
 
 
 # ------------------------------------------------------------------------------------------- the value classes
