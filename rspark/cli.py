@@ -99,8 +99,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             engine.add_stream(iri, path, strict=args.strict)
         for err in engine.errors:
             print(f"rspark: warning: {err}", file=sys.stderr)
-        outputs = engine.replay([t for t, _ in texts], until=args.until, times=_times(args.times),
-                                names=[Path(p).name for _, p in texts])
+        outputs = engine.replay_iter([t for t, _ in texts], until=args.until, times=_times(args.times),
+                                     names=[Path(p).name for _, p in texts])
         out = sys.stdout
         header_done: set = set()
         for rec in outputs:

@@ -393,6 +393,29 @@ def test_error_line_numbers_across_spark_splits(spark, tmp_path):
         spark.conf.unset("spark.sql.files.maxPartitionBytes")
 
 
+def test_ntriples_hex_like_blank_node_labels_across_splits(spark, tmp_path):
+    """N-Triples labels are all written by the author, even when they look like a parser's generated ones (16+ hex
+    digits): one label is one node in every split, two labels are two nodes."""
+    a, b = "_:0123456789abcdef", "_:fedcba9876543210"
+    lines = [f'{a if i < 50 else b} <http://e/p> "{i}" .' for i in range(100)] + [f'{a} <http://e/q> "a" .']
+    path = write(tmp_path, "hex.nt", "\n".join(lines) + "\n")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "1024")
+    try:
+        lg = load_rdf(spark, path)
+        assert lg.quads.rdd.getNumPartitions() > 2
+        rows = lg.quads.select("s", "p", "o").collect()
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    by_subject: dict[str, set] = {}
+    for r in rows:
+        by_subject.setdefault(r.s, set()).add(r.o)
+    assert len(by_subject) == 2
+    assert sorted(len(v) for v in by_subject.values()) == [50, 51]
+    q_subject = next(r.s for r in rows if r.p == "<http://e/q>")
+    assert by_subject[q_subject] == {f'"{i}"' for i in range(50)} | {'"a"'}
+    assert all(s.endswith("_0123456789abcdef") or s.endswith("_fedcba9876543210") for s in by_subject)
+
+
 def test_nquads_error_lenient_and_strict(spark, tmp_path):
     path = write(tmp_path, "bad.nq", NQUADS + "<http://e/s> <http://e/p> <http://e/o> <http://e/g> <http://e/x> .\n")
     lg = load_rdf(spark, path, strict=False)

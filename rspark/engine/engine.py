@@ -277,7 +277,14 @@ class Engine:
 
         ``queries``: one query text or a list of them (queries that REGISTER STREAM feed the queries reading that
         stream); ``until``: the last instant (default: the last element); ``times``: evaluate exactly at these
-        instants; ``profile``: an engine profile name (docs/profiles.md), default the engine's."""
+        instants; ``profile``: an engine profile name (docs/profiles.md), default the engine's. Returns a list;
+        :meth:`replay_iter` gives the same records one at a time."""
+        return list(self.replay_iter(queries, until=until, times=times, profile=profile, names=names))
+
+    def replay_iter(self, queries, *, until=None, times=None, profile: str | None = None, names=None):
+        """:meth:`replay` as an iterator: the records stream from Spark as they are read, so a long replay whose
+        records are written out as they come (as ``rspark replay`` does) keeps the driver's memory bounded. The
+        queries are compiled and checked (unknown streams, bad windows) before it returns."""
         from rspark.engine.replay import Replayer
 
         texts = [queries] if isinstance(queries, str) else list(queries)

@@ -10,11 +10,13 @@ answers come to the driver, to be printed in time order.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any
+from typing import Any, Iterable, Iterator
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -78,6 +80,24 @@ class StreamSource:
     time_kind: str  # "datetime" | "number"
     time_scale: int = 1
     _bounds: tuple | None = None
+    _has_metadata: bool | None = None
+    _triples_unique: bool | None = None
+    checks_duplicates: bool = True  # False: triples_unique() is not computed and says False
+
+    def triples_unique(self) -> bool:
+        """Whether every triple of the stream occurs once, in one element (one aggregate job, once). Then a
+        time-selected window's content is a set without a DISTINCT over all its copies."""
+        if self._triples_unique is None:
+            # by a 64-bit hash of the triple (a collision only costs the DISTINCT it would have saved)
+            self._triples_unique = self.checks_duplicates and self.quads.groupBy(F.xxhash64("s", "p", "o")) \
+                .count().filter(F.col("count") > 1).isEmpty()
+        return self._triples_unique
+
+    def has_metadata(self) -> bool:
+        """Whether the stream has element metadata (one small job, once)."""
+        if self._has_metadata is None:
+            self._has_metadata = self.metadata is not None and not self.metadata.isEmpty()
+        return self._has_metadata
 
     def bounds(self) -> tuple[int | None, int | None]:
         if self._bounds is None:
@@ -228,14 +248,19 @@ class Replayer:
         self.profile = profile
         self.sources: dict[str, StreamSource] = dict(engine.streams)
 
-    def run(self, queries: list[tuple[str, str]], *, until=None, times=None) -> list[ReplayOutput]:
-        """``queries``: (text, name) pairs. Returns every output record, in time order (ties: query order)."""
+    def run(self, queries: list[tuple[str, str]], *, until=None, times=None) -> Iterator[ReplayOutput]:
+        """``queries``: (text, name) pairs. Returns an iterator of every output record in time order (ties: query
+        order).
+
+        The plans are built (and streams registered, errors raised) now; the records then stream from Spark
+        instant by instant (``toLocalIterator`` over the answers partitioned by instant), so the driver holds a
+        few partitions of answers at a time, not the whole replay."""
         plans = []
         for text, name in queries:
             plan = compile_query(text, source=name)
             label = _query_label(plan, name)
             plans.append((plan, label))
-        outputs: list[tuple[int, int, ReplayOutput]] = []
+        streams: list[tuple[int, Iterator[ReplayOutput]]] = []
         pending = list(enumerate(plans))
         while pending:
             ready = [(i, p) for i, p in pending if all(w.stream.value in self.sources for w in p[0].dataset.windows)]
@@ -245,14 +270,15 @@ class Replayer:
                 raise RsparkError(f"{label}: unknown stream <{missing[0]}> (give it with --stream {missing[0]}=PATH "
                                   f"or engine.add_stream)")
             for i, (plan, label) in ready:
-                for out in self.run_query(plan, label, until=until, times=times):
-                    outputs.append((out.ticks, i, out))
+                streams.append((i, self.run_query(plan, label, until=until, times=times)))
             done = {i for i, _ in ready}
             pending = [(i, p) for i, p in pending if i not in done]
-        outputs.sort(key=lambda x: (x[0], x[1]))
-        return [o for _, _, o in outputs]
+        keyed = [_keyed(i, records) for i, records in streams]
+        return (out for _, _, out in heapq.merge(*keyed, key=lambda x: (x[0], x[1])))
 
-    def run_query(self, plan: ops.QueryPlan, label: str, *, until=None, times=None) -> list[ReplayOutput]:
+    def run_query(self, plan: ops.QueryPlan, label: str, *, until=None, times=None) -> Iterator[ReplayOutput]:
+        """Builds the query's plan now (registering its output stream, if it has one); returns the iterator of
+        its records, which runs the plan."""
         from rspark.engine.profiles import get_profile
         from rspark.engine.report import WindowInput, evaluation_instants
         from rspark.spark.query import construct_frame, make_env, projected_names
@@ -278,11 +304,10 @@ class Replayer:
                                  profile, every=every, times=ticks_times, until=ticks_until, spark=self.spark)
         instant_values = et.values()
         instants = self.spark.createDataFrame([(t,) for t in instant_values], f"{KEY} long")
-        instants_in = instants.withColumnRenamed(KEY, "instant")
 
         merged, named = [], {}
         for d, rw, src in zip(decls, resolved, sources):
-            content = self._content(src, rw, instants_in)
+            content = self._content(src, rw, instant_values)
             if d.merged or d.name is None:
                 merged.append(content)
             else:
@@ -295,36 +320,42 @@ class Replayer:
         r2s = plan.r2s or profile.r2s
 
         form = plan.form
-        per_instant: dict[int, list] = {t: [] for t in instant_values}
         names: list[str] = []
+        order: list = []
         if form == "SELECT":
             names = projected_names(sols)
             cols = [var_col(n) for n in names]
             df = sols.df.select(KEY, *cols, *[c for c, _ in sols.order])
             if sols.order:
-                df = relation_to_stream(df, cols + [c for c, _ in sols.order], r2s, instants) \
-                    .orderBy(KEY, *S.sort_columns(sols))
+                df = relation_to_stream(df, cols + [c for c, _ in sols.order], r2s, instants)
+                order = S.sort_columns(sols)
             else:
                 df = relation_to_stream(df, cols, r2s, instants)
-            for row in df.collect():
-                per_instant.setdefault(row[0], []).append(
-                    {n: E.decode(row[i + 1]) for i, n in enumerate(names) if row[i + 1] is not None})
+            df = df.select(KEY, *cols)
+
+            def item(row):
+                return {n: E.decode(row[i + 1]) for i, n in enumerate(names) if row[i + 1] is not None}
         elif form == "ASK":
-            for row in sols.df.select(KEY).distinct().collect():
-                per_instant.setdefault(row[0], []).append(True)
+            df = sols.df.select(KEY).distinct()
+
+            def item(row):
+                return True
         elif form in ("CONSTRUCT", "DESCRIBE"):
             if form == "DESCRIBE":
                 raise RsparkError(f"{label}: DESCRIBE is not available in continuous queries; use CONSTRUCT")
-            triples = relation_to_stream(construct_frame(sols, plan.template), ["s", "p", "o"], r2s, instants)
+            df = relation_to_stream(construct_frame(sols, plan.template), ["s", "p", "o"], r2s, instants)
             if plan.register is not None and plan.register.kind == "STREAM" and isinstance(plan.register.name, IRI):
-                self._register_stream(plan.register.name.value, triples, sources[0])
-            for row in triples.collect():
-                per_instant.setdefault(row[0], []).append((E.decode(row[1]), E.decode(row[2]), E.decode(row[3])))
-        outputs = []
-        for t in sorted(per_instant):
-            items = per_instant[t]
-            if not items and not profile.emit_empty and form != "ASK":
-                continue
+                self._register_stream(plan.register.name.value, df, sources[0])
+            df = df.select(KEY, "s", "p", "o")
+
+            def item(row):
+                return E.decode(row[1]), E.decode(row[2]), E.decode(row[3])
+        else:
+            raise RsparkError(f"{label}: {form} is not a continuous query form")
+        rows = _rows_by_instant(df, order, len(instant_values))
+        emit_empty = profile.emit_empty or form == "ASK"
+
+        def record(t: int, items: list) -> ReplayOutput:
             out = ReplayOutput(label, t, format_time(t, timeline), form, names)
             if form == "SELECT":
                 out.rows = items
@@ -332,23 +363,43 @@ class Replayer:
                 out.boolean = bool(items)
             else:
                 out.triples = items
-            outputs.append(out)
-        return outputs
+            return out
 
-    def _content(self, src: StreamSource, rw, instants: DataFrame) -> DataFrame:
-        """A window's content at every instant: (__t, s, p, o), a set per instant (the snapshot is an RDF graph)."""
+        def records() -> Iterator[ReplayOutput]:
+            for t, items in _group_by_instant(rows, instant_values, item):
+                if items or emit_empty:
+                    yield record(t, items)
+
+        return records()
+
+    def _content(self, src: StreamSource, rw, instants) -> DataFrame:
+        """A window's content at every instant: (__t, s, p, o), a set per instant (the snapshot is an RDF graph).
+
+        ``instants``: the instant values (a list, so that the window code knows how many there are and broadcasts
+        them). A window that selects by timestamp alone (time-based, landmark, interval, NOW) assigns the quads
+        themselves, which carry their element's timestamp: there is no (instant, element) join, and Spark pushes
+        the query's triple-pattern selections and filters below the copy into windows, so only matching triples
+        are copied. Count windows rank elements (or triples) first and join the content to the ranks."""
         from rspark.spark.windows import CountSpec, assign_window
 
         if isinstance(rw, CountSpec) and rw.unit == "TRIPLES":
             assigned = assign_window(src.elements, rw, instants, quads=src.quads)
             return assigned.select(F.col("instant").alias(KEY), "s", "p", "o").distinct()
-        assigned = assign_window(src.elements, rw, instants).select("instant", "element")
-        content = assigned.join(src.quads.select("element", "s", "p", "o"), "element") \
-            .select(F.col("instant").alias(KEY), "s", "p", "o")
-        if src.metadata is not None:
+        if isinstance(rw, CountSpec):
+            assigned = assign_window(src.elements, rw, instants).select("instant", "element")
+            content = assigned.join(src.quads.select("element", "s", "p", "o"), "element")
+        else:
+            content = assign_window(src.quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants)
+            assigned = None
+        content = content.select(F.col("instant").alias(KEY), "s", "p", "o")
+        if src.has_metadata():
+            if assigned is None:
+                assigned = assign_window(src.elements, rw, instants).select("instant", "element")
             meta = assigned.join(src.metadata.withColumnRenamed("s", "element"), "element") \
                 .select(F.col("instant").alias(KEY), F.col("element").alias("s"), "p", "o")
             content = content.unionByName(meta)
+        if assigned is None and src.triples_unique():
+            return content  # each triple in one element: a window's content has no duplicate to remove
         return content.distinct()
 
     def _register_stream(self, iri: str, triples: DataFrame, like: StreamSource) -> None:
@@ -357,7 +408,8 @@ class Replayer:
         elem = F.concat(F.lit(f"<{iri}#t"), F.col(KEY).cast("string"), F.lit(">"))
         quads = triples.select("s", "p", "o", elem.alias("element"), F.col(KEY).alias("ts"), F.col(KEY).alias("seq"))
         elements = quads.select("element", "ts", "seq").distinct()
-        self.sources[iri] = StreamSource(iri, elements, quads, None, None, like.time_kind, like.time_scale)
+        self.sources[iri] = StreamSource(iri, elements, quads, None, None, like.time_kind, like.time_scale,
+                                         checks_duplicates=False)
 
 
 def _static_part(plan: ops.QueryPlan) -> ops.QueryPlan:
@@ -372,3 +424,45 @@ def _query_label(plan: ops.QueryPlan, source: str) -> str:
         name = plan.register.name
         return name.value if isinstance(name, IRI) else str(name)
     return source
+
+
+INSTANTS_PER_OUTPUT_PARTITION = 64  # instants per partition of the answers streamed to the driver
+MAX_OUTPUT_PARTITIONS = 1024
+
+
+def _keyed(i: int, records: Iterator[ReplayOutput]) -> Iterator[tuple[int, int, ReplayOutput]]:
+    return ((out.ticks, i, out) for out in records)
+
+
+def _rows_by_instant(df: DataFrame, order: list, n_instants: int) -> Iterator:
+    """The answer rows in instant order (then ``order``), streamed: the rows are range-partitioned by instant
+    (about 64 instants a partition, so that a partition stays small however long the stream) and each partition
+    comes to the driver when the previous one is consumed. The answers are computed once, into Spark's cache
+    (range partitioning samples its input first: without the cache the whole query would run twice), and
+    uncached when the iteration ends."""
+    parts = max(1, min(MAX_OUTPUT_PARTITIONS, -(-n_instants // INSTANTS_PER_OUTPUT_PARTITION)))
+    cached = df.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        ordered = cached.repartitionByRange(parts, KEY).sortWithinPartitions(KEY, *order)
+        yield from ordered.toLocalIterator(prefetchPartitions=True)
+    finally:
+        cached.unpersist()
+
+
+def _group_by_instant(rows: Iterable, instants: list[int], item) -> Iterator[tuple[int, list]]:
+    """(instant, items) for every instant of ``instants`` (sorted) and every instant the rows carry, in order;
+    ``rows`` are sorted by instant (column 0)."""
+    it = iter(rows)
+    row = next(it, None)
+    times = iter(instants)
+    t = next(times, None)
+    while t is not None or row is not None:
+        key = row[0] if row is not None else None
+        now = t if key is None or (t is not None and t <= key) else key
+        items = []
+        while row is not None and row[0] == now:
+            items.append(item(row))
+            row = next(it, None)
+        yield now, items
+        while t is not None and t == now:
+            t = next(times, None)

@@ -189,7 +189,7 @@ class TermEncoder:
 
     __slots__ = ("token", "gen", "labels", "counter", "explicit", "reifiers", "_reified")
 
-    def __init__(self, token: str, *, gen: str = "", explicit: str | None = None,
+    def __init__(self, token: str, *, gen: str = "", explicit: str | bool | None = None,
                  reifiers: dict[str, object] | None = None) -> None:
         self.token = token
         self.gen = gen
@@ -202,7 +202,8 @@ class TermEncoder:
     def bnode(self, label: str) -> str:
         enc = self.labels.get(label)
         if enc is None:
-            if _GENERATED.fullmatch(label) and (self.explicit is None or "_:" + label not in self.explicit):
+            if self.explicit is not True and _GENERATED.fullmatch(label) and (
+                    self.explicit is None or "_:" + label not in self.explicit):
                 enc = f"_:{self.token}-{self.gen}{self.counter}"
                 self.counter += 1
             else:
@@ -402,7 +403,7 @@ def parse_lines(lines: list[str], blks: list[int], idxs: list[int], sink: Sink, 
     ``triple_graph``: the encoded graph of N-Triples triples (None: ``default_graph``).
     """
     ox_fmt = ox.RdfFormat.N_TRIPLES if fmt == "ntriples" else ox.RdfFormat.N_QUADS
-    enc = TermEncoder(token)
+    enc = TermEncoder(token, explicit=True)
     graph_override = triple_graph if fmt == "ntriples" else None
     plain: list[int] = []
     star: list[int] = []
@@ -472,7 +473,7 @@ def _parse_one_line(line: str, blk: int, idx: int, sink: Sink, *, fmt: str, ox_f
         return
     assert first_error is not None
     sink.problems.append(ParseProblem(first_error[0], blk, idx, 0, first_error[1],
-                                      _graph_of_bad_line(line, fmt, TermEncoder(token))))
+                                      _graph_of_bad_line(line, fmt, TermEncoder(token, explicit=True))))
 
 
 # --------------------------------------------------------------------------------------------------- Turtle / TriG

@@ -265,11 +265,30 @@ class Compiler:
     # ------------------------------------------------------------------------------------------ combinations
 
     def _op_Join(self, op: ops.Join, ctx: Context) -> Solutions:
-        if isinstance(op.left, ops.Table) and op.left.is_unit:
-            return self.compile(op.right, ctx)
-        if isinstance(op.right, ops.Table) and op.right.is_unit:
+        """A chain of Joins (a group's elements: BGPs, windows, GRAPH blocks, subqueries) joined so that each
+        step shares a variable with what is joined so far when some element does (Join is associative and
+        commutative): textual order otherwise, and no cross product that the query does not force. A BGP beside
+        other elements is split into its triple patterns (a BGP is the join of its patterns; its blank nodes are
+        variables named by their labels, the same in every piece), so that a window's matches join a static
+        pattern on their shared variable instead of all the static BGP's matches."""
+        parts = [p for p in _join_operands(op) if not (isinstance(p, ops.Table) and p.is_unit)]
+        if len(parts) > 1:  # a BGP's triple patterns join with the other elements one by one
+            parts = [u for p in parts for u in (
+                [ops.BGP((t,)) for t in _order_patterns(p.triples)] if isinstance(p, ops.BGP) and p.triples else [p])]
+        if not parts:
             return self.compile(op.left, ctx)
-        return S.join(self.compile(op.left, ctx), self.compile(op.right, ctx))
+        compiled = [self.compile(p, ctx) for p in parts]
+        if len(compiled) <= 2 or any(c.order for c in compiled):
+            order = list(range(len(compiled)))
+        else:
+            order = _join_order(compiled)
+        acc = compiled[order[0]]
+        for i in order[1:]:
+            acc = S.join(acc, compiled[i])
+        if order != sorted(order):  # the variables in the order the query wrote them
+            names = list(dict.fromkeys(v for c in compiled for v in c.vars))
+            acc = acc.with_df(acc.df.select(*acc.keys, *[var_col(v) for v in names]), vars=tuple(names))
+        return acc
 
     def _op_LeftJoin(self, op: ops.LeftJoin, ctx: Context) -> Solutions:
         left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
@@ -568,3 +587,28 @@ def _order_patterns(triples) -> list:
         ordered.append(t)
         seen |= names(t)
     return ordered
+
+
+def _join_operands(op: ops.Op) -> list[ops.Op]:
+    """The operands of a chain of Joins, in textual order."""
+    if isinstance(op, ops.Join):
+        return _join_operands(op.left) + _join_operands(op.right)
+    return [op]
+
+
+def _join_order(parts: list[Solutions]) -> list[int]:
+    """Greedy: from the first operand, the next one (in textual order) that shares a variable bound in every
+    solution on both sides (an equi-join); else one that shares a context key (an evaluation instant, a graph);
+    else the next one (a cross product the query asks for)."""
+    remaining = list(range(1, len(parts)))
+    order = [0]
+    bound, keys = set(parts[0].bound), set(parts[0].keys)
+    while remaining:
+        pick = next((i for i in remaining if bound & parts[i].bound), None)
+        if pick is None:
+            pick = next((i for i in remaining if keys & set(parts[i].keys)), remaining[0])
+        remaining.remove(pick)
+        order.append(pick)
+        bound |= parts[pick].bound
+        keys |= set(parts[pick].keys)
+    return order

@@ -22,6 +22,8 @@ below are the kind tests the query forms need.
 
 from __future__ import annotations
 
+import functools
+
 from pyspark.sql import Column
 
 from rspark.model.terms import (
@@ -155,9 +157,17 @@ class _Reader:
 
 
 def decode(text: str | None) -> Term | None:
-    """The rspark term of an encoded string (None stays None)."""
+    """The rspark term of an encoded string (None stays None). Terms are immutable, so the terms of recent
+    strings are shared (answers repeat the same sensors, places and types many times)."""
     if text is None:
         return None
+    return _decode(text)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _decode(text: str) -> Term:
+    if text[0] == "<" and text[1] != "<" and text.find(">") == len(text) - 1:
+        return IRI(text[1:-1])
     reader = _Reader(text)
     term = reader.term()
     if reader.pos != len(text):
