@@ -33,3 +33,27 @@ class DataError(RsparkError):
         super().__init__(where + message)
         self.file, self.line, self.column, self.element = file, line, column, element
         self.reason = message
+
+
+class MemoryLimitError(RsparkError):
+    """Spark ran out of memory (the JVM's heap, or a Python worker's): the data a query needs at once did not fit."""
+
+
+_OUT_OF_MEMORY = ("java.lang.OutOfMemoryError", "Java heap space", "GC overhead limit exceeded", "MemoryError")
+
+
+def memory_limit_error(exc: BaseException, what: str) -> MemoryLimitError | None:
+    """A :class:`MemoryLimitError` for ``exc`` when it is an out-of-memory failure reported by Spark (whatever
+    wrapper PySpark puts around it), else None. ``what``: what was running."""
+    try:
+        text = str(exc)
+    except Exception:  # an exception whose text needs a JVM that is gone
+        text = repr(exc)
+    hit = next((marker for marker in _OUT_OF_MEMORY if marker in text), None)
+    if hit is None:
+        return None
+    return MemoryLimitError(
+        f"{what} ran out of memory ({hit}): the windows' content or the answers held at once did not fit. Use a "
+        "smaller window RANGE or fewer evaluation instants (--until, --times), or give Spark more memory "
+        "(Engine(conf={'spark.driver.memory': '8g'}), or --conf for spark-submit); after a JVM out-of-memory "
+        "error the Spark session may have to be restarted.")

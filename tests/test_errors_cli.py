@@ -93,13 +93,15 @@ def test_window_forms():
     specs = [w.spec for w in q.dataset]
     assert specs[0].range.amount == 600_000 and specs[0].slide.amount == 60_000
     assert specs[0].start.value == 1456837200000 and specs[0].start.absolute
-    assert specs[1].slide == specs[1].range
+    assert specs[1].slide == specs[1].range  # TUMBLING
     assert specs[2].start.value == 3
     assert (specs[3].start.value, specs[3].end.value) == (1, 9)
     assert (specs[4].unit, specs[4].size) == ("ELEMENTS", 4)
     assert (specs[5].unit, specs[5].size) == ("BGP", 2)
     assert (specs[6].range.amount, specs[6].slide.amount) == (10_000, 5_000)
     assert q.dataset[7].merged and (specs[7].range.amount, specs[7].range.absolute) == (5, False)
+    omitted = parse_query("PREFIX : <http://e/> SELECT * FROM NAMED WINDOW :a ON :s [RANGE 5] WHERE { ?a ?b ?c }")
+    assert omitted.dataset[0].spec.slide is None  # no SLIDE written: the profile's implicit slide applies
 
 
 def test_cli_explain_ok(tmp_path, capsys):

@@ -16,7 +16,7 @@ EXPECTED = {
 (select
   (dataset
     (window :w1 :S (landmark 1))
-    (window :w2 :S (range 5 slide 5)))
+    (window :w2 :S (range 5)))
   (project (?x ?z)
     (match
       (seq

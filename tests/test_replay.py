@@ -297,6 +297,20 @@ def test_cqels_profile_is_istream_on_content_change(engine):
     assert got == [(2, [":a1"]), (4, [":a2"]), (10, [":a3"])]
 
 
+def test_cqels_profile_slides_an_omitted_slide_by_one_tick(engine):
+    # [RANGE 3] with no SLIDE under cqels: at each new element t the window is (t-3, t] (G1@2 {:a1 :p :b1},
+    # G2@4 {:a2 :p :b2}, G5@10 {:a3 :p :b3}); ISTREAM and no empty records. Under the default profile the same
+    # window tumbles: closes at 0, 3, 6, 9, 12, so at 2 the window (-3, 0] is empty.
+    q = P + "SELECT ?x FROM NAMED WINDOW :w ON :S [RANGE 3] WHERE { WINDOW :w { ?x :p ?y } }"
+    got = [(o.time, sorted(local(r["x"]) for r in o.rows)) for o in engine.replay(q, profile="cqels")]
+    assert got == [(2, [":a1"]), (4, [":a2"]), (10, [":a3"])]
+    tumbling = [(o.time, sorted(local(r["x"]) for r in o.rows)) for o in engine.replay(q, times=[2, 4, 10])]
+    assert tumbling == [(2, []), (4, [":a1"]), (10, [])]
+    explicit = q.replace("[RANGE 3]", "[RANGE 3 TUMBLING]")
+    assert [(o.time, [local(r["x"]) for r in o.rows]) for o in engine.replay(explicit, profile="cqels")] == [
+        (4, [":a1"]), (6, [":a2"])]  # closes 3: (0, 3], 6: (3, 6]
+
+
 # --------------------------------------------------------------------------------------------------- bad input
 
 
@@ -304,6 +318,31 @@ def test_unknown_stream_is_named(engine):
     q = P + "SELECT * FROM NAMED WINDOW :w ON :nowhere [RANGE 5 SLIDE 1] WHERE { WINDOW :w { ?s ?p ?o } }"
     with pytest.raises(RsparkError, match=r"unknown stream <http://example.org/nowhere>"):
         engine.replay(q)
+
+
+def test_out_of_memory_is_reported_as_a_memory_limit(engine, monkeypatch):
+    """A Spark out-of-memory failure (here the text PySpark gives for a job that died of it, raised by the
+    iteration, since a real one would take the shared test JVM down) becomes a MemoryLimitError that says what
+    to change; other failures pass through unchanged."""
+    from rspark.engine import replay as R
+    from rspark.errors import MemoryLimitError, memory_limit_error
+
+    spark_text = ("An error occurred while calling o123.toLocalIterator.\n: org.apache.spark.SparkException: Job "
+                  "aborted due to stage failure: Task 0 in stage 7.0 failed 1 times, most recent failure: "
+                  "java.lang.OutOfMemoryError: Java heap space")
+
+    def dying(*args, **kwargs):
+        raise RuntimeError(spark_text)
+        yield  # a generator, as the real one
+
+    monkeypatch.setattr(R, "_rows_by_instant", dying)
+    q = P + "SELECT ?x FROM NAMED WINDOW :w ON :S [RANGE 5 SLIDE 1] WHERE { WINDOW :w { ?x :p ?y } }"
+    with pytest.raises(MemoryLimitError, match=r"the replay ran out of memory \(java.lang.OutOfMemoryError\).*"
+                                               r"smaller window RANGE.*spark.driver.memory") as info:
+        list(engine.replay_iter(q))
+    assert spark_text in str(info.value.__context__)
+    assert memory_limit_error(ValueError("bad timestamp"), "x") is None
+    assert isinstance(memory_limit_error(RuntimeError("PythonException: MemoryError"), "x"), MemoryLimitError)
 
 
 def test_bad_elements_are_reported_and_skipped(spark, tmp_path):

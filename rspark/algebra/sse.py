@@ -208,7 +208,9 @@ class Printer:
         if spec is None:
             return "(default)"
         if isinstance(spec, ast.TimeWindow):
-            text = f"(range {spec.range.sse()} slide {spec.slide.sse()}"
+            text = f"(range {spec.range.sse()}"
+            if spec.slide is not None:  # not written: the profile's implicit slide
+                text += f" slide {spec.slide.sse()}"
             if spec.start is not None:
                 text += f" start {spec.start.sse()}"
             if spec.offset is not None:

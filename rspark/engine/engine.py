@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from rspark.algebra.ops import QueryPlan
 from rspark.algebra.translate import compile_query
-from rspark.errors import RsparkError
+from rspark.errors import RsparkError, memory_limit_error
 from rspark.io import results as R
 from rspark.spark.compiler import DatasetView
 from rspark.spark.encoding import encode
@@ -291,4 +291,16 @@ class Engine:
         labels = list(names) if names is not None else [f"query{i + 1}" if len(texts) > 1 else "query"
                                                          for i in range(len(texts))]
         replayer = Replayer(self, profile or self.profile)
-        return replayer.run(list(zip(texts, labels)), until=until, times=times)
+        try:
+            records = replayer.run(list(zip(texts, labels)), until=until, times=times)
+        except Exception as exc:
+            raise memory_limit_error(exc, "the replay") or exc
+        return _memory_guarded(records)
+
+
+def _memory_guarded(records):
+    """The records, with an out-of-memory failure of Spark turned into a :class:`MemoryLimitError`."""
+    try:
+        yield from records
+    except Exception as exc:
+        raise memory_limit_error(exc, "the replay") or exc

@@ -159,8 +159,7 @@ CQELS = _register(Profile(
     emit_empty=False,
     sources={
         "time_report": f"{_S001} (CQELS implements the Content-Change policy); {_CSR}: cqels nonemptycontent = true",
-        "implicit_slide": "CQELS evaluates [RANGE r] over (t - r, t] at every new element (effective only once the "
-                          "parser records an omitted SLIDE)",
+        "implicit_slide": "CQELS evaluates [RANGE r] over (t - r, t] at every new element",
         "other_report": _S001, "r2s": f"{_S001} (CQELS works only in Istream mode)",
         "emit_empty": f"{_CSR}: cqels system.output.emptyrelation = false",
     },

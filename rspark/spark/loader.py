@@ -461,48 +461,62 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached) ->
     quads = raw.filter(F.col("k") == _K_QUAD)
     named = quads.filter(F.col("g") != "")
     default = quads.filter(F.col("g") == "")
-    rejected = raw.filter((F.col("k") == _K_PROBLEM) & F.col("elem").isNotNull()).select(
-        F.col("elem").alias("element")).distinct()
 
-    first = named.groupBy(F.col("g").alias("element")).agg(F.min(F.struct(*pos)).alias("pos"))
-    stamps = (
-        default.filter(F.col("p") == pred)
-        .groupBy(F.col("s").alias("element"))
-        .agg(F.collect_set("o").alias("vals"), F.min(F.struct(*pos)).alias("tpos"))
-    )
-    candidates = (
-        first.join(stamps, "element", "left")
-        .join(rejected, "element", "left_anti")
+    # One aggregation by element name over the named graphs' quads, the timestamp triples and the rejected
+    # statements (instead of three aggregates joined): the element's first position, its timestamp values and
+    # their first position, and whether a statement of it was malformed.
+    is_named = (F.col("k") == _K_QUAD) & (F.col("g") != "")
+    is_stamp = (F.col("k") == _K_QUAD) & (F.col("g") == "") & (F.col("p") == pred)
+    is_rejected = (F.col("k") == _K_PROBLEM) & F.col("elem").isNotNull()
+    position = F.struct(*pos)
+    per_element = (
+        raw.filter(is_named | is_stamp | is_rejected)
         .select(
-            "element",
-            *[F.col("pos." + c).alias(c) for c in pos],
-            F.coalesce("vals", F.array().cast("array<string>")).alias("vals"),
-            *[F.col("tpos." + c).alias("t" + c) for c in pos],
+            F.when(is_named, F.col("g")).when(is_stamp, F.col("s")).otherwise(F.col("elem")).alias("element"),
+            F.when(is_named, position).alias("npos"),
+            F.when(is_stamp, F.col("o")).alias("val"),
+            F.when(is_stamp, position).alias("spos"),
+            is_rejected.alias("rej"),
         )
+        .groupBy("element")
+        .agg(F.min("npos").alias("pos"), F.collect_set("val").alias("vals"), F.min("spos").alias("tpos"),
+             F.max("rej").alias("rej"))
+    )
+    candidates = per_element.filter(F.col("pos").isNotNull() & ~F.col("rej")).select(
+        "element",
+        *[F.col("pos." + c).alias(c) for c in pos],
+        "vals",
+        *[F.col("tpos." + c).alias("t" + c) for c in pos],
     )
     checked = candidates.mapInArrow(_check_elements, _CHECK_DDL).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(checked)
 
-    # the stream's kind: that of its first element (in file order) with a good timestamp
-    good = checked.filter(F.col("err").isNull())
-    first_kind = good.orderBy(*pos).select("kind").limit(1).collect()
-    kind = first_kind[0]["kind"] if first_kind else "number"
+    # One aggregate job: the stream's kind (that of its first element in file order with a good timestamp), the
+    # decimal scale numeric timestamps need, and how many elements are rejected of each reason.
+    ok = F.col("err").isNull()
+    is_number = ok & (F.col("kind") == "number")
+    summary = checked.agg(
+        F.min(F.when(ok, F.struct(*pos, "kind"))).alias("first"),
+        F.max(F.when(is_number, F.col("e"))).alias("e"),
+        F.max(F.when(is_number, F.length(F.abs(F.col("m")).cast("string")) - F.col("e"))).alias("digits"),
+        F.count(F.when(~ok, 1)).alias("n_err"),
+        F.count(F.when(is_number, 1)).alias("n_number"),
+        F.count(F.when(ok & (F.col("kind") == "datetime"), 1)).alias("n_datetime"),
+    ).collect()[0]
+    kind = summary["first"]["kind"] if summary["first"] is not None else "number"
     scale_exp = 0
     if kind == "number":
-        agg = good.filter(F.col("kind") == "number").agg(
-            F.max("e").alias("e"),
-            F.max(F.length(F.abs(F.col("m")).cast("string")) - F.col("e")).alias("digits"),
-        ).collect()[0]
-        scale_exp = agg["e"] or 0
-        if agg["digits"] is not None and agg["digits"] + scale_exp > 18:
+        scale_exp = summary["e"] or 0
+        if summary["digits"] is not None and summary["digits"] + scale_exp > 18:
             raise DataError(
                 f"the timestamps need 10^{scale_exp} units per time unit to be integral, which overflows a 64-bit "
                 "count: use fewer decimal digits", file=path)
     other = "datetime" if kind == "number" else "number"
+    good = checked.filter(ok)
 
-    bad = checked.filter(F.col("err").isNotNull() | (F.col("kind") == other))
-    n_bad = bad.count()
+    n_bad = summary["n_err"] + summary["n_datetime" if kind == "number" else "n_number"]
     if n_bad:
+        bad = checked.filter(F.col("err").isNotNull() | (F.col("kind") == other))
         rows = bad.orderBy("eblk", "eidx", "eord").limit(MAX_ERRORS).collect()
         for r in rows:
             msg = r["err"] or (
@@ -531,7 +545,7 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached) ->
     content = named.select("s", "p", "o", F.col("g").alias("element")).join(elements, "element").select(
         "s", "p", "o", "element", "ts", "seq").persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(content)
-    element_names = first.select("element").unionByName(rejected).distinct()
+    element_names = per_element.filter(F.col("pos").isNotNull() | F.col("rej")).select("element")
     meta = default.join(
         element_names, (default["s"] == element_names["element"]) & (default["p"] == F.lit(pred)), "left_anti"
     ).select("s", "p", "o")

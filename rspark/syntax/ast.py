@@ -242,10 +242,11 @@ class Instant:
 
 @dataclass(frozen=True, slots=True)
 class TimeWindow:
-    """Time-based sliding window (tumbling when slide == range); ``start`` is t0 (None: the epoch)."""
+    """Time-based sliding window (tumbling when slide == range); ``start`` is t0 (None: the epoch). ``slide`` is
+    None when the query wrote none: the engine profile decides (``implicit_slide``: the range, or one tick)."""
 
     range: Duration
-    slide: Duration
+    slide: Duration | None
     start: Instant | None = None
     offset: Duration | None = None  # [FROM NOW-a TO NOW-b]: the window ends b before the evaluation instant
 

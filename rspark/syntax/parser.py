@@ -555,14 +555,16 @@ class _Builder(Transformer):
 
     def time_window(self, children):
         rng = children[0]
-        slide = rng
+        slide = None  # not written: the engine profile's implicit slide (tumbling, or every tick for CQELS)
         start = None
         for child in children[1:]:
             if isinstance(child, Duration):
-                slide = child
+                slide = self._positive(child, "window SLIDE")
+            elif isinstance(child, Token) and child.type == "TUMBLING":
+                slide = rng
             elif isinstance(child, ast.Instant):
                 start = child
-        return ast.TimeWindow(self._positive(rng, "window RANGE"), self._positive(slide, "window SLIDE"), start)
+        return ast.TimeWindow(self._positive(rng, "window RANGE"), slide, start)
 
     def landmark_window(self, children):
         return ast.LandmarkWindow(children[0] if children else None)
@@ -589,7 +591,7 @@ class _Builder(Transformer):
     def stream_range(self, children):
         """SPARQLstream ``[1 MINUTES (SLIDE 1 MINUTES)?]``."""
         rng = self._positive(children[0], "window range")
-        slide = self._positive(children[1], "window SLIDE") if len(children) > 1 else rng
+        slide = self._positive(children[1], "window SLIDE") if len(children) > 1 else None
         return ast.TimeWindow(rng, slide)
 
     def relative_window(self, children):
@@ -604,7 +606,7 @@ class _Builder(Transformer):
             raise _error_at(children[0], f"window [NOW-{start.text} TO NOW-{end.text if end else 0}] is empty or "
                                          "mixes time units")
         rng = Duration(width, start.absolute, f"{start.text}-{end.text}" if end is not None else start.text)
-        return ast.TimeWindow(rng, self._positive(slide or rng, "window SLIDE"), None, end)
+        return ast.TimeWindow(rng, self._positive(slide, "window SLIDE") if slide is not None else None, None, end)
 
     # --------------------------------------------------------------------------------------------- dataset
     def default_graph(self, children):

@@ -252,7 +252,7 @@ def _instant(instant: ast.Instant) -> str:
 def _window_spec(spec) -> str:
     if isinstance(spec, ast.TimeWindow):
         text = f"RANGE {_duration(spec.range)}"
-        if spec.slide != spec.range:
+        if spec.slide is not None:
             text += f" SLIDE {_duration(spec.slide)}"
         if spec.start is not None:
             text += f" STARTING AT {_instant(spec.start)}"
