@@ -207,6 +207,7 @@ def main() -> None:
     ap.add_argument("--baseline-instants", type=int, default=200,
                     help="pyoxigraph: instants actually run per query (the rest extrapolated)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    ap.add_argument("--name", default="replay_throughput", help="name of the JSON and PNG files written")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--paths", help=argparse.SUPPRESS)
     ap.add_argument("--overlap", help=argparse.SUPPRESS)
@@ -250,8 +251,8 @@ def main() -> None:
                              "triples_per_s": tps, "baseline_s": ox_["times"][name], "speedup": speed,
                              "rss_mb": rs["rss_mb"], "jvm_mb": rs["jvm_used_mb"], "baseline_rss_mb": ox_["rss_mb"],
                              "baseline_instants": ox_["instants"], "baseline_measured": ox_["measured_instants"]})
-    (out_dir / "replay_throughput.json").write_text(json.dumps(rows, indent=1))
-    plot(rows, out_dir / "replay_throughput.png")
+    (out_dir / f"{args.name}.json").write_text(json.dumps(rows, indent=1))
+    plot(rows, out_dir / f"{args.name}.png")
 
 
 def plot(rows, path: Path) -> None:

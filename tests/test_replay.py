@@ -217,6 +217,14 @@ def test_replay_iter_streams_the_same_records_in_time_order(engine):
         (EX + "s2", T0), (EX + "s1", T0), (EX + "s2", T1), (EX + "s1", T1), (EX + "s2", T2), (EX + "s1", T2)]
 
 
+def test_order_by_orders_each_instant(engine):
+    q = P + ("SELECT ?y FROM NAMED WINDOW :w ON :S [RANGE 10 SLIDE 2] WHERE { WINDOW :w { ?x ?p ?y } } "
+             "ORDER BY DESC(?y)")
+    got = [(o.time, [local(r["y"]) for r in o.rows]) for o in engine.replay(q, times=[6, 10])]
+    # at 10 the window holds G1..G5, a set: G4 and G5 repeat triples of G3
+    assert got == [(6, [":c2", ":c1", ":b2", ":b1"]), (10, [":c2", ":c1", ":b3", ":b2", ":b1"])]
+
+
 def test_replay_iter_checks_the_queries_before_it_returns(engine):
     q = P + "SELECT * FROM NAMED WINDOW :w ON :nowhere [RANGE 5 SLIDE 1] WHERE { WINDOW :w { ?s ?p ?o } }"
     with pytest.raises(RsparkError, match=r"unknown stream <http://example.org/nowhere>"):

@@ -331,7 +331,7 @@ class Replayer:
                 order = S.sort_columns(sols)
             else:
                 df = relation_to_stream(df, cols, r2s, instants)
-            df = df.select(KEY, *cols)
+            df = df.select(KEY, *cols, *[c for c, _ in sols.order])  # the order's hidden columns last
 
             def item(row):
                 return {n: E.decode(row[i + 1]) for i, n in enumerate(names) if row[i + 1] is not None}
