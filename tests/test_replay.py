@@ -186,11 +186,14 @@ def test_istream_is_a_multiset_difference(engine):
     assert got == [(2, [":b1"]), (4, [":b2"]), (6, [":c1", ":c2"]), (8, []), (10, [":b3"])]
 
 
+PRODUCER = P + ("REGISTER STREAM :s1 AS CONSTRUCT { :s1 :matches ?who } FROM STREAM :social "
+                "[RANGE PT1M SLIDE PT1M] WHERE { ?who :isIn ?room }")
+CONSUMER = P + ("REGISTER QUERY :s2 AS SELECT ?who FROM STREAM :s1 [RANGE PT1M SLIDE PT1M] "
+                "WHERE { :s1 :matches ?who }")
+
+
 def test_query_network_register_stream(engine):
-    producer = P + ("REGISTER STREAM :s1 AS CONSTRUCT { :s1 :matches ?who } FROM STREAM :social "
-                    "[RANGE PT1M SLIDE PT1M] WHERE { ?who :isIn ?room }")
-    consumer = P + ("REGISTER QUERY :s2 AS SELECT ?who FROM STREAM :s1 [RANGE PT1M SLIDE PT1M] "
-                    "WHERE { :s1 :matches ?who }")
+    producer, consumer = PRODUCER, CONSUMER
     outs = engine.replay([consumer, producer], until=T2)
     assert [(o.query, o.time) for o in outs] == [
         (EX + "s2", T0), (EX + "s1", T0), (EX + "s2", T1), (EX + "s1", T1), (EX + "s2", T2), (EX + "s1", T2)]
@@ -204,10 +207,7 @@ def test_ask_per_instant(engine):
 
 
 def test_replay_iter_streams_the_same_records_in_time_order(engine):
-    producer = P + ("REGISTER STREAM :s1 AS CONSTRUCT { :s1 :matches ?who } FROM STREAM :social "
-                    "[RANGE PT1M SLIDE PT1M] WHERE { ?who :isIn ?room }")
-    consumer = P + ("REGISTER QUERY :s2 AS SELECT ?who FROM STREAM :s1 [RANGE PT1M SLIDE PT1M] "
-                    "WHERE { :s1 :matches ?who }")
+    producer, consumer = PRODUCER, CONSUMER
     it = engine.replay_iter([consumer, producer], until=T2)
     assert not isinstance(it, list) and iter(it) is it
     streamed = [(o.query, o.time, o.to_json()) for o in it]
