@@ -65,6 +65,11 @@ class DatasetView:
     named: Callable[[], DataFrame]
     quoted: Callable[[], DataFrame]
 
+    def __post_init__(self) -> None:
+        # each frame is built once per query, however many patterns scan it (building one is several JVM calls)
+        for name in ("default", "named", "quoted"):
+            object.__setattr__(self, name, _once(getattr(self, name)))
+
 
 @dataclass(frozen=True)
 class Context:
@@ -74,6 +79,21 @@ class Context:
 
 
 # -------------------------------------------------------------------------------------------------- small helpers
+
+
+def _once(make: Callable[[], DataFrame]) -> Callable[[], DataFrame]:
+    """``make``, called the first time only."""
+    if getattr(make, "_rspark_once", False):
+        return make
+    box: list[DataFrame] = []
+
+    def get() -> DataFrame:
+        if not box:
+            box.append(make())
+        return box[0]
+
+    get._rspark_once = True  # type: ignore[attr-defined]
+    return get
 
 
 def _name(term) -> str | None:
