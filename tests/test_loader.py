@@ -790,3 +790,36 @@ def test_parsing_helpers_match_pyoxigraph_on_all_w3c_data():
             assert ok, (path, mode, message)
             checked += 1
     assert checked > 900
+
+
+def test_timestamp_check_vectorised_path_equals_row_by_row():
+    """The Arrow fast path for canonical integer timestamps gives exactly what the row-by-row check gives, and
+    every other case (non-canonical integers, decimals, date-times, none, two, bad) still goes row by row."""
+    import pyarrow as pa
+
+    from rspark.spark.loader import _check_elements, _check_rows
+
+    xsd = "http://www.w3.org/2001/XMLSchema#"
+    values = [
+        ['"0"^^<%sinteger>' % xsd], ['"42"^^<%sinteger>' % xsd], ['"-7"^^<%slong>' % xsd],
+        ['"12345678901234567"^^<%sinteger>' % xsd], ['"123456789012345678"^^<%sinteger>' % xsd],
+        ['"007"^^<%sinteger>' % xsd], ['"+5"^^<%sinteger>' % xsd], ['"-0"^^<%sinteger>' % xsd],
+        ['"1.50"^^<%sdecimal>' % xsd], ['"3"^^<%sint>' % xsd], ['"2016-03-01T13:00:00Z"^^<%sdateTime>' % xsd],
+        [], ['"1"^^<%sinteger>' % xsd, '"2"^^<%sinteger>' % xsd], ['"x"^^<%sinteger>' % xsd], ['"5"'], None,
+    ]
+    n = len(values)
+    batch = pa.RecordBatch.from_pydict({
+        "element": [f"<http://e/g{i}>" for i in range(n)], "blk": [0] * n, "idx": list(range(n)), "ord": [0] * n,
+        "vals": pa.array(values, pa.list_(pa.string())), "tblk": [0] * n, "tidx": [100 + i for i in range(n)],
+        "tord": [1] * n,
+    })
+
+    def rows(batches):
+        return sorted((tuple(r.values()) for b in batches for r in b.to_pylist()), key=repr)
+
+    expected = rows(_check_rows(batch))
+    assert rows(_check_elements([batch])) == expected
+    by_element = {r[0]: r for r in expected}
+    assert by_element["<http://e/g1>"][4:9] == ("number", 42, 0, None, None)
+    assert by_element["<http://e/g5>"][4:9] == ("number", 7, 0, None, None)  # "007": row by row, same value
+    assert by_element["<http://e/g11>"][8].startswith("no timestamp")

@@ -380,44 +380,71 @@ _CHECK_DDL = ("element string, blk long, idx long, ord long, kind string, m long
               "err string, eblk long, eidx long, eord long")
 
 
+# A canonical xsd:integer / xsd:long timestamp of at most 17 digits: parse_timestamp gives ("number", int, 0).
+_PLAIN_INTEGER_STAMP = r'^"-?(0|[1-9][0-9]{0,16})"\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|long)>$'
+_CHECK_SCHEMA = pa.schema([
+    ("element", pa.string()), ("blk", pa.int64()), ("idx", pa.int64()), ("ord", pa.int64()),
+    ("kind", pa.string()), ("m", pa.int64()), ("e", pa.int32()), ("ms", pa.int64()),
+    ("err", pa.string()), ("eblk", pa.int64()), ("eidx", pa.int64()), ("eord", pa.int64()),
+])
+
+
 def _check_elements(batches):
-    """Per candidate element: its timestamp parsed, or the reason it is rejected (with the position to report)."""
-    from rspark.io import rdf as _rdf
+    """Per candidate element: its timestamp parsed, or the reason it is rejected (with the position to report).
+    Elements with one canonical integer timestamp (the common case of a numeric stream) are read with Arrow's
+    vectorised functions; the others row by row (:func:`_check_rows`), with the same results."""
+    import pyarrow.compute as pc
 
     for batch in batches:
-        cols = {name: batch.column(name).to_pylist() for name in batch.schema.names}
-        out = {name: [] for name in ("element", "blk", "idx", "ord", "kind", "m", "e", "ms", "err", "eblk", "eidx",
-                                     "eord")}
-        for i, element in enumerate(cols["element"]):
-            vals = cols["vals"][i]
-            kind = m = e = ms = err = None
-            epos = (cols["blk"][i], cols["idx"][i], cols["ord"][i])  # where a problem is reported
-            if not vals:
-                err = "no timestamp (a default-graph triple <element> <timestamp-predicate> literal)"
-            elif len(vals) > 1:
-                err = "more than one timestamp: " + ", ".join(sorted(vals))
-                epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
-            else:
-                epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
-                try:
-                    kind, value, exp = _rdf.parse_timestamp(vals[0])
-                    if kind == "datetime":
-                        ms = value
-                    else:
-                        m, e = value, exp
-                except ValueError as exc:
-                    err = "bad timestamp: " + str(exc)
-            row = (element, cols["blk"][i], cols["idx"][i], cols["ord"][i], kind, m, e, ms, err, *epos)
-            for name, value in zip(out, row):
-                out[name].append(value)
-        yield pa.RecordBatch.from_pydict(
-            out,
-            schema=pa.schema([
-                ("element", pa.string()), ("blk", pa.int64()), ("idx", pa.int64()), ("ord", pa.int64()),
-                ("kind", pa.string()), ("m", pa.int64()), ("e", pa.int32()), ("ms", pa.int64()),
-                ("err", pa.string()), ("eblk", pa.int64()), ("eidx", pa.int64()), ("eord", pa.int64()),
-            ]),
-        )
+        vals = batch.column("vals")
+        single = pc.fill_null(pc.equal(pc.list_value_length(vals), 1), False)
+        padded = pc.if_else(single, vals, pa.scalar([""], type=vals.type))
+        first = pc.list_element(padded, 0)
+        fast = pc.fill_null(pc.and_(single, pc.match_substring_regex(first, _PLAIN_INTEGER_STAMP)), False)
+        n = pc.sum(fast).as_py() or 0
+        if n:
+            part = batch.filter(fast)
+            lexical = pc.list_element(pc.split_pattern(first.filter(fast), '"'), 1)
+            yield pa.RecordBatch.from_arrays([
+                part.column("element"), part.column("blk"), part.column("idx"), part.column("ord"),
+                pa.repeat(pa.scalar("number"), n), pc.cast(lexical, pa.int64()),
+                pa.repeat(pa.scalar(0, pa.int32()), n), pa.nulls(n, pa.int64()), pa.nulls(n, pa.string()),
+                part.column("tblk"), part.column("tidx"), part.column("tord"),
+            ], schema=_CHECK_SCHEMA)
+        if n < batch.num_rows:
+            yield from _check_rows(batch.filter(pc.invert(fast)))
+
+
+def _check_rows(batch: pa.RecordBatch):
+    """:func:`_check_elements` for one batch, row by row in Python (every case)."""
+    from rspark.io import rdf as _rdf
+
+    cols = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+    out = {name: [] for name in ("element", "blk", "idx", "ord", "kind", "m", "e", "ms", "err", "eblk", "eidx",
+                                 "eord")}
+    for i, element in enumerate(cols["element"]):
+        vals = cols["vals"][i]
+        kind = m = e = ms = err = None
+        epos = (cols["blk"][i], cols["idx"][i], cols["ord"][i])  # where a problem is reported
+        if not vals:
+            err = "no timestamp (a default-graph triple <element> <timestamp-predicate> literal)"
+        elif len(vals) > 1:
+            err = "more than one timestamp: " + ", ".join(sorted(vals))
+            epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
+        else:
+            epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
+            try:
+                kind, value, exp = _rdf.parse_timestamp(vals[0])
+                if kind == "datetime":
+                    ms = value
+                else:
+                    m, e = value, exp
+            except ValueError as exc:
+                err = "bad timestamp: " + str(exc)
+        row = (element, cols["blk"][i], cols["idx"][i], cols["ord"][i], kind, m, e, ms, err, *epos)
+        for name, value in zip(out, row):
+            out[name].append(value)
+    yield pa.RecordBatch.from_pydict(out, schema=_CHECK_SCHEMA)
 
 
 def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
