@@ -139,15 +139,39 @@ def _time_literal(value):
     return Literal(str(value), XSD + ("integer" if isinstance(value, int) else "decimal"))
 
 
+_GENERATED_AT = "<http://www.w3.org/ns/prov#generatedAtTime>"
+
+
 def _trig_element(rec) -> str:
-    """One CONSTRUCT output instant as a stream element in the format of CONTRACT section 1."""
+    """One CONSTRUCT output instant as a stream element in the format of CONTRACT section 1.
+
+    A template with GRAPH blocks builds the elements itself: its named graphs are written as they are, with its
+    default-graph triples (their metadata) after them, and a graph that the template did not give a
+    prov:generatedAtTime is stamped with the instant."""
     from rspark.io.results import GraphResult, to_ntriples
 
+    stamp = _time_literal(rec.time).n3()
+    if rec.quads:
+        graphs: dict = {}
+        default = []
+        for s, p, o, g in rec.triples:
+            if g is None:
+                default.append((s, p, o))
+            else:
+                graphs.setdefault(g, []).append((s, p, o))
+        stamped = {s for s, p, _ in default if p.n3() == _GENERATED_AT}
+        out = []
+        for g, triples in graphs.items():
+            body = to_ntriples(GraphResult(triples))
+            out.append(f"{g.n3()} {{\n" + "".join("  " + line + "\n" for line in body.splitlines()) + "}\n")
+            if g not in stamped:
+                out.append(f"{g.n3()} {_GENERATED_AT} {stamp} .\n")
+        out.append(to_ntriples(GraphResult(default)))
+        return "".join(out)
     name = f"<urn:rspark:{rec.query}#t{rec.ticks}>"
     body = to_ntriples(GraphResult(rec.triples))
     lines = "".join("  " + line + "\n" for line in body.splitlines())
-    stamp = _time_literal(rec.time).n3()
-    return f"{name} {{\n{lines}}}\n{name} <http://www.w3.org/ns/prov#generatedAtTime> {stamp} .\n"
+    return f"{name} {{\n{lines}}}\n{name} {_GENERATED_AT} {stamp} .\n"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -170,8 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     sparql.add_argument("--data", action="append", metavar="PATH",
                         help="RDF file for the default graph (.ttl .nt .nq .trig .rdf); repeatable")
     sparql.add_argument("--graph", action="append", metavar="IRI=PATH", help="RDF file as the named graph IRI; repeatable")
-    sparql.add_argument("--format", choices=["json", "xml", "csv", "tsv", "table", "ntriples"],
-                        help="result format (default: table on a terminal, else json; ntriples for CONSTRUCT)")
+    sparql.add_argument("--format", choices=["json", "xml", "csv", "tsv", "table", "ntriples", "nquads"],
+                        help="result format (default: table on a terminal, else json; ntriples for CONSTRUCT, nquads for "
+                             "a CONSTRUCT with GRAPH blocks)")
     sparql.add_argument("--base", metavar="IRI", default=None, help="base IRI for relative IRIs in the query")
     sparql.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
     sparql.set_defaults(run=cmd_sparql)

@@ -257,8 +257,9 @@ class Printer:
         if plan.form == "SELECT" and not header:
             return body
         if plan.form == "CONSTRUCT":
-            template = " ".join(f"(triple {self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)})"
-                                for t in plan.template or ())
+            template = " ".join(
+                (f"(quad {self.term(t.graph)} " if isinstance(t, ast.QuadPattern) else "(triple ")
+                + f"{self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)})" for t in plan.template or ())
             header.append(f"(template {template})" if template else "(template)")
         if plan.form == "DESCRIBE":
             targets = "*" if plan.describe is None else " ".join(self.term(t) for t in plan.describe)

@@ -26,7 +26,8 @@ class SparqlResult:
 
     ``value`` is the result value of :mod:`rspark.io.results` (terms of :mod:`rspark.model.terms`).
     Iterating a SELECT result gives one dict per solution (variable name -> term, unbound variables absent);
-    a graph result gives (s, p, o) triples; an ASK result gives its single boolean."""
+    a graph result gives (s, p, o) triples, a dataset result (CONSTRUCT with GRAPH blocks in its template)
+    (s, p, o, g) quads with ``g`` None for the default graph; an ASK result gives its single boolean."""
 
     def __init__(self, value: R.QueryResult, form: str) -> None:
         self.value = value
@@ -41,6 +42,8 @@ class SparqlResult:
             return iter(self.value.rows)
         if isinstance(self.value, R.GraphResult):
             return iter(self.value.triples)
+        if isinstance(self.value, R.DatasetResult):
+            return iter(self.value.quads)
         return iter([self.value.value])
 
     def __len__(self) -> int:
@@ -52,28 +55,39 @@ class SparqlResult:
         return len(self) > 0
 
     def to_json(self) -> dict:
-        """SPARQL 1.1 Query Results JSON (a dict); for graphs ``{"triples": [N-Triples lines]}``."""
+        """SPARQL 1.1 Query Results JSON (a dict); for graphs ``{"triples": [N-Triples lines]}``, for datasets
+        ``{"quads": [N-Quads lines]}``."""
         if isinstance(self.value, R.GraphResult):
             return {"triples": R.to_ntriples(self.value).splitlines()}
+        if isinstance(self.value, R.DatasetResult):
+            return {"quads": R.to_nquads(self.value).splitlines()}
         return R.to_json(self.value)
 
     def serialize(self, fmt: str = "json") -> str:
-        """Text in one of: json, xml, csv, tsv, table, ntriples."""
+        """Text in one of: json, xml, csv, tsv, table, ntriples, nquads."""
         import json
 
         if fmt == "json":
             return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
         if fmt == "ntriples":
+            if isinstance(self.value, R.DatasetResult):
+                raise RsparkError("this CONSTRUCT builds quads (GRAPH blocks in its template): use --format nquads")
             if not isinstance(self.value, R.GraphResult):
                 raise RsparkError("--format ntriples needs a CONSTRUCT or DESCRIBE query")
             return R.to_ntriples(self.value)
-        if isinstance(self.value, R.GraphResult):
+        if fmt == "nquads":
+            if isinstance(self.value, R.GraphResult):
+                return R.to_ntriples(self.value)  # every triple in the default graph: N-Quads lines of 3 terms
+            if not isinstance(self.value, R.DatasetResult):
+                raise RsparkError("--format nquads needs a CONSTRUCT or DESCRIBE query")
+            return R.to_nquads(self.value)
+        if isinstance(self.value, (R.GraphResult, R.DatasetResult)):
             if fmt == "table":
                 return R.to_table(self.value)
-            raise RsparkError(f"a graph result is written as ntriples or json, not {fmt}")
+            raise RsparkError(f"a graph result is written as ntriples, nquads or json, not {fmt}")
         writer = {"xml": R.to_xml, "csv": R.to_csv, "tsv": R.to_tsv, "table": R.to_table}.get(fmt)
         if writer is None:
-            raise RsparkError(f"unknown result format {fmt!r} (json, xml, csv, tsv, table, ntriples)")
+            raise RsparkError(f"unknown result format {fmt!r} (json, xml, csv, tsv, table, ntriples, nquads)")
         if fmt in ("csv", "tsv") and isinstance(self.value, R.BooleanResult):
             raise RsparkError(f"an ASK result has no {fmt} form; use json, xml or table")
         return writer(self.value)
@@ -90,6 +104,9 @@ class SparqlResult:
         if isinstance(self.value, R.GraphResult):
             return pd.DataFrame([[_python_value(t) for t in tr] for tr in self.value.triples],
                                 columns=["subject", "predicate", "object"])
+        if isinstance(self.value, R.DatasetResult):
+            return pd.DataFrame([[_python_value(t) for t in q] for q in self.value.quads],
+                                columns=["subject", "predicate", "object", "graph"])
         return pd.DataFrame({"boolean": [self.value.value]})
 
     def __repr__(self) -> str:
@@ -97,6 +114,8 @@ class SparqlResult:
             return f"<SparqlResult SELECT {len(self.value.rows)} solutions of {self.value.vars}>"
         if isinstance(self.value, R.GraphResult):
             return f"<SparqlResult graph of {len(self.value.triples)} triples>"
+        if isinstance(self.value, R.DatasetResult):
+            return f"<SparqlResult dataset of {len(self.value.quads)} quads>"
         return f"<SparqlResult ASK {self.value.value}>"
 
 

@@ -10,6 +10,7 @@ answers come to the driver, to be printed in time order.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,9 +23,9 @@ from pyspark.sql import functions as F
 
 from rspark.algebra import ops
 from rspark.algebra.translate import compile_query
-from rspark.errors import RsparkError
+from rspark.errors import NotSupportedError, RsparkError
 from rspark.io import results as R
-from rspark.model.terms import IRI
+from rspark.model.terms import IRI, XSD
 from rspark.spark import encoding as E
 from rspark.spark import solutions as S
 from rspark.spark.compiler import Compiler, DatasetView
@@ -44,13 +45,16 @@ class ReplayOutput:
     vars: list[str] = field(default_factory=list)
     rows: list[dict] = field(default_factory=list)
     boolean: bool | None = None
-    triples: list[tuple] = field(default_factory=list)
+    triples: list[tuple] = field(default_factory=list)  # (s, p, o), or (s, p, o, g) when ``quads``
+    quads: bool = False  # a CONSTRUCT template with GRAPH blocks: g is a graph name, None for the default graph
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"query": self.query, "time": self.time}
         if self.form == "ASK":
             out["head"] = {}
             out["boolean"] = bool(self.boolean)
+        elif self.quads:
+            out["quads"] = R.to_nquads(R.DatasetResult(self.triples)).splitlines()
         elif self.form in ("CONSTRUCT", "DESCRIBE"):
             out["triples"] = R.to_ntriples(R.GraphResult(self.triples)).splitlines()
         else:
@@ -63,6 +67,8 @@ class ReplayOutput:
     def value(self):
         if self.form == "ASK":
             return R.BooleanResult(bool(self.boolean))
+        if self.quads:
+            return R.DatasetResult(self.triples)
         if self.form in ("CONSTRUCT", "DESCRIBE"):
             return R.GraphResult(self.triples)
         return R.SolutionSequence(self.vars, self.rows)
@@ -167,6 +173,17 @@ class ReplayCompiler(Compiler):
         parts += [GraphSource(lambda df=df: df, (KEY,), "stream window") for df in ds.merged]
         return Context(UnionSource(tuple(parts)), (KEY,), self.domain)
 
+    def compile(self, op: ops.Op, ctx=None):
+        """As the static compiler; an operator whose expressions call NOW() (the evaluation instant in a replay)
+        gets its input keyed by instant first, also when that input reads static data alone."""
+        from rspark.spark.compiler import _Seed
+
+        if isinstance(op, (ops.Extend, ops.Filter, ops.Group, ops.OrderBy)) and _mentions_now(_expressions(op)):
+            ctx = ctx or self.default_context()
+            inner = self.align(super().compile(op.op, ctx), (KEY,), ctx)
+            op = dataclasses.replace(op, op=_Seed(inner))
+        return super().compile(op, ctx)
+
     def _op_Window(self, op: ops.Window, ctx):
         from rspark.spark.compiler import Context, GraphSource
 
@@ -200,6 +217,44 @@ class ReplayCompiler(Compiler):
         out_keys = tuple(k for k in inner.keys if k != key)
         df = df.select(*out_keys, *[var_col(v) for v in names_out], *[c for c, _ in inner.order])
         return Solutions(df, names_out, inner.bound | {var}, out_keys, inner.order)
+
+
+def _expressions(op: ops.Op) -> list:
+    if isinstance(op, ops.Extend):
+        return [op.expr]
+    if isinstance(op, ops.Filter):
+        return list(op.exprs)
+    if isinstance(op, ops.Group):
+        return [e for _, e in op.keys] + [a for _, a in op.aggregates]
+    return [c.expr for c in op.conditions]  # OrderBy
+
+
+def _mentions_now(exprs) -> bool:
+    from rspark.syntax import ast
+
+    for e in exprs:
+        if isinstance(e, ast.Call) and (e.name == "NOW" or _mentions_now(e.args)):
+            return True
+        if isinstance(e, ast.FunctionCall) and _mentions_now(e.args):
+            return True
+        if isinstance(e, ast.Aggregate) and e.arg is not None and _mentions_now([e.arg]):
+            return True
+    return False
+
+
+def now_sql(timeline) -> str:
+    """SQL for NOW() in a replay: the evaluation instant ``__t`` as an encoded literal, an xsd:dateTime (UTC, as
+    the records' times are written) for date-time streams and the instant's number for numeric streams."""
+    if timeline.kind == "datetime":
+        text = (f"regexp_replace(date_format(timestamp_millis({KEY}), \"yyyy-MM-dd'T'HH:mm:ss.SSS\"), "
+                f"'[.]000$', '')")
+        return f"concat('\"', {text}, 'Z\"^^<{XSD}dateTime>')"
+    if timeline.scale == 1:
+        return f"concat('\"', CAST({KEY} AS STRING), '\"^^<{XSD}integer>')"
+    digits = len(str(timeline.scale)) - 1
+    value = f"CAST(CAST({KEY} AS DECIMAL(38, 0)) / {timeline.scale} AS DECIMAL(38, {digits}))"
+    text = f"regexp_replace(regexp_replace(CAST({value} AS STRING), '0+$', ''), '[.]$', '.0')"
+    return f"concat('\"', {text}, '\"^^<{XSD}decimal>')"
 
 
 # ------------------------------------------------------------------------------------------------------- R2S
@@ -281,7 +336,7 @@ class Replayer:
         its records, which runs the plan."""
         from rspark.engine.profiles import get_profile
         from rspark.engine.report import WindowInput, evaluation_instants
-        from rspark.spark.query import construct_frame, make_env, projected_names
+        from rspark.spark.query import construct_frame, decode_quads, has_graphs, make_env, projected_names
         from rspark.spark.windows import resolve_window
 
         profile = get_profile(self.profile or self.engine.profile)
@@ -314,12 +369,14 @@ class Replayer:
                 named[E.encode(d.name)] = content
         static = self.engine.dataset_for(_static_part(plan))
         dataset = _ReplayDataset(static, merged, named)
-        comp = ReplayCompiler(self.spark, dataset, make_env(plan.base))
+        env = dataclasses.replace(make_env(plan.base), now_sql=now_sql(timeline))
+        comp = ReplayCompiler(self.spark, dataset, env)
         comp.domain = instants
         sols = S.align(comp.compile(plan.op), (KEY,), instants)
         r2s = plan.r2s or profile.r2s
 
         form = plan.form
+        quads = False
         names: list[str] = []
         order: list = []
         if form == "SELECT":
@@ -343,12 +400,23 @@ class Replayer:
         elif form in ("CONSTRUCT", "DESCRIBE"):
             if form == "DESCRIBE":
                 raise RsparkError(f"{label}: DESCRIBE is not available in continuous queries; use CONSTRUCT")
-            df = relation_to_stream(construct_frame(sols, plan.template), ["s", "p", "o"], r2s, instants)
+            # R2S compares the solution mappings of neighbouring instants (seed 001 section 2: the streaming
+            # operators map sequences of solution mappings), then the template is instantiated: so a template with
+            # blank nodes (fresh per solution) still gives ISTREAM only what is new
+            cols = [var_col(n) for n in sols.vars]
+            chosen = relation_to_stream(sols.df.select(KEY, *cols), cols, r2s, instants)
+            quads = has_graphs(plan.template)
+            df = construct_frame(dataclasses.replace(sols, df=chosen, keys=(KEY,), order=()), plan.template)
             if plan.register is not None and plan.register.kind == "STREAM" and isinstance(plan.register.name, IRI):
+                if quads:
+                    raise NotSupportedError(f"{label}: GRAPH blocks in the template of a REGISTER STREAM query "
+                                            "(its output stream is one element per instant)")
                 self._register_stream(plan.register.name.value, df, sources[0])
-            df = df.select(KEY, "s", "p", "o")
+            df = df.select(KEY, "s", "p", "o", *(["g"] if quads else []))
 
             def item(row):
+                if quads:
+                    return decode_quads([row], 1)[0]
                 return E.decode(row[1]), E.decode(row[2]), E.decode(row[3])
         else:
             raise RsparkError(f"{label}: {form} is not a continuous query form")
@@ -363,6 +431,7 @@ class Replayer:
                 out.boolean = bool(items)
             else:
                 out.triples = items
+                out.quads = quads
             return out
 
         def records() -> Iterator[ReplayOutput]:

@@ -95,6 +95,7 @@ class ExprScope(Protocol):
 class ExprEnv:
     now: str  # the xsd:dateTime lexical form NOW() returns, fixed for one evaluation
     base_iri: str | None = None  # for IRI() / URI() of relative strings
+    now_sql: str | None = None  # SQL giving NOW()'s encoded term per row instead (a replay: the evaluation instant)
 
 
 def compile_expr(expr, scope: ExprScope, env: ExprEnv) -> Column:
@@ -395,7 +396,8 @@ _HANDLERS = {
     "FLOOR": _one(lambda v: NumV(rounding("FLOOR", v.num()))),
     "ROUND": _one(lambda v: NumV(rounding("ROUND", v.num()))),
     "RAND": lambda c, vs: NumV(Num(DBL, f="rand()")),
-    "NOW": lambda c, vs: ConstV(Literal(c.env.now, XSD_DATETIME)),
+    "NOW": lambda c, vs: (ConstV(Literal(c.env.now, XSD_DATETIME)) if c.env.now_sql is None
+                          else TermV(c.input(F.expr(c.env.now_sql)), simple=True)),
     "UUID": lambda c, vs: S.fn_uuid(),
     "STRUUID": lambda c, vs: S.fn_struuid(),
     "STRLEN": _one(S.fn_strlen),

@@ -14,12 +14,13 @@ from pyspark.sql import functions as F
 
 from rspark.algebra.ops import QueryPlan
 from rspark.errors import NotSupportedError
-from rspark.io.results import BooleanResult, GraphResult, SolutionSequence
+from rspark.io.results import BooleanResult, DatasetResult, GraphResult, SolutionSequence
 from rspark.model.terms import BlankNode, QuotedTriple, Variable
 from rspark.spark import encoding as E
 from rspark.spark import solutions as S
 from rspark.spark.compiler import Compiler, DatasetView
 from rspark.spark.solutions import Solutions, var_col
+from rspark.syntax import ast
 
 
 def make_env(base_iri: str | None = None):
@@ -49,7 +50,8 @@ def projected_names(sols: Solutions) -> list[str]:
 
 
 def run_query(spark, plan: QueryPlan, dataset: DatasetView, env=None):
-    """Evaluate a (non-continuous) query; returns SolutionSequence, BooleanResult or GraphResult."""
+    """Evaluate a (non-continuous) query; returns SolutionSequence, BooleanResult, GraphResult, or DatasetResult
+    (a CONSTRUCT whose template has GRAPH blocks)."""
     comp, sols = solutions_of(spark, plan, dataset, env)
     if plan.form == "SELECT":
         names = projected_names(sols)
@@ -61,7 +63,10 @@ def run_query(spark, plan: QueryPlan, dataset: DatasetView, env=None):
     if plan.form == "ASK":
         return BooleanResult(not sols.df.isEmpty())
     if plan.form == "CONSTRUCT":
-        return GraphResult(_decode_triples(construct_frame(sols, plan.template).collect()))
+        rows = construct_frame(sols, plan.template).collect()
+        if has_graphs(plan.template):
+            return DatasetResult(decode_quads(rows))
+        return GraphResult(_decode_triples(rows))
     if plan.form == "DESCRIBE":
         return GraphResult(_decode_triples(describe_frame(comp, sols, plan.describe).collect()))
     raise NotSupportedError(f"query form {plan.form}")
@@ -69,6 +74,12 @@ def run_query(spark, plan: QueryPlan, dataset: DatasetView, env=None):
 
 def _decode_triples(rows) -> list:
     return [(E.decode(r[0]), E.decode(r[1]), E.decode(r[2])) for r in rows]
+
+
+def decode_quads(rows, at: int = 0) -> list:
+    """(s, p, o, g) terms of rows holding encoded s, p, o, g from column ``at`` (g NULL: the default graph)."""
+    return [(E.decode(r[at]), E.decode(r[at + 1]), E.decode(r[at + 2]),
+             None if r[at + 3] is None else E.decode(r[at + 3])) for r in rows]
 
 
 # ---------------------------------------------------------------------------------------------------- CONSTRUCT
@@ -91,20 +102,37 @@ def _valid(s: Column, p: Column, o: Column) -> Column:
     return (s.isNotNull() & ~E.is_literal(s) & p.isNotNull() & E.is_iri(p) & o.isNotNull())
 
 
+def has_graphs(template) -> bool:
+    """Whether a CONSTRUCT template has ``GRAPH g { ... }`` blocks (its output is then quads, not triples)."""
+    return any(isinstance(t, ast.QuadPattern) for t in template or ())
+
+
 def construct_frame(sols: Solutions, template) -> DataFrame:
-    """The CONSTRUCT graph as a DataFrame (s, p, o) of encoded terms, distinct; blank nodes fresh per solution."""
+    """The CONSTRUCT graph as a DataFrame (s, p, o) of encoded terms, distinct; blank nodes fresh per solution.
+    A template with GRAPH blocks gives quads (s, p, o, g), ``g`` NULL for the default graph; a quad whose graph is
+    unbound, a literal or a quoted triple is left out, like a triple with an unbound or ill-placed term."""
     spark_df = sols.df.withColumn("__rid", F.monotonically_increasing_id().cast("string"))
     rid = F.col("__rid")
     keys = list(sols.keys)
+    quads = has_graphs(template)
+    cols = ["s", "p", "o"] + (["g"] if quads else [])
     if not template:
-        return spark_df.limit(0).select(*keys, F.lit("").alias("s"), F.lit("").alias("p"), F.lit("").alias("o"))
+        return spark_df.limit(0).select(*keys, *[F.lit("").alias(c) for c in cols])
     structs = []
     for t in template:
-        structs.append(F.struct(_template_term(t.subject, sols, rid).alias("s"),
-                                _template_term(t.predicate, sols, rid).alias("p"),
-                                _template_term(t.object, sols, rid).alias("o")))
-    exploded = spark_df.select(*keys, F.explode(F.array(*structs)).alias("t")).select(*keys, "t.s", "t.p", "t.o")
-    return exploded.filter(_valid(F.col("s"), F.col("p"), F.col("o"))).distinct()
+        fields = [_template_term(t.subject, sols, rid).alias("s"), _template_term(t.predicate, sols, rid).alias("p"),
+                  _template_term(t.object, sols, rid).alias("o")]
+        if quads:
+            graph = t.graph if isinstance(t, ast.QuadPattern) else None
+            fields.append((_template_term(graph, sols, rid) if graph is not None else F.lit(None).cast("string"))
+                          .alias("g"))
+        structs.append(F.struct(*fields))
+    exploded = spark_df.select(*keys, F.explode(F.array(*structs)).alias("t")).select(*keys, *[f"t.{c}" for c in cols])
+    valid = _valid(F.col("s"), F.col("p"), F.col("o"))
+    if quads:
+        g = F.col("g")
+        valid = valid & (g.isNull() | E.is_iri(g) | E.is_bnode(g))
+    return exploded.filter(valid).distinct()
 
 
 # ----------------------------------------------------------------------------------------------------- DESCRIBE

@@ -104,6 +104,17 @@ class TriplePattern:
     object: object
 
 
+@dataclass(frozen=True, slots=True)
+class QuadPattern:
+    """A triple of a CONSTRUCT template inside ``GRAPH g { ... }``: the constructed triple goes to graph ``g`` (an
+    IRI, a variable or a blank node, fresh per solution like the template's other blank nodes)."""
+
+    graph: object
+    subject: object
+    predicate: object
+    object: object
+
+
 # ------------------------------------------------------------------------------------------------------- patterns
 
 

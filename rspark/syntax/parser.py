@@ -357,7 +357,18 @@ class _Builder(Transformer):
         return triples
 
     def construct_template(self, children):
-        return tuple(children[0]) if children else ()
+        return tuple(children[0])
+
+    def construct_quads(self, children):
+        items = []
+        for c in children:
+            items.extend(c)
+        return items
+
+    def quads_not_triples(self, children):
+        graph = children[0]
+        triples = children[1] if len(children) > 1 else []
+        return [ast.QuadPattern(graph, t.subject, t.predicate, t.object) for t in triples]
 
     # ------------------------------------------------------------------------------------------------ paths
     def path_alternative(self, children):

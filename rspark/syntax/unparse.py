@@ -317,10 +317,23 @@ def _modifiers(q: ast.Query, indent: int) -> list[str]:
 
 
 def _template(triples, indent: int) -> str:
+    """A CONSTRUCT template; consecutive quads of one graph form one ``GRAPH g { ... }`` block."""
     if not triples:
         return "{ }"
     pad = _INDENT * (indent + 1)
-    return "{\n" + "\n".join(pad + _triple(t) for t in triples) + "\n" + _INDENT * indent + "}"
+    lines: list[str] = []
+    graph = None
+    for t in triples:
+        g = t.graph if isinstance(t, ast.QuadPattern) else None
+        if g != graph and graph is not None:
+            lines.append(pad + "}")
+        if g is not None and g != graph:
+            lines.append(pad + f"GRAPH {unparse_term(g)} {{")
+        graph = g
+        lines.append(pad + (_INDENT if g is not None else "") + _triple(t))
+    if graph is not None:
+        lines.append(pad + "}")
+    return "{\n" + "\n".join(lines) + "\n" + _INDENT * indent + "}"
 
 
 def _query_body(q: ast.Query, indent: int = 0) -> str:
