@@ -10,6 +10,7 @@ pattern for every graph or instant at once.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import Callable
@@ -524,9 +525,12 @@ class Compiler:
                 df = df.withColumn(col, compile_expr(expr, scope, self.env))
             key_cols.append(col)
         aggs = []
+        pre: dict = {}  # per-row values the aggregates read, computed once per row before grouping
         for var, agg in op.aggregates:
-            aggs.append(compile_aggregate(agg, scope, self.env).alias(var_col(var.name)))
+            aggs.append(compile_aggregate(agg, scope, self.env, pre).alias(var_col(var.name)))
             names.append(var.name)
+        if pre:
+            df = df.withColumns(pre)
         group_by = list(sols.keys) + key_cols
         if aggs:
             out = df.groupBy(*group_by).agg(*aggs)
@@ -558,11 +562,12 @@ def _match_positions(df: DataFrame, triple, positions: dict[str, str] | None = N
     and the quoted-triple patterns with variables inside, each under a fresh name, still to be decomposed."""
     positions = dict(positions or {})
     nested: list[tuple[str, QuotedTriple]] = []
+    conds: list[Column] = []
     for pos, term in (("s", triple.subject), ("p", triple.predicate), ("o", triple.object)):
         name = _name(term)
         if name is not None:
             if name in positions:
-                df = df.filter(F.col(pos) == F.col(positions[name]))
+                conds.append(F.col(pos) == F.col(positions[name]))
             else:
                 positions[name] = pos
         elif isinstance(term, QuotedTriple) and op_variables(term):
@@ -570,7 +575,9 @@ def _match_positions(df: DataFrame, triple, positions: dict[str, str] | None = N
             positions[tmp] = pos
             nested.append((tmp, term))
         else:
-            df = df.filter(F.col(pos) == F.lit(encode(term)))
+            conds.append(F.col(pos) == F.lit(encode(term)))
+    if conds:  # one filter (one DataFrame to analyse) for all of the pattern's constants
+        df = df.filter(functools.reduce(lambda a, b: a & b, conds))
     return df, positions, nested
 
 

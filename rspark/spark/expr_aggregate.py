@@ -10,6 +10,8 @@ MIN and MAX follow the ORDER BY order over all terms. GROUP_CONCAT joins in the 
 
 from __future__ import annotations
 
+import re
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -52,9 +54,21 @@ class _Aggs:
     where aggregate functions cannot be) every aggregate call becomes a Column of its own and the final SQL only
     combines those."""
 
-    def __init__(self, compiler) -> None:
+    def __init__(self, compiler, pre: dict | None = None) -> None:
         self.compiler = compiler
         self.agg_columns: list = []
+        self.pre = pre
+
+    def per_row(self, sql: str) -> str:
+        """A per-row value the aggregate calls read (often several times: a count, a max of its type, sums of
+        its parts). With a ``pre`` dict, and plain inputs, it becomes a column computed once per row before the
+        grouping (``pre``: column name -> Column, for ``df.withColumns``); its SQL is then the column's name,
+        so Spark analyses and evaluates the expression once instead of once per aggregate call."""
+        if self.pre is None or not self.plain or _TOKEN.fullmatch(sql):
+            return sql
+        name = f"__a{len(self.pre)}"  # the same name each time the query compiles (Spark's code cache)
+        self.pre[name] = self.compiler.column(sql)
+        return f"`{name}`"
 
     @property
     def plain(self) -> bool:
@@ -86,9 +100,14 @@ class _Aggs:
         return to_column(sql, self.agg_columns)
 
 
-def build_aggregate(agg, compiler) -> Column:
+_TOKEN = re.compile("\x00[0-9]+\x00")
+
+
+def build_aggregate(agg, compiler, pre: dict | None = None) -> Column:
+    """The aggregate Column of ``agg``; with ``pre`` (a dict), per-row values are added to it as columns the
+    caller computes before grouping (see :meth:`_Aggs.per_row`)."""
     name = agg.name.upper()
-    aggs = _Aggs(compiler)
+    aggs = _Aggs(compiler, pre)
     if agg.arg is None:
         if name != "COUNT":
             raise NotSupportedError(f"{name}(*)")
@@ -106,7 +125,7 @@ def build_aggregate(agg, compiler) -> Column:
 
     def per_row(field, facets=None) -> str:
         """SQL of a per-row value computed from the argument."""
-        return bind([v], lambda vs: field(vs[0]), facets=facets)
+        return aggs.per_row(bind([v], lambda vs: field(vs[0]), facets=facets))
 
     enc = per_row(lambda x: x.enc())
     if name == "COUNT":

@@ -255,7 +255,18 @@ _TOKEN = re.compile("\x00([0-9]+)\x00")
 
 
 def _attribute_sql(col) -> str | None:
-    """The SQL name of a plain column reference (``F.col("x")``); None for anything else."""
+    """The SQL name of a plain column reference (``F.col("x")``); None for anything else. Remembered on the
+    Column (asking the JVM takes several calls, and a compilation asks about the same inputs many times)."""
+    memo = getattr(col, "__dict__", None)  # (not getattr of the name: Column.__getattr__ makes a field Column)
+    if memo is not None and "_rspark_attr" in memo:
+        return memo["_rspark_attr"]
+    name = _attribute_sql_of(col)
+    if memo is not None:
+        memo["_rspark_attr"] = name
+    return name
+
+
+def _attribute_sql_of(col) -> str | None:
     try:
         node = col._jc.node()
         if node.getClass().getSimpleName() != "UnresolvedAttribute" or str(node.planId()) != "None":

@@ -114,10 +114,11 @@ def compile_ebv(expr, scope: ExprScope, env: ExprEnv) -> Column:
             [c.value(expr)], lambda vs: f"CAST({vs[0].ebv()} AS BOOLEAN)", facets="num")))
 
 
-def compile_aggregate(agg: Aggregate, scope: ExprScope, env: ExprEnv) -> Column:
-    """An aggregate Column (encoded term or NULL) over the rows of a group; ``scope`` is the input's scope."""
+def compile_aggregate(agg: Aggregate, scope: ExprScope, env: ExprEnv, pre: dict | None = None) -> Column:
+    """An aggregate Column (encoded term or NULL) over the rows of a group; ``scope`` is the input's scope.
+    ``pre``: a dict that receives per-row columns (name -> Column) to add to the input before grouping."""
     with naming():
-        return build_aggregate(agg, _Compiler(scope, env))
+        return build_aggregate(agg, _Compiler(scope, env), pre)
 
 
 def order_keys(col: Column, ascending: bool = True) -> list[Column]:
