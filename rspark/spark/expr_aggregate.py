@@ -10,8 +10,6 @@ MIN and MAX follow the ORDER BY order over all terms. GROUP_CONCAT joins in the 
 
 from __future__ import annotations
 
-import re
-
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -39,7 +37,7 @@ from rspark.spark.expr_values import (
     to_float_precision,
     token,
 )
-from rspark.spark.expr_sql import _attribute_sql
+from rspark.spark.expr_sql import _TOKEN, _attribute_sql
 
 _ZERO = '"0"^^<' + XSD_INTEGER + ">"
 
@@ -98,9 +96,6 @@ class _Aggs:
         if self.plain:
             return self.compiler.column(sql)
         return to_column(sql, self.agg_columns)
-
-
-_TOKEN = re.compile("\x00[0-9]+\x00")
 
 
 def build_aggregate(agg, compiler, pre: dict | None = None) -> Column:

@@ -51,7 +51,7 @@ from rspark.spark.expr_aggregate import build_aggregate
 from rspark.spark.expr_compare import compare, eq, same_term, sort_key, triple_component
 from rspark.spark.expr_datetime import cast_datetime, date_part
 from rspark.spark.expr_numeric import arith, cast_boolean, cast_numeric, cast_string, identity, negate, rounding
-from rspark.spark.expr_sql import naming
+from rspark.spark.expr_sql import naming, parsed
 from rspark.spark.expr_values import (
     DBL,
     XSD_DATE,
@@ -398,7 +398,7 @@ _HANDLERS = {
     "ROUND": _one(lambda v: NumV(rounding("ROUND", v.num()))),
     "RAND": lambda c, vs: NumV(Num(DBL, f="rand()")),
     "NOW": lambda c, vs: (ConstV(Literal(c.env.now, XSD_DATETIME)) if c.env.now_sql is None
-                          else TermV(c.input(F.expr(c.env.now_sql)), simple=True)),
+                          else TermV(c.input(parsed(c.env.now_sql)), simple=True)),
     "UUID": lambda c, vs: S.fn_uuid(),
     "STRUUID": lambda c, vs: S.fn_struuid(),
     "STRLEN": _one(S.fn_strlen),
