@@ -3,8 +3,10 @@
 Parsing runs on executors, never on the driver (pyoxigraph inside ``mapInArrow``; the pure-Python helpers are in
 :mod:`rspark.io.rdf`):
 
-* N-Triples / N-Quads are read with ``spark.read.text``, so a large file is split across tasks; each Arrow batch of
-  lines is parsed together, and line by line when it holds a bad line, so that a bad line is reported at its
+* N-Triples / N-Quads are read with ``spark.read.text``, so a large file is split across tasks. In each Arrow
+  batch of lines, the lines already in the canonical term encoding are cut into terms by vectorised RE2 matches
+  (:func:`rspark.io.rdf.fast_lines`, tested to read exactly what pyoxigraph reads); the others are parsed by
+  pyoxigraph together, and line by line when the batch holds a bad line, so that a bad line is reported at its
   physical line number (from the split's ``input_file_block_start()`` and the line's index in the split; the lines
   per split are counted by a second, JVM-only pass that only runs when there is something to report).
 * Turtle, TriG and RDF/XML are parsed in one task (a one-row DataFrame of the path, read by the executor;
@@ -189,21 +191,42 @@ def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str |
     lines = spark.read.text(source).select(F.col("value"), F.input_file_block_start().alias("blk"))
 
     def parse(batches):
+        import numpy as np
+        import pyarrow.compute as pc
+
         from rspark.io import rdf as _rdf
 
         counters: dict[int, int] = {}
         for batch in batches:
-            values = batch.column(0).to_pylist()
-            blks = batch.column(1).to_pylist()
-            idxs = []
-            for b in blks:
+            values, blk_col = batch.column(0), batch.column(1)
+            blks = blk_col.to_numpy(zero_copy_only=False)
+            idxs = np.empty(len(blks), dtype=np.int64)  # each line's index in its split, runs of one split
+            starts = np.flatnonzero(np.r_[True, blks[1:] != blks[:-1]]) if len(blks) else []
+            for i, start in enumerate(starts):
+                end = starts[i + 1] if i + 1 < len(starts) else len(blks)
+                b = int(blks[start])
                 n = counters.get(b, 0)
-                idxs.append(n)
-                counters[b] = n + 1
-            sink = _rdf.Sink()
-            _rdf.parse_lines(values, blks, idxs, sink, fmt=fmt, base_iri=base_iri, token=token,
-                             default_graph=default_graph, triple_graph=triple_graph)
-            yield from _sink_batches(sink, positions)
+                idxs[start:end] = np.arange(n, n + end - start)
+                counters[b] = n + end - start
+            ok, s, p, o, g = _rdf.fast_lines(values, fmt=fmt, token=token, default_graph=default_graph,
+                                             triple_graph=triple_graph)
+            n_fast = len(s)
+            if n_fast:
+                if positions:
+                    pos = [blk_col.filter(ok), pa.array(idxs).filter(ok), pa.repeat(pa.scalar(0, pa.int64()), n_fast)]
+                else:
+                    pos = [pa.nulls(n_fast, pa.int64())] * 3
+                yield pa.RecordBatch.from_arrays(
+                    [pa.repeat(pa.scalar(_K_QUAD, pa.int8()), n_fast), s, p, o, g, *pos,
+                     pa.nulls(n_fast, pa.string()), pa.nulls(n_fast, pa.int64()), pa.nulls(n_fast, pa.string())],
+                    schema=_RAW_ARROW)
+            if n_fast < len(values):  # the other lines through pyoxigraph
+                rest = np.flatnonzero(~ok.to_numpy(zero_copy_only=False))
+                sink = _rdf.Sink()
+                _rdf.parse_lines(pc.take(values, rest).to_pylist(), blks[rest].tolist(), idxs[rest].tolist(), sink,
+                                 fmt=fmt, base_iri=base_iri, token=token, default_graph=default_graph,
+                                 triple_graph=triple_graph)
+                yield from _sink_batches(sink, positions)
 
     return lines.mapInArrow(parse, _RAW_DDL)
 
