@@ -514,6 +514,7 @@ def test_stream_csrbench(spark):
     assert {(r.ts, r.seq) for r in st.quads.select("ts", "seq").distinct().collect()} == {
         (i * 1000, i) for i in range(34)}
     assert st.metadata.count() == 0  # its default graph holds only the timestamps
+    assert st.has_metadata is False
 
 
 def test_stream_numeric_out_of_order(spark, tmp_path):
@@ -522,6 +523,7 @@ def test_stream_numeric_out_of_order(spark, tmp_path):
     assert rows(st.elements) == FIGURE1_ELEMENTS
     assert rows(st.quads) == FIGURE1_QUADS
     assert rows(st.metadata) == {(e("G2"), e("source"), e("sensor1")), (e("stream"), e("label"), '"figure 1"')}
+    assert st.has_metadata is True
     assert st.quoted.count() == 0
 
 
@@ -688,6 +690,15 @@ def test_stream_custom_predicate_and_format_check(spark, tmp_path):
     assert st.iri == EX + "s"
     assert rows(st.elements) == {(e("g1"), 7, 0)}
     assert rows(st.metadata) == {(e("g1"), e("other"), f'"8"^^<{XSD}integer>')}
+    assert st.has_metadata is True
+    # the only metadata: the timestamp of a name that has no graph (so it is no element)
+    text = "PREFIX : <http://example.org/>\n:g1 { :a :p :b }\n:g1 :at 7 .\n:g2 :at 8 .\n"
+    st = load_stream(spark, EX + "s", write(tmp_path, "s2.trig", text), timestamp_predicate=EX + "at")
+    assert rows(st.elements) == {(e("g1"), 7, 0)}
+    assert rows(st.metadata) == {(e("g2"), e("at"), f'"8"^^<{XSD}integer>')}
+    assert st.has_metadata is True
+    st = load_stream(spark, EX + "s", write(tmp_path, "s3.trig", text.rsplit(":g2", 1)[0]), timestamp_predicate=EX + "at")
+    assert (rows(st.metadata), st.has_metadata) == (set(), False)
     with pytest.raises(ValueError, match="TriG or N-Quads"):
         load_stream(spark, "http://example.org/s", write(tmp_path, "s.ttl", "<http://e/a> <http://e/b> 1 ."))
 

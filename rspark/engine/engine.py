@@ -287,7 +287,7 @@ class Engine:
             raise RsparkError(f"stream <{iri}> is already added")
         self.streams[iri] = StreamSource(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
                                          "datetime" if loaded.time_kind == "datetime" else "number",
-                                         loaded.time_scale)
+                                         loaded.time_scale, _has_metadata=loaded.has_metadata)
         return self
 
     def replay(self, queries, *, until=None, times=None, profile: str | None = None, names=None) -> list:

@@ -95,7 +95,9 @@ class LoadedStream:
     ``metadata``: the default-graph triples other than the elements' timestamps (``s, p, o``). ``quoted``: as in
     :class:`LoadedGraph`, over ``quads`` and ``metadata``. ``time_kind``: ``"datetime"`` (``ts`` in epoch
     milliseconds, UTC) or ``"number"`` (``ts`` = value * ``time_scale``, the smallest power of ten that makes every
-    timestamp integral). ``errors``: rejected elements and malformed statements, in file order.
+    timestamp integral). ``has_metadata``: whether ``metadata`` has a row (counted at load). ``errors``: rejected
+    elements and malformed statements, in file order (an element with several timestamps is reported with the least
+    and the greatest).
     """
 
     iri: str
@@ -105,6 +107,7 @@ class LoadedStream:
     quoted: DataFrame
     time_kind: str
     time_scale: int
+    has_metadata: bool = True
     errors: list[DataError] = field(default_factory=list)
     _cached: list[DataFrame] = field(default_factory=list, repr=False)
 
@@ -354,9 +357,16 @@ def _new_token() -> str:
     return "b" + uuid.uuid4().hex[:8]
 
 
-def _materialise(raw: DataFrame) -> dict[int, int]:
-    """Run the parse once into the cache; returns row counts per kind."""
-    return {row["k"]: row["count"] for row in raw.groupBy("k").count().collect()}
+def _materialise(raw: DataFrame, pred: str | None = None) -> dict:
+    """Run the parse once into the cache; returns row counts per kind, and with ``pred`` (a stream's timestamp
+    predicate) also under ``"other"`` the default-graph quads whose predicate is another (element metadata)."""
+    other = F.lit(False) if pred is None else (F.col("k") == _K_QUAD) & (F.col("g") == "") & (F.col("p") != pred)
+    counts: dict = {}
+    for row in raw.groupBy("k", other.alias("other")).count().collect():
+        counts[row["k"]] = counts.get(row["k"], 0) + row["count"]
+        if row["other"]:
+            counts["other"] = row["count"]
+    return counts
 
 
 # --------------------------------------------------------------------------------------------------- static RDF
@@ -496,9 +506,9 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     cached = [raw]
     lines = _Lines(spark, path, fmt)
     try:
-        counts = _materialise(raw)
+        counts = _materialise(raw, pred)
         errors = _problems(raw, counts.get(_K_PROBLEM, 0), lines, path)
-        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached)
+        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts.get("other", 0))
     except BaseException:
         for df in cached:
             df.unpersist()
@@ -506,7 +516,7 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     return result
 
 
-def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached) -> LoadedStream:
+def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_other: int) -> LoadedStream:
     pos = ["blk", "idx", "ord"]
     quads = raw.filter(F.col("k") == _K_QUAD)
     named = quads.filter(F.col("g") != "")
@@ -529,13 +539,17 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached) ->
             is_rejected.alias("rej"),
         )
         .groupBy("element")
-        .agg(F.min("npos").alias("pos"), F.collect_set("val").alias("vals"), F.min("spos").alias("tpos"),
-             F.max("rej").alias("rej"))
-    )
+        # the distinct timestamp values are only needed to tell one from several: their least and greatest
+        .agg(F.min("npos").alias("pos"), F.min("val").alias("v0"), F.max("val").alias("v1"),
+             F.min("spos").alias("tpos"), F.max("rej").alias("rej"))
+    ).persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(per_element)
+    vals = F.when(F.col("v0").isNull(), F.array().cast("array<string>")) \
+        .when(F.col("v0") == F.col("v1"), F.array("v0")).otherwise(F.array("v0", "v1"))
     candidates = per_element.filter(F.col("pos").isNotNull() & ~F.col("rej")).select(
         "element",
         *[F.col("pos." + c).alias(c) for c in pos],
-        "vals",
+        vals.alias("vals"),
         *[F.col("tpos." + c).alias("t" + c) for c in pos],
     )
     checked = candidates.mapInArrow(_check_elements, _CHECK_DDL).persist(StorageLevel.MEMORY_AND_DISK)
@@ -592,10 +606,15 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached) ->
         (F.row_number().over(Window.orderBy(*pos)) - 1).cast("long").alias("seq"),
     ).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(elements)
-    content = named.select("s", "p", "o", F.col("g").alias("element")).join(elements, "element").select(
+    # a hash join on the element (its table is one row an element, far smaller than the quads), not a sort of
+    # every quad by element name
+    content = named.select("s", "p", "o", F.col("g").alias("element")).join(
+        elements.hint("shuffle_hash"), "element").select(
         "s", "p", "o", "element", "ts", "seq").persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(content)
     element_names = per_element.filter(F.col("pos").isNotNull() | F.col("rej")).select("element")
+    # metadata: the other default-graph triples, and the timestamp triples of names that are no element
+    n_meta = n_other + per_element.filter(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull()).count()
     meta = default.join(
         element_names, (default["s"] == element_names["element"]) & (default["p"] == F.lit(pred)), "left_anti"
     ).select("s", "p", "o")
@@ -606,6 +625,7 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached) ->
         elements=elements,
         quads=content,
         metadata=meta,
+        has_metadata=n_meta > 0,
         quoted=quoted,
         time_kind=kind,
         time_scale=10 ** scale_exp,
