@@ -389,8 +389,9 @@ def _graph_of_bad_line(line: str, fmt: str, enc: TermEncoder) -> str | None:
 
 # The fast path for line formats: a line whose every term is already in the canonical encoding (absolute IRIs
 # of a plain shape, ASCII blank-node labels, literals with only the escapes the encoding keeps, lower-case simple
-# language tags) is cut into its terms by one RE2 match over the whole Arrow batch (pyarrow's extract_regex); the
-# terms are then the encoding as written (only blank-node labels get the load's prefix). Every other line (relative
+# language tags) is recognised by one RE2 match over the whole Arrow batch (FAST_LINE) and cut into its terms by a
+# looser pattern (_FAST_CUT); the terms are then the encoding as written (only blank-node labels get the load's
+# prefix). Every other line (relative
 # or unusual IRIs, other escapes, quoted triples, comments alone, bad lines) goes through pyoxigraph. The accepted
 # language is a subset of N-Triples/N-Quads on which pyoxigraph accepts and leaves the terms unchanged: tested
 # against it on the W3C files and on generated lines (tests/test_loader.py).
@@ -405,14 +406,16 @@ _IRI_RE = (rf"<[A-Za-z][A-Za-z0-9+.\-]*:(?://{_AUTHORITY}(?:/{_PCHAR}*)*|/?(?:{_
 _BNODE_RE = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
 _LITERAL_RE = rf'"(?:[^"\\\n\r]|\\["\\nr])*"(?:@[a-z]{{2,3}}(?:-[a-z]{{2}}|-[0-9]{{3}})?|\^\^{_IRI_RE})?'
 _NODE_RE = rf"(?:{_IRI_RE}|{_BNODE_RE})"
-_FAST_TRIPLE = (rf"^[ \t]*(?P<s>{_NODE_RE})[ \t]+(?P<p>{_IRI_RE})[ \t]+(?P<o>{_NODE_RE}|{_LITERAL_RE})")
+_FAST_TRIPLE = rf"^[ \t]*{_NODE_RE}[ \t]+{_IRI_RE}[ \t]+(?:{_NODE_RE}|{_LITERAL_RE})"
 _FAST_END = r"[ \t]*\.[ \t]*(?:#.*)?$"
 FAST_LINE = {
     "ntriples": _FAST_TRIPLE + _FAST_END,
-    "nquads": _FAST_TRIPLE + rf"(?:[ \t]+(?P<g>{_NODE_RE}))?" + _FAST_END,
+    "nquads": _FAST_TRIPLE + rf"(?:[ \t]+{_NODE_RE})?" + _FAST_END,
 }
 _LOOSE_NODE = r"(?:<[^>]*>|_:[^ \t]*[^ \t.])"
-_CUT_TRIPLE = rf'^[ \t]*(?P<s>{_LOOSE_NODE})[ \t]+(?P<p><[^>]*>)[ \t]+(?P<o>{_LOOSE_NODE}|"(?:[^"\\]|\\.)*"(?:@[a-z0-9-]*|\^\^<[^>]*>)?)'
+_LOOSE_LITERAL = r'"(?:[^"\\]|\\.)*"(?:@[a-z0-9-]*|\^\^<[^>]*>)?'
+_CUT_TRIPLE = (rf"^[ \t]*(?P<s>{_LOOSE_NODE})[ \t]+(?P<p><[^>]*>)[ \t]+"
+               rf"(?P<o>{_LOOSE_NODE}|{_LOOSE_LITERAL})")
 _FAST_CUT = {"ntriples": _CUT_TRIPLE, "nquads": _CUT_TRIPLE + rf"(?:[ \t]+(?P<g>{_LOOSE_NODE}))?[ \t]*\."}
 # datatypes the encoding rewrites (xsd:string is dropped) or pyoxigraph rejects without a tag (rdf:langString, ...)
 _FAST_EXCLUDED_DATATYPE = r'"\^\^<http://www\.w3\.org/(?:1999/02/22-rdf-syntax-ns#|2001/XMLSchema#string>)'
@@ -430,8 +433,7 @@ def fast_lines(values, *, fmt: str, token: str, default_graph: str, triple_graph
     # accepts are cut with a loose pattern that splits them the same way
     ok = pc.fill_null(pc.match_substring_regex(values, FAST_LINE[fmt]), False)
     ok = pc.and_(ok, pc.invert(pc.fill_null(pc.match_substring_regex(values, _FAST_EXCLUDED_DATATYPE), False)))
-    parts = pc.extract_regex(values.filter(ok), _FAST_CUT[fmt])
-    kept = parts
+    kept = pc.extract_regex(values.filter(ok), _FAST_CUT[fmt])
     prefix = f"_:{token}_"  # blank-node labels as TermEncoder(explicit=True) writes them
 
     def label(arr):

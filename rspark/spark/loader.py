@@ -142,29 +142,26 @@ def _local_path(path: str) -> str | None:
     return str(Path(path).resolve())
 
 
+def _quad_batch(s: pa.Array, p: pa.Array, o: pa.Array, g: pa.Array, pos: list | None) -> pa.RecordBatch:
+    """One Arrow record batch (raw schema) of quads; ``pos``: their (blk, idx, ord) arrays, or None (no positions)."""
+    n = len(s)
+    if pos is None:
+        pos = [pa.nulls(n, pa.int64())] * 3
+    return pa.RecordBatch.from_arrays(
+        [pa.repeat(pa.scalar(_K_QUAD, pa.int8()), n), s, p, o, g, *pos,
+         pa.nulls(n, pa.string()), pa.nulls(n, pa.int64()), pa.nulls(n, pa.string())],
+        schema=_RAW_ARROW,
+    )
+
+
 def _sink_batches(sink: rdf.Sink, positions: bool = True):
     """Arrow record batches (raw schema) of a sink's quads and problems (quads without their positions unless
     ``positions``: only streams need them)."""
-    n = len(sink)
-    if n:
-        if positions:
-            pos = [pa.array(sink.blk, pa.int64()), pa.array(sink.idx, pa.int64()), pa.array(sink.ord, pa.int64())]
-        else:
-            pos = [pa.nulls(n, pa.int64())] * 3
-        yield pa.RecordBatch.from_arrays(
-            [
-                pa.array([_K_QUAD] * n, pa.int8()),
-                pa.array(sink.s, pa.string()),
-                pa.array(sink.p, pa.string()),
-                pa.array(sink.o, pa.string()),
-                pa.array(sink.g, pa.string()),
-                *pos,
-                pa.nulls(n, pa.string()),
-                pa.nulls(n, pa.int64()),
-                pa.nulls(n, pa.string()),
-            ],
-            schema=_RAW_ARROW,
-        )
+    if len(sink):
+        pos = [pa.array(sink.blk, pa.int64()), pa.array(sink.idx, pa.int64()),
+               pa.array(sink.ord, pa.int64())] if positions else None
+        yield _quad_batch(pa.array(sink.s, pa.string()), pa.array(sink.p, pa.string()),
+                          pa.array(sink.o, pa.string()), pa.array(sink.g, pa.string()), pos)
     probs = sink.problems
     if probs:
         m = len(probs)
@@ -215,14 +212,9 @@ def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str |
                                              triple_graph=triple_graph)
             n_fast = len(s)
             if n_fast:
-                if positions:
-                    pos = [blk_col.filter(ok), pa.array(idxs).filter(ok), pa.repeat(pa.scalar(0, pa.int64()), n_fast)]
-                else:
-                    pos = [pa.nulls(n_fast, pa.int64())] * 3
-                yield pa.RecordBatch.from_arrays(
-                    [pa.repeat(pa.scalar(_K_QUAD, pa.int8()), n_fast), s, p, o, g, *pos,
-                     pa.nulls(n_fast, pa.string()), pa.nulls(n_fast, pa.int64()), pa.nulls(n_fast, pa.string())],
-                    schema=_RAW_ARROW)
+                pos = [blk_col.filter(ok), pa.array(idxs).filter(ok),
+                       pa.repeat(pa.scalar(0, pa.int64()), n_fast)] if positions else None
+                yield _quad_batch(s, p, o, g, pos)
             if n_fast < len(values):  # the other lines through pyoxigraph
                 rest = np.flatnonzero(~ok.to_numpy(zero_copy_only=False))
                 sink = _rdf.Sink()
