@@ -23,6 +23,10 @@ DEFAULT_CONF = {
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
     # Spark 4 defaults to ANSI mode, where a bad cast raises; SPARQL maps such errors to unbound values.
     "spark.sql.ansi.enabled": "false",
+    # PySpark 4 records the Python call site of every DataFrame and Column call for its error messages, at four
+    # extra JVM round trips a call; a SPARQL query is compiled from dozens of such calls, and the errors users see
+    # are rspark's own. Off, compiling the 3-pattern star join of benchmarks/sparql_scaling.py costs half as long.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 
 
