@@ -47,6 +47,18 @@ class UsageError(Exception):
     """A command-line usage problem (exit code 2)."""
 
 
+def _conf(values: list[str] | None) -> dict[str, str]:
+    """``--conf KEY=VALUE`` options: Spark configuration for the session (e.g. spark.driver.memory=8g)."""
+    out = {}
+    for value in values or []:
+        key, sep, setting = value.partition("=")
+        if not sep or not key.strip() or not setting.strip():
+            raise UsageError(f"--conf expects KEY=VALUE (a Spark setting, e.g. spark.driver.memory=8g), "
+                             f"got {value!r}")
+        out[key.strip()] = setting.strip()
+    return out
+
+
 def cmd_sparql(args: argparse.Namespace) -> int:
     """Answer a SPARQL 1.1 query over static data files."""
     from rspark.engine.engine import Engine
@@ -54,7 +66,7 @@ def cmd_sparql(args: argparse.Namespace) -> int:
     text = _read(args.query)
     graphs = _pairs(args.graph, "--graph")
     compile_query(text, base_iri=args.base, source=args.query)  # syntax errors before Spark starts
-    with Engine(master=args.master) as engine:
+    with Engine(master=args.master, conf=_conf(args.conf)) as engine:
         for path in args.data or []:
             engine.load(path)
         for iri, path in graphs:
@@ -90,7 +102,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not streams:
         raise UsageError("replay needs at least one --stream IRI=PATH")
     fmt = args.format or ("table" if sys.stdout.isatty() else "jsonl")
-    with Engine(master=args.master, profile=args.profile) as engine:
+    with Engine(master=args.master, profile=args.profile, conf=_conf(args.conf)) as engine:
         for path in args.data or []:
             engine.load(path)
         for iri, path in graphs:
@@ -199,6 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "a CONSTRUCT with GRAPH blocks)")
     sparql.add_argument("--base", metavar="IRI", default=None, help="base IRI for relative IRIs in the query")
     sparql.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
+    sparql.add_argument("--conf", action="append", metavar="KEY=VALUE",
+                        help="a Spark setting for the session, e.g. spark.driver.memory=8g; repeatable")
     sparql.set_defaults(run=cmd_sparql)
 
     replay = commands.add_parser(
@@ -220,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--strict", action="store_true", help="fail on the first bad stream element instead of "
                                                               "reporting and skipping it")
     replay.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
+    replay.add_argument("--conf", action="append", metavar="KEY=VALUE",
+                        help="a Spark setting for the session, e.g. spark.driver.memory=8g; repeatable")
     replay.set_defaults(run=cmd_replay)
     return parser
 
@@ -243,8 +259,17 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"rspark: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, ProfileError) else 1
-    except OSError as exc:
-        print(f"rspark: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+    except Exception as exc:
+        from rspark.errors import jvm_gone, memory_limit_error
+
+        if not jvm_gone(exc):
+            if isinstance(exc, OSError):
+                print(f"rspark: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+                return 1
+            raise
+        # the Spark JVM went away outside the query (while loading, or freeing the cache after it)
+        err = memory_limit_error(exc, "the command", jvm=True)
+        print(f"rspark: {err or 'lost the connection to the Spark JVM: ' + str(exc)}", file=sys.stderr)
         return 1
 
 

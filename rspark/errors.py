@@ -40,20 +40,75 @@ class MemoryLimitError(RsparkError):
 
 
 _OUT_OF_MEMORY = ("java.lang.OutOfMemoryError", "Java heap space", "GC overhead limit exceeded", "MemoryError")
+# what PySpark raises when the JVM it talks to has gone away (the connection, or a SparkContext stopped under it)
+_JVM_GONE = ("Connection refused", "Answer from Java side is empty", "SparkContext was shut down",
+             "stopped SparkContext", "Py4JNetworkError", "driverEndpoint()", "Error while sending or receiving")
+# Spark's executor ends its JVM with this code after an OutOfMemoryError in a task (SparkExitCode.OOM); in local
+# mode that JVM is also the driver's, so the whole session goes with it.
+JVM_OOM_EXIT = 52
+_RESTART = "The Spark JVM has stopped: a new process (or Engine) is needed to go on."
+_ADVICE = ("Use a smaller window RANGE or fewer evaluation instants (--until, --times), or give Spark more memory "
+           "(Engine(conf={'spark.driver.memory': '8g'}), or --conf spark.driver.memory=8g on the command line).")
 
 
-def memory_limit_error(exc: BaseException, what: str) -> MemoryLimitError | None:
-    """A :class:`MemoryLimitError` for ``exc`` when it is an out-of-memory failure reported by Spark (whatever
-    wrapper PySpark puts around it), else None. ``what``: what was running."""
-    try:
-        text = str(exc)
-    except Exception:  # an exception whose text needs a JVM that is gone
-        text = repr(exc)
-    hit = next((marker for marker in _OUT_OF_MEMORY if marker in text), None)
-    if hit is None:
+class SparkStoppedError(RsparkError):
+    """The Spark JVM stopped while a query ran (for another reason than running out of memory)."""
+
+
+def _texts(exc: BaseException):
+    """The texts of ``exc`` and of the exceptions it was raised from or while handling."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        try:
+            yield type(exc).__name__ + ": " + str(exc)
+        except Exception:  # an exception whose text needs a JVM that is gone
+            yield repr(exc)
+        exc = exc.__cause__ or exc.__context__
+
+
+def jvm_exit_code(wait: float = 0.0) -> int | None:
+    """The exit code of the Spark JVM this Python process launched once it has exited (waiting up to ``wait``
+    seconds for it), else None: still running, or not launched from here (a JVM that started Python, as
+    spark-submit does)."""
+    import subprocess
+
+    from pyspark import SparkContext
+
+    proc = getattr(SparkContext._gateway, "proc", None)
+    if proc is None:
         return None
-    return MemoryLimitError(
-        f"{what} ran out of memory ({hit}): the windows' content or the answers held at once did not fit. Use a "
-        "smaller window RANGE or fewer evaluation instants (--until, --times), or give Spark more memory "
-        "(Engine(conf={'spark.driver.memory': '8g'}), or --conf for spark-submit); after a JVM out-of-memory "
-        "error the Spark session may have to be restarted.")
+    try:
+        return proc.wait(timeout=wait) if wait else proc.poll()
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def jvm_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) is PySpark losing the JVM it talks to."""
+    return any(marker in text for marker in _JVM_GONE for text in _texts(exc))
+
+
+def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> RsparkError | None:
+    """The error to report for a failure of Spark while ``what`` ran, else None (``exc`` is then not about
+    Spark's resources and is reported as it is):
+
+    * a :class:`MemoryLimitError` when ``exc`` (or what it was raised from) says that Spark ran out of memory,
+      whatever wrapper PySpark put around it, or, with ``jvm``, when the JVM this process launched ended with
+      Spark's out-of-memory exit code (in local mode an OutOfMemoryError in a task ends the JVM, and what PySpark
+      raises then is only a lost connection);
+    * with ``jvm``, a :class:`SparkStoppedError` when that JVM ended with another code."""
+    texts = list(_texts(exc))
+    hit = next((marker for marker in _OUT_OF_MEMORY for text in texts if marker in text), None)
+    code = None
+    if jvm:  # a JVM that is going takes a while to end (its heap full, its shutdown hooks running)
+        code = jvm_exit_code(wait=30.0 if hit or jvm_gone(exc) else 0.0)
+    if hit is None and code == JVM_OOM_EXIT:
+        hit = f"java.lang.OutOfMemoryError: the Spark JVM exited with code {JVM_OOM_EXIT}"
+    if hit is not None:
+        return MemoryLimitError(
+            f"{what} ran out of memory ({hit}): the windows' content or the answers held at once did not fit. "
+            + _ADVICE + (" " + _RESTART if code is not None else ""))
+    if code is not None:
+        return SparkStoppedError(f"the Spark JVM stopped (exit code {code}) while {what} ran. " + _RESTART)
+    return None

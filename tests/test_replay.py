@@ -330,7 +330,7 @@ def test_unknown_stream_is_named(engine):
 
 def test_out_of_memory_is_reported_as_a_memory_limit(engine, monkeypatch):
     """A Spark out-of-memory failure (here the text PySpark gives for a job that died of it, raised by the
-    iteration, since a real one would take the shared test JVM down) becomes a MemoryLimitError that says what
+    iteration: a real one ends the JVM, see the next tests) becomes a MemoryLimitError that says what
     to change; other failures pass through unchanged."""
     from rspark.engine import replay as R
     from rspark.errors import MemoryLimitError, memory_limit_error
@@ -351,6 +351,73 @@ def test_out_of_memory_is_reported_as_a_memory_limit(engine, monkeypatch):
     assert spark_text in str(info.value.__context__)
     assert memory_limit_error(ValueError("bad timestamp"), "x") is None
     assert isinstance(memory_limit_error(RuntimeError("PythonException: MemoryError"), "x"), MemoryLimitError)
+
+
+def test_memory_limit_error_reads_the_exception_chain_and_a_running_jvm(spark):
+    """The out-of-memory text may be in the exception a wrapper was raised from; a JVM that is running is not
+    reported as stopped (and no time is spent waiting for it to end when nothing says it is going)."""
+    import time
+
+    from rspark.errors import MemoryLimitError, jvm_exit_code, memory_limit_error
+
+    try:
+        try:
+            raise RuntimeError("Job aborted: java.lang.OutOfMemoryError: Java heap space")
+        except RuntimeError:
+            raise ValueError("while cleaning up")
+    except ValueError as exc:
+        err = memory_limit_error(exc, "the query")
+    assert isinstance(err, MemoryLimitError)
+    assert str(err).startswith("the query ran out of memory (java.lang.OutOfMemoryError): ")
+    assert "a new process" not in str(err)  # the JVM is not known to have stopped
+    assert jvm_exit_code() is None
+    start = time.perf_counter()
+    assert memory_limit_error(KeyError("x"), "the replay", jvm=True) is None
+    assert time.perf_counter() - start < 5
+
+
+@pytest.mark.slow
+def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
+    """A window whose evaluation cannot fit (GROUP_CONCAT over the cross product of 3,000 triples: 9 million
+    values in one group) in a Spark given 512 MB, through the command line in a process of its own. In local mode
+    the OutOfMemoryError ends the JVM (Spark's exit code 52) and PySpark only sees its connection drop; rspark
+    reports the memory limit, what to change, and that the session is gone, with exit code 1 (about 30 s)."""
+    import subprocess
+    import sys
+
+    stream = tmp_path / "big.nq"
+    with stream.open("w") as f:
+        for i in range(3000):
+            f.write(f"<http://example.org/s{i}> <http://example.org/p> \"value number {i}\" <http://example.org/g{i}> .\n")
+            f.write(f'<http://example.org/g{i}> <http://www.w3.org/ns/prov#generatedAtTime> "{i}"'
+                    '^^<http://www.w3.org/2001/XMLSchema#integer> .\n')
+    query = tmp_path / "q.rq"
+    query.write_text(P + "SELECT (GROUP_CONCAT(?o) AS ?all) FROM NAMED WINDOW :w ON :S [RANGE 10000 SLIDE 1] "
+                         "WHERE { WINDOW :w { ?s ?p ?o . ?x ?q ?y } }")
+    proc = subprocess.run(
+        [sys.executable, "-m", "rspark", "replay", str(query), "--stream", f"http://example.org/S={stream}",
+         "--times", "2999", "--format", "jsonl", "--conf", "spark.driver.memory=512m"],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert proc.stdout == ""
+    # (the JVM's log and PySpark's own threads write to stderr too, in any order)
+    ours = [line for line in proc.stderr.splitlines() if line.startswith("rspark:")]
+    assert ours == [(
+        "rspark: the replay ran out of memory (java.lang.OutOfMemoryError: the Spark JVM exited with code 52): the "
+        "windows' content or the answers held at once did not fit. Use a smaller window RANGE or fewer evaluation "
+        "instants (--until, --times), or give Spark more memory (Engine(conf={'spark.driver.memory': '8g'}), or "
+        "--conf spark.driver.memory=8g on the command line). The Spark JVM has stopped: a new process (or Engine) "
+        "is needed to go on.")], proc.stderr[-3000:]
+
+
+def test_cli_conf_must_be_key_value(tmp_path, capsys):
+    from rspark.cli import main
+
+    query = tmp_path / "q.rq"
+    query.write_text(P + "SELECT * FROM NAMED WINDOW :w ON :S [RANGE 5 SLIDE 1] WHERE { WINDOW :w { ?s ?p ?o } }")
+    assert main(["replay", str(query), "--stream", "http://example.org/S=x.trig", "--conf", "spark.driver.memory"]) == 2
+    assert capsys.readouterr().err == ("rspark: --conf expects KEY=VALUE (a Spark setting, e.g. "
+                                       "spark.driver.memory=8g), got 'spark.driver.memory'\n")
 
 
 def test_bad_elements_are_reported_and_skipped(spark, tmp_path):

@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from rspark.algebra.ops import QueryPlan
 from rspark.algebra.translate import compile_query
-from rspark.errors import RsparkError, memory_limit_error
+from rspark.errors import RsparkError, jvm_exit_code, jvm_gone, memory_limit_error
 from rspark.io import results as R
 from rspark.spark.compiler import DatasetView
 from rspark.spark.encoding import encode
@@ -174,8 +174,14 @@ class Engine:
         self.close()
 
     def close(self) -> None:
-        """Release cached data (the SparkSession stays, for reuse in the same process)."""
-        self.clear()
+        """Release cached data (the SparkSession stays, for reuse in the same process). Nothing to release when
+        the Spark JVM has stopped (after an out-of-memory error in local mode)."""
+        try:
+            self.clear()
+        except Exception as exc:
+            if not jvm_gone(exc) and jvm_exit_code() is None:
+                raise
+            self._loaded.clear()  # the JVM, and the cached data with it, is gone
 
     def clear(self) -> None:
         """Drop all static data and streams."""
@@ -264,7 +270,10 @@ class Engine:
         plan = compile_query(query, base_iri=base_iri, source=source)
         if plan.is_continuous:
             raise RsparkError("this query reads streams or registers a continuous query: use engine.replay(...)")
-        value = run_query(self.spark, plan, self.dataset_for(plan), make_env(plan.base))
+        try:
+            value = run_query(self.spark, plan, self.dataset_for(plan), make_env(plan.base))
+        except Exception as exc:
+            raise memory_limit_error(exc, "the query", jvm=True) or exc
         return SparqlResult(value, plan.form)
 
     # ---------------------------------------------------------------------------------------------------- streams
@@ -313,13 +322,14 @@ class Engine:
         try:
             records = replayer.run(list(zip(texts, labels)), until=until, times=times)
         except Exception as exc:
-            raise memory_limit_error(exc, "the replay") or exc
+            raise memory_limit_error(exc, "the replay", jvm=True) or exc
         return _memory_guarded(records)
 
 
 def _memory_guarded(records):
-    """The records, with an out-of-memory failure of Spark turned into a :class:`MemoryLimitError`."""
+    """The records, with an out-of-memory failure of Spark turned into a :class:`MemoryLimitError` (and the JVM's
+    end into a :class:`SparkStoppedError`)."""
     try:
         yield from records
     except Exception as exc:
-        raise memory_limit_error(exc, "the replay") or exc
+        raise memory_limit_error(exc, "the replay", jvm=True) or exc

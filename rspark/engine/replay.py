@@ -514,8 +514,13 @@ def _rows_by_instant(df: DataFrame, order: list, n_instants: int) -> Iterator:
     try:
         ordered = cached.repartitionByRange(parts, KEY).sortWithinPartitions(KEY, *order)
         yield from ordered.toLocalIterator(prefetchPartitions=True)
-    finally:
-        cached.unpersist()
+    except BaseException:
+        try:
+            cached.unpersist()
+        except Exception:  # the JVM may be gone (an out-of-memory error): the failure to report is the first one
+            pass
+        raise
+    cached.unpersist()
 
 
 def _group_by_instant(rows: Iterable, instants: list[int], item) -> Iterator[tuple[int, list]]:
