@@ -543,6 +543,24 @@ def test_stream_nquads_same_as_trig(spark, tmp_path):
 
 
 
+def test_stream_content_join_broadcasts_a_small_element_table(spark, tmp_path, monkeypatch):
+    """The content joins its elements by broadcasting their table when it is small for the JVM's memory (the
+    quads are not shuffled), else by a shuffled hash join: the same content either way."""
+    from rspark.spark import loader
+
+    def plan(st) -> str:
+        return st.quads._jdf.queryExecution().executedPlan().toString()
+
+    assert loader._broadcast_limit(spark) == 4 * 1024 ** 3 // 1000  # the test session's 4g driver
+    path = write(tmp_path, "fig1.trig", FIGURE1)
+    small = load_stream(spark, "http://example.org/s", path)
+    assert "BroadcastHashJoin" in plan(small) and "ShuffledHashJoin" not in plan(small)
+    monkeypatch.setattr(loader, "BROADCAST_BYTES_PER_ELEMENT", 4 * 1024 ** 3)  # a limit of one element
+    large = load_stream(spark, "http://example.org/s", path)
+    assert "ShuffledHashJoin" in plan(large) and "BroadcastHashJoin" not in plan(large)
+    assert rows(small.quads) == rows(large.quads) == FIGURE1_QUADS
+
+
 def test_stream_decimal_timestamps_scale(spark, tmp_path):
     text = (
         "PREFIX : <http://example.org/>\nPREFIX prov: <http://www.w3.org/ns/prov#>\n"

@@ -508,6 +508,20 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     return result
 
 
+BROADCAST_BYTES_PER_ELEMENT = 1000  # elements' rows broadcast per byte of memory: ~10x their size (name, ts, seq)
+
+
+def _broadcast_limit(spark: SparkSession) -> int:
+    """How many elements a stream may have for its element table to be broadcast to the content join: one per
+    BROADCAST_BYTES_PER_ELEMENT bytes of the driver's memory (1 GB: a million), and of the executors' on a
+    cluster (in local mode the driver's JVM runs the tasks)."""
+    conf = spark.sparkContext._jsc.sc().conf()
+    keys = ["spark.driver.memory"]
+    if not spark.sparkContext.master.startswith("local"):
+        keys.append("spark.executor.memory")
+    return min(conf.getSizeAsBytes(key, "1g") for key in keys) // BROADCAST_BYTES_PER_ELEMENT
+
+
 def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_other: int) -> LoadedStream:
     pos = ["blk", "idx", "ord"]
     quads = raw.filter(F.col("k") == _K_QUAD)
@@ -599,9 +613,12 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
     ).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(elements)
     # a hash join on the element (its table is one row an element, far smaller than the quads), not a sort of
-    # every quad by element name
+    # every quad by element name; broadcast when the elements' table is small for the JVMs' memory, so that the
+    # quads are not shuffled at all (1e7 triples: 7.4 s -> 4.9 s)
+    n_elements = summary["n_datetime" if kind == "datetime" else "n_number"]
+    join = "broadcast" if n_elements <= _broadcast_limit(spark) else "shuffle_hash"
     content = named.select("s", "p", "o", F.col("g").alias("element")).join(
-        elements.hint("shuffle_hash"), "element").select(
+        elements.hint(join), "element").select(
         "s", "p", "o", "element", "ts", "seq").persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(content)
     element_names = per_element.filter(F.col("pos").isNotNull() | F.col("rej")).select("element")

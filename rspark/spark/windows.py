@@ -513,7 +513,7 @@ def rank_items(items: DataFrame, instants, order: Sequence[str] = ("ts", "seq"))
     _check_items(items, order)
     spark = items.sparkSession
     inst, _ = instants_frame(spark, instants)
-    kind, b, run = "_w_kind", "_w_b", "_w_run"
+    kind, b = "_w_kind", "_w_b"
     tagged_items = items.withColumn(kind, F.lit(0))
     tagged_inst = inst.select(F.col(INSTANT).alias("ts"), F.col(INSTANT), F.lit(1).alias(kind))
     union = tagged_items.unionByName(tagged_inst, allowMissingColumns=True)
