@@ -561,6 +561,44 @@ def test_stream_content_join_broadcasts_a_small_element_table(spark, tmp_path, m
     assert rows(small.quads) == rows(large.quads) == FIGURE1_QUADS
 
 
+def test_stream_seq_numbered_per_split_is_file_order(spark, tmp_path, monkeypatch):
+    """A stream read in many splits numbers its elements within each split and shifts them by the splits before:
+    seq is still each element's rank in file order (0, 1, 2, ... by first line), whatever the timestamps, with
+    an element whose timestamp comes before its graph, another whose graph lines are split apart, and a rejected
+    element in between."""
+    from rspark.spark import loader
+
+    lines, order = [], []
+    for i in range(300):
+        g = f"<http://e/g{i}>"
+        stamp = f'{g} <{PROV}> "{(i * 7919) % 1000}"^^<{XSD}integer> .'
+        if i == 150:
+            lines.append(f"<http://e/x> <http://e/p> <http://e/o> {g} .")  # no timestamp: rejected, no seq
+            continue
+        if i % 3 == 0:
+            lines.append(stamp)
+        lines.append(f'<http://e/s{i}> <http://e/p> "{i}" {g} .')
+        if i % 3 != 0:
+            lines.append(stamp)
+        order.append(g)
+    lines.append('<http://e/late> <http://e/p> "late" <http://e/g10> .')  # g10's second line, at the end
+    path = write(tmp_path, "many.nq", "\n".join(lines) + "\n")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")
+    try:
+        monkeypatch.setattr(loader, "SPLIT_RANKING_ELEMENTS", 1)
+        split = load_stream(spark, "http://e/s", path)
+        assert split._cached[0].select("blk").distinct().count() > 5  # the raw parse: read in many splits
+        assert split.quads.count() == 300
+        monkeypatch.setattr(loader, "SPLIT_RANKING_ELEMENTS", 10 ** 9)
+        whole = load_stream(spark, "http://e/s", path)
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    expected = {(g, (int(g[len("<http://e/g"):-1]) * 7919) % 1000, k) for k, g in enumerate(order)}
+    assert rows(split.elements) == rows(whole.elements) == expected
+    assert [str(x).split(": ", 1)[1] for x in split.errors] == [
+        "no timestamp (a default-graph triple <element> <timestamp-predicate> literal) (element <http://e/g150>)"]
+
+
 def test_stream_decimal_timestamps_scale(spark, tmp_path):
     text = (
         "PREFIX : <http://example.org/>\nPREFIX prov: <http://www.w3.org/ns/prov#>\n"

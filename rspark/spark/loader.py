@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pyarrow as pa
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from rspark.errors import DataError
@@ -522,6 +522,26 @@ def _broadcast_limit(spark: SparkSession) -> int:
     return min(conf.getSizeAsBytes(key, "1g") for key in keys) // BROADCAST_BYTES_PER_ELEMENT
 
 
+SPLIT_RANKING_ELEMENTS = 100_000  # from this many elements on, seq is numbered per input split
+
+
+def _file_order(valid: DataFrame, pos: list[str], n_elements: int) -> Column:
+    """Each element's 0-based rank in file order (``seq``). A row_number over the whole stream sorts it in one
+    task; a long stream read in several splits (``blk``, the split's first byte; positions sort by it first) is
+    numbered within each split in parallel and shifted by the elements of the splits before it (a count per split,
+    collected: a few rows)."""
+    if n_elements >= SPLIT_RANKING_ELEMENTS:
+        counts = sorted((r["blk"], r["count"]) for r in valid.groupBy("blk").count().collect())
+        if len(counts) > 1:
+            offsets, total = [], 0
+            for blk, count in counts:
+                offsets += [F.lit(blk).cast("long"), F.lit(total).cast("long")]
+                total += count
+            offset = F.element_at(F.create_map(*offsets), F.col("blk"))
+            return (offset + F.row_number().over(Window.partitionBy("blk").orderBy(*pos[1:])) - 1).cast("long")
+    return (F.row_number().over(Window.orderBy(*pos)) - 1).cast("long")
+
+
 def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_other: int) -> LoadedStream:
     pos = ["blk", "idx", "ord"]
     quads = raw.filter(F.col("k") == _K_QUAD)
@@ -606,16 +626,13 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
         ts = F.col("ms")
     else:
         ts = F.col("m") * F.pow(F.lit(10.0), F.lit(scale_exp) - F.col("e")).cast("long")
-    elements = valid.select(
-        "element",
-        ts.cast("long").alias("ts"),
-        (F.row_number().over(Window.orderBy(*pos)) - 1).cast("long").alias("seq"),
-    ).persist(StorageLevel.MEMORY_AND_DISK)
+    n_elements = summary["n_datetime" if kind == "datetime" else "n_number"]
+    elements = valid.select("element", ts.cast("long").alias("ts"), _file_order(valid, pos, n_elements).alias("seq")) \
+        .persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(elements)
     # a hash join on the element (its table is one row an element, far smaller than the quads), not a sort of
     # every quad by element name; broadcast when the elements' table is small for the JVMs' memory, so that the
     # quads are not shuffled at all (1e7 triples: 7.4 s -> 4.9 s)
-    n_elements = summary["n_datetime" if kind == "datetime" else "n_number"]
     join = "broadcast" if n_elements <= _broadcast_limit(spark) else "shuffle_hash"
     content = named.select("s", "p", "o", F.col("g").alias("element")).join(
         elements.hint(join), "element").select(
