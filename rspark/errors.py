@@ -102,7 +102,7 @@ def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> R
     hit = next((marker for marker in _OUT_OF_MEMORY for text in texts if marker in text), None)
     code = None
     if jvm:  # a JVM that is going takes a while to end (its heap full, its shutdown hooks running)
-        code = jvm_exit_code(wait=30.0 if hit or jvm_gone(exc) else 0.0)
+        code = jvm_exit_code(wait=30.0 if jvm_gone(exc) else 0.0)
     if hit is None and code == JVM_OOM_EXIT:
         hit = f"java.lang.OutOfMemoryError: the Spark JVM exited with code {JVM_OOM_EXIT}"
     if hit is not None:

@@ -373,6 +373,9 @@ def test_memory_limit_error_reads_the_exception_chain_and_a_running_jvm(spark):
     assert jvm_exit_code() is None
     start = time.perf_counter()
     assert memory_limit_error(KeyError("x"), "the replay", jvm=True) is None
+    # a job that failed of it, the JVM alive (a Python worker's MemoryError, an executor lost on a cluster)
+    err = memory_limit_error(RuntimeError("PythonException: MemoryError"), "the replay", jvm=True)
+    assert isinstance(err, MemoryLimitError) and "a new process" not in str(err)
     assert time.perf_counter() - start < 5
 
 
