@@ -96,13 +96,14 @@ def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> R
     * a :class:`MemoryLimitError` when ``exc`` (or what it was raised from) says that Spark ran out of memory,
       whatever wrapper PySpark put around it, or, with ``jvm``, when the JVM this process launched ended with
       Spark's out-of-memory exit code (in local mode an OutOfMemoryError in a task ends the JVM, and what PySpark
-      raises then is only a lost connection);
+      raises then is only a lost connection; with ``jvm`` the JVM is given up to 30 s to end after a lost
+      connection, 3 s after an out-of-memory error, so that the message can say whether the session is gone);
     * with ``jvm``, a :class:`SparkStoppedError` when that JVM ended with another code."""
     texts = list(_texts(exc))
     hit = next((marker for marker in _OUT_OF_MEMORY for text in texts if marker in text), None)
     code = None
     if jvm:  # a JVM that is going takes a while to end (its heap full, its shutdown hooks running)
-        code = jvm_exit_code(wait=30.0 if jvm_gone(exc) else 0.0)
+        code = jvm_exit_code(wait=30.0 if jvm_gone(exc) else 3.0 if hit else 0.0)
     if hit is None and code == JVM_OOM_EXIT:
         hit = f"java.lang.OutOfMemoryError: the Spark JVM exited with code {JVM_OOM_EXIT}"
     if hit is not None:

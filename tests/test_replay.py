@@ -4,6 +4,7 @@ tests (answers checked by hand in the comments), R2S, query networks, profiles, 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -355,7 +356,8 @@ def test_out_of_memory_is_reported_as_a_memory_limit(engine, monkeypatch):
 
 def test_memory_limit_error_reads_the_exception_chain_and_a_running_jvm(spark):
     """The out-of-memory text may be in the exception a wrapper was raised from; a JVM that is running is not
-    reported as stopped (and no time is spent waiting for it to end when nothing says it is going)."""
+    reported as stopped (no time is spent waiting for it to end when nothing says it is going, and 3 s at most
+    after an out-of-memory error, which may be ending it)."""
     import time
 
     from rspark.errors import MemoryLimitError, jvm_exit_code, memory_limit_error
@@ -376,7 +378,7 @@ def test_memory_limit_error_reads_the_exception_chain_and_a_running_jvm(spark):
     # a job that failed of it, the JVM alive (a Python worker's MemoryError, an executor lost on a cluster)
     err = memory_limit_error(RuntimeError("PythonException: MemoryError"), "the replay", jvm=True)
     assert isinstance(err, MemoryLimitError) and "a new process" not in str(err)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 8
 
 
 @pytest.mark.slow
@@ -403,14 +405,16 @@ def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
         capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert proc.stdout == ""
-    # (the JVM's log and PySpark's own threads write to stderr too, in any order)
+    # (the JVM's log and PySpark's own threads write to stderr too, in any order); PySpark reports either the lost
+    # connection (then the JVM's exit code says why) or, when it comes first, the failed job with Spark's text
     ours = [line for line in proc.stderr.splitlines() if line.startswith("rspark:")]
-    assert ours == [(
-        "rspark: the replay ran out of memory (java.lang.OutOfMemoryError: the Spark JVM exited with code 52): the "
-        "windows' content or the answers held at once did not fit. Use a smaller window RANGE or fewer evaluation "
-        "instants (--until, --times), or give Spark more memory (Engine(conf={'spark.driver.memory': '8g'}), or "
-        "--conf spark.driver.memory=8g on the command line). The Spark JVM has stopped: a new process (or Engine) "
-        "is needed to go on.")], proc.stderr[-3000:]
+    assert len(ours) == 1, proc.stderr[-3000:]
+    assert re.fullmatch(
+        r"rspark: the replay ran out of memory \(java\.lang\.OutOfMemoryError(: the Spark JVM exited with code 52)?\):"
+        r" the windows' content or the answers held at once did not fit\. Use a smaller window RANGE or fewer "
+        r"evaluation instants \(--until, --times\), or give Spark more memory \(Engine\(conf=\{'spark\.driver\.memory'"
+        r": '8g'\}\), or --conf spark\.driver\.memory=8g on the command line\)\. The Spark JVM has stopped: a new "
+        r"process \(or Engine\) is needed to go on\.", ours[0]), ours[0]
 
 
 def test_cli_conf_must_be_key_value(tmp_path, capsys):
