@@ -393,7 +393,8 @@ def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
     stream = tmp_path / "big.nq"
     with stream.open("w") as f:
         for i in range(3000):
-            f.write(f"<http://example.org/s{i}> <http://example.org/p> \"value number {i}\" <http://example.org/g{i}> .\n")
+            f.write(f'<http://example.org/s{i}> <http://example.org/p> "value number {i}" '
+                    f'<http://example.org/g{i}> .\n')
             f.write(f'<http://example.org/g{i}> <http://www.w3.org/ns/prov#generatedAtTime> "{i}"'
                     '^^<http://www.w3.org/2001/XMLSchema#integer> .\n')
     query = tmp_path / "q.rq"

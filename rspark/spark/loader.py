@@ -508,12 +508,13 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     return result
 
 
-BROADCAST_BYTES_PER_ELEMENT = 1000  # elements' rows broadcast per byte of memory: ~10x their size (name, ts, seq)
+# bytes of JVM memory per element broadcast: ~20x an element's row (name, ts, seq), ~10x its hashed relation
+BROADCAST_BYTES_PER_ELEMENT = 2000
 
 
 def _broadcast_limit(spark: SparkSession) -> int:
     """How many elements a stream may have for its element table to be broadcast to the content join: one per
-    BROADCAST_BYTES_PER_ELEMENT bytes of the driver's memory (1 GB: a million), and of the executors' on a
+    BROADCAST_BYTES_PER_ELEMENT bytes of the driver's memory (1 GB: about 537,000), and of the executors' on a
     cluster (in local mode the driver's JVM runs the tasks)."""
     conf = spark.sparkContext._jsc.sc().conf()
     keys = ["spark.driver.memory"]
