@@ -84,9 +84,14 @@ def jvm_exit_code(wait: float = 0.0) -> int | None:
         return None
 
 
+def _mentions(markers, texts) -> str | None:
+    """The first marker found in one of the texts, else None."""
+    return next((marker for marker in markers for text in texts if marker in text), None)
+
+
 def jvm_gone(exc: BaseException) -> bool:
     """Whether ``exc`` (or what it was raised from) is PySpark losing the JVM it talks to."""
-    return any(marker in text for marker in _JVM_GONE for text in _texts(exc))
+    return _mentions(_JVM_GONE, _texts(exc)) is not None
 
 
 def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> RsparkError | None:
@@ -100,10 +105,10 @@ def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> R
       connection, 3 s after an out-of-memory error, so that the message can say whether the session is gone);
     * with ``jvm``, a :class:`SparkStoppedError` when that JVM ended with another code."""
     texts = list(_texts(exc))
-    hit = next((marker for marker in _OUT_OF_MEMORY for text in texts if marker in text), None)
+    hit = _mentions(_OUT_OF_MEMORY, texts)
     code = None
     if jvm:  # a JVM that is going takes a while to end (its heap full, its shutdown hooks running)
-        code = jvm_exit_code(wait=30.0 if jvm_gone(exc) else 3.0 if hit else 0.0)
+        code = jvm_exit_code(wait=30.0 if _mentions(_JVM_GONE, texts) else 3.0 if hit else 0.0)
     if hit is None and code == JVM_OOM_EXIT:
         hit = f"java.lang.OutOfMemoryError: the Spark JVM exited with code {JVM_OOM_EXIT}"
     if hit is not None:

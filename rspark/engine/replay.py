@@ -10,6 +10,7 @@ answers come to the driver, to be printed in time order.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import heapq
 from dataclasses import dataclass, field
@@ -515,10 +516,9 @@ def _rows_by_instant(df: DataFrame, order: list, n_instants: int) -> Iterator:
         ordered = cached.repartitionByRange(parts, KEY).sortWithinPartitions(KEY, *order)
         yield from ordered.toLocalIterator(prefetchPartitions=True)
     except BaseException:
-        try:
+        # the JVM may be gone (an out-of-memory error): the failure to report is the first one, not the cleanup's
+        with contextlib.suppress(Exception):
             cached.unpersist()
-        except Exception:  # the JVM may be gone (an out-of-memory error): the failure to report is the first one
-            pass
         raise
     cached.unpersist()
 
