@@ -29,6 +29,7 @@ from rspark.io import results as R
 from rspark.model.terms import IRI, XSD
 from rspark.spark import encoding as E
 from rspark.spark import solutions as S
+from rspark.spark.bgp_window import BGPWindow
 from rspark.spark.compiler import Compiler, DatasetView
 from rspark.spark.solutions import Solutions, var_col
 
@@ -194,11 +195,15 @@ class ReplayCompiler(Compiler):
             if name not in windows:
                 raise RsparkError(f"WINDOW {op.name.n3()} is not a window of the query's dataset")
             df = windows[name]
+            if isinstance(df, BGPWindow):  # its content depends on the pattern that reads it
+                df = df.content(op.op)
             return self.compile(op.op, Context(GraphSource(lambda: df, (KEY,), f"window {name}"), ctx.keys, ctx.domain))
         # WINDOW ?w: every named window, the window name as a key (like GRAPH ?g)
         key = f"__w{next(self._graph_keys)}"
         union = None
         for name, df in windows.items():
+            if isinstance(df, BGPWindow):
+                df = df.content(op.op)
             part = df.withColumn(key, F.lit(name))
             union = part if union is None else union.unionByName(part)
         names = self.spark.createDataFrame([(n,) for n in windows], f"{key} string")
@@ -338,7 +343,7 @@ class Replayer:
         from rspark.engine.profiles import get_profile
         from rspark.engine.report import WindowInput, evaluation_instants
         from rspark.spark.query import construct_frame, decode_quads, has_graphs, make_env, projected_names
-        from rspark.spark.windows import resolve_window
+        from rspark.spark.windows import CountSpec, resolve_window
 
         profile = get_profile(self.profile or self.engine.profile)
         decls = plan.dataset.windows
@@ -356,22 +361,36 @@ class Replayer:
             every = timeline.duration(plan.register.every, "COMPUTED EVERY")
         ticks_times = [parse_time(t, timeline) for t in times] if times else None
         ticks_until = parse_time(until, timeline) if until is not None else None
-        et = evaluation_instants([WindowInput(rw, src.elements, src.quads) for rw, src in zip(resolved, sources)],
-                                 profile, every=every, times=ticks_times, until=ticks_until, spark=self.spark)
-        instant_values = et.values()
-        instants = self.spark.createDataFrame([(t,) for t in instant_values], f"{KEY} long")
-
+        # the compiler first (its dataset's windows are filled below): a [RANGE BGP n] window's matches are found
+        # by its triple-pattern scans, and they are needed for the evaluation instants (the non-empty filter)
         merged, named = [], {}
-        for d, rw, src in zip(decls, resolved, sources):
-            content = self._content(src, rw, instant_values)
-            if d.merged or d.name is None:
-                merged.append(content)
-            else:
-                named[E.encode(d.name)] = content
         static = self.engine.dataset_for(_static_part(plan))
         dataset = _ReplayDataset(static, merged, named)
         env = dataclasses.replace(make_env(plan.base), now_sql=now_sql(timeline))
         comp = ReplayCompiler(self.spark, dataset, env)
+        inputs, bgp_windows = [], {}
+        for d, rw, src in zip(decls, resolved, sources):
+            matches = None
+            if isinstance(rw, CountSpec) and rw.unit == "BGP":
+                bw = bgp_windows[id(d)] = self._bgp_window(comp, plan.op, d, rw, src)
+                matches = bw.match_times()
+            inputs.append(WindowInput(rw, src.elements, src.quads, matches))
+        et = evaluation_instants(inputs, profile, every=every, times=ticks_times, until=ticks_until,
+                                 spark=self.spark)
+        instant_values = et.values()
+        instants = self.spark.createDataFrame([(t,) for t in instant_values], f"{KEY} long")
+
+        for d, rw, src in zip(decls, resolved, sources):
+            if id(d) in bgp_windows:
+                bw = bgp_windows[id(d)]
+                bw.instants = instant_values
+                content = bw.content(plan.op) if d.merged or d.name is None else bw
+            else:
+                content = self._content(src, rw, instant_values)
+            if d.merged or d.name is None:
+                merged.append(content)
+            else:
+                named[E.encode(d.name)] = content
         comp.domain = instants
         sols = S.align(comp.compile(plan.op), (KEY,), instants)
         r2s = plan.r2s or profile.r2s
@@ -471,6 +490,24 @@ class Replayer:
         if assigned is None and src.triples_unique():
             return content  # each triple in one element: a window's content has no duplicate to remove
         return content.distinct()
+
+    def _bgp_window(self, comp: "ReplayCompiler", pattern: ops.Op, decl, rw, src: StreamSource):
+        """A ``[RANGE BGP n]`` window (rspark.spark.bgp_window): the patterns it counts are those of the blocks
+        that read it (a named window), or the query's own triple patterns (a FROM STREAM window)."""
+        from rspark.spark.bgp_window import positioned_triples, window_blocks
+        from rspark.spark.compiler import Context, GraphSource
+
+        def scan(triple, frame: DataFrame, key: str) -> Solutions:
+            return comp._scan(triple, Context(GraphSource(lambda: frame, (key,), "stream")))
+
+        def positioned() -> DataFrame:
+            return positioned_triples(src.quads, src.elements, src.metadata if src.has_metadata() else None,
+                                      src.triples_unique())
+
+        if decl.merged or decl.name is None:
+            return BGPWindow(f"FROM STREAM {decl.stream.n3()}", rw.size, [pattern], positioned, scan,
+                             background=comp.dataset.default)
+        return BGPWindow(decl.name.n3(), rw.size, window_blocks(pattern, decl.name), positioned, scan)
 
     def _register_stream(self, iri: str, triples: DataFrame, like: StreamSource) -> None:
         """The output of REGISTER STREAM :out AS CONSTRUCT ... as a stream other queries read: one element per

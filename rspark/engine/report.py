@@ -57,11 +57,13 @@ class ReportError(ValueError):
 @dataclass(frozen=True)
 class WindowInput:
     """One window of a query: its resolved spec and its stream (``element, ts, seq``; ``quads`` for a
-    ``[RANGE TRIPLES n]`` window's non-empty test)."""
+    ``[RANGE TRIPLES n]`` window's non-empty test; ``matches``, a ``ts`` column, for a ``[RANGE BGP n]`` window's:
+    the times of its pattern's matches, None when no pattern reads the window)."""
 
     window: ResolvedWindow
     elements: DataFrame
     quads: DataFrame | None = None
+    matches: DataFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,10 @@ def non_empty(instants: DataFrame, window_input: WindowInput) -> DataFrame:
     """The instants at which the window holds at least one element (a semi-join with its assignment)."""
     w = window_input.window
     if isinstance(w, CountSpec) and w.unit == "BGP":
-        return instants  # emptiness of a BGP-count window is known only after matching: the compiler's filter
+        if window_input.matches is None:
+            return instants
+        # a count window holds something from its first item on
+        first = window_input.matches.agg(F.min("ts").alias("_first"))
+        return instants.join(first, F.col(INSTANT) >= F.col("_first")).select(INSTANT)
     held = assign_window(window_input.elements, w, instants, quads=window_input.quads).select(INSTANT).distinct()
     return instants.join(held, INSTANT, "left_semi")
