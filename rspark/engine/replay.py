@@ -31,6 +31,7 @@ from rspark.spark import encoding as E
 from rspark.spark import solutions as S
 from rspark.spark.bgp_window import BGPWindow
 from rspark.spark.compiler import Compiler, DatasetView
+from rspark.spark.loader import quoted_table
 from rspark.spark.solutions import Solutions, var_col
 
 KEY = "__t"
@@ -155,10 +156,20 @@ def format_time(ticks: int, timeline) -> Any:
 
 
 class _ReplayDataset(DatasetView):
-    """The RSP-QL dataset at every instant: static graphs plus the windows' contents keyed by instant."""
+    """The RSP-QL dataset at every instant: static graphs plus the windows' contents keyed by instant
+    (``named_windows``: a DataFrame, or a :class:`BGPWindow` whose content depends on the block reading it). The
+    quoted-triple table (what RDF-star patterns decompose quoted triples with) is the static graphs' and the
+    streams' together."""
 
-    def __init__(self, static: DatasetView, merged: list[DataFrame], named_windows: dict[str, DataFrame]) -> None:
-        super().__init__(static.default, static.named, static.quoted)
+    def __init__(self, static: DatasetView, merged: list[DataFrame], named_windows: dict,
+                 stream_quoted: list[DataFrame]) -> None:
+        def quoted() -> DataFrame:
+            out = static.quoted()
+            for extra in stream_quoted:
+                out = out.unionByName(extra)
+            return out.distinct() if stream_quoted else out
+
+        super().__init__(static.default, static.named, quoted)
         self.merged = merged
         self.named_windows = named_windows
 
@@ -365,7 +376,8 @@ class Replayer:
         # by its triple-pattern scans, and they are needed for the evaluation instants (the non-empty filter)
         merged, named = [], {}
         static = self.engine.dataset_for(_static_part(plan))
-        dataset = _ReplayDataset(static, merged, named)
+        stream_quoted = list({id(src): src.quoted for src in sources if src.quoted is not None}.values())
+        dataset = _ReplayDataset(static, merged, named, stream_quoted)
         env = dataclasses.replace(make_env(plan.base), now_sql=now_sql(timeline))
         comp = ReplayCompiler(self.spark, dataset, env)
         inputs, bgp_windows = [], {}
@@ -515,8 +527,8 @@ class Replayer:
         elem = F.concat(F.lit(f"<{iri}#t"), F.col(KEY).cast("string"), F.lit(">"))
         quads = triples.select("s", "p", "o", elem.alias("element"), F.col(KEY).alias("ts"), F.col(KEY).alias("seq"))
         elements = quads.select("element", "ts", "seq").distinct()
-        self.sources[iri] = StreamSource(iri, elements, quads, None, None, like.time_kind, like.time_scale,
-                                         checks_duplicates=False)
+        self.sources[iri] = StreamSource(iri, elements, quads, None, quoted_table(quads), like.time_kind,
+                                         like.time_scale, checks_duplicates=False)
 
 
 def _static_part(plan: ops.QueryPlan) -> ops.QueryPlan:

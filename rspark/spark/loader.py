@@ -316,7 +316,7 @@ def _problems(raw: DataFrame, total: int, lines: _Lines, path: str) -> list[Data
     return out
 
 
-def _quoted_table(*frames: DataFrame) -> DataFrame:
+def quoted_table(*frames: DataFrame) -> DataFrame:
     """Distinct quoted triples (nested ones too) among the s and o columns of the frames: t, s, p, o."""
     terms = None
     for df in frames:
@@ -395,7 +395,7 @@ def load_rdf(spark: SparkSession, path: str | Path, *, graph: str | None = None,
         raw.unpersist()
         raise errors[0]
     quads = raw.filter(F.col("k") == _K_QUAD).select("s", "p", "o", "g")
-    quoted = _quoted_table(quads).persist(StorageLevel.MEMORY_AND_DISK)
+    quoted = quoted_table(quads).persist(StorageLevel.MEMORY_AND_DISK)
     return LoadedGraph(quads=quads, quoted=quoted, errors=errors, _cached=[raw, quoted])
 
 
@@ -645,7 +645,7 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
     meta = default.join(
         element_names, (default["s"] == element_names["element"]) & (default["p"] == F.lit(pred)), "left_anti"
     ).select("s", "p", "o")
-    quoted = _quoted_table(content, meta).persist(StorageLevel.MEMORY_AND_DISK)
+    quoted = quoted_table(content, meta).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(quoted)
     return LoadedStream(
         iri=iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri,

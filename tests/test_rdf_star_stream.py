@@ -1,0 +1,83 @@
+"""RSP-QL* (seed 004): RDF-star streams and triple-star patterns in continuous queries.
+
+Seed 004 section 4 describes its query (Listing 1.1 is an image; tests/queries/seeds/s004_query_shape.rq is its shape):
+a window of 1 min sliding every 10 s over a heart-rate stream, an RDF-star pattern matching each observation's value
+and its confidence, a threshold filter. The stream below has three observations with hand-checked answers."""
+
+from __future__ import annotations
+
+import pytest
+
+EX = "http://example.org/"
+HEART = "http://base/s/heart"
+PREFIXES = ("PREFIX : <http://example.org/> PREFIX ex: <http://www.example.org/ontology#> "
+            "PREFIX sosa: <http://www.w3.org/ns/sosa/> PREFIX prov: <http://www.w3.org/ns/prov#> ")
+DT = "^^<http://www.w3.org/2001/XMLSchema#dateTime>"
+
+STREAM = f"""@prefix ex: <http://www.example.org/ontology#> . @prefix sosa: <http://www.w3.org/ns/sosa/> .
+@prefix prov: <http://www.w3.org/ns/prov#> . @prefix : <http://example.org/> .
+:g1 {{ :o1 a sosa:Observation . :o1 sosa:hasSimpleResult 80 {{| ex:confidence 0.95 |}} . }}
+:g1 prov:generatedAtTime "2022-01-01T00:00:05Z"{DT} .
+:g2 {{ :o2 a sosa:Observation . << :o2 sosa:hasSimpleResult 120 >> ex:confidence 0.5 .
+       << << :o2 sosa:hasSimpleResult 120 >> ex:confidence 0.5 >> ex:assessedBy :nurse . }}
+:g2 prov:generatedAtTime "2022-01-01T00:00:15Z"{DT} .
+:g3 {{ :o3 a sosa:Observation . :o3 sosa:hasSimpleResult 90 {{| ex:confidence 0.99 |}} . }}
+:g3 prov:generatedAtTime "2022-01-01T00:00:25Z"{DT} .
+"""
+
+
+@pytest.fixture(scope="module")
+def engine(spark, tmp_path_factory):
+    from rspark.engine.engine import Engine
+
+    path = tmp_path_factory.mktemp("star") / "heart.trig"
+    path.write_text(STREAM, encoding="utf-8")
+    with Engine(spark=spark) as eng:
+        eng.add_stream(HEART, path)
+        yield eng
+
+
+def rows(outputs, *names) -> list:
+    return [(rec.time, sorted(tuple(rec_row[n].n3().replace("<" + EX, ":").replace(">", "") for n in names)
+                              for rec_row in rec.rows)) for rec in outputs]
+
+
+def test_seed004_confident_heart_rates_in_the_last_minute(engine):
+    q = PREFIXES + ("SELECT ?obs ?hr ?c FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT1M STEP PT10S] "
+                    "WHERE { WINDOW :w { ?obs a sosa:Observation . << ?obs sosa:hasSimpleResult ?hr >> ex:confidence ?c "
+                    "FILTER(?c > 0.9) } }")
+    o1 = (":o1", '"80"^^<http://www.w3.org/2001/XMLSchema#integer')
+    o3 = (":o3", '"90"^^<http://www.w3.org/2001/XMLSchema#integer')
+    # default profile: at t the window (t' - 1 min, t'] of the last slide t' <= t
+    got = rows(engine.replay(q, until="2022-01-01T00:00:30Z"), "obs", "hr")
+    assert got == [("2022-01-01T00:00:10Z", [o1]), ("2022-01-01T00:00:20Z", [o1]), ("2022-01-01T00:00:30Z", [o1, o3])]
+    # rspql-star (seed 004 Def. 15): at tau the window [x - 1 min, x) with x the last close strictly before tau, so
+    # at 00:00:10 the window ends at 00:00:00 (empty) and at 00:00:30 it ends at 00:00:20 (o3 at 00:00:25 is not in)
+    got = rows(engine.replay(q, profile="rspql-star", until="2022-01-01T00:00:30Z"), "obs", "hr")
+    assert got == [("2022-01-01T00:00:10Z", []), ("2022-01-01T00:00:20Z", [o1]), ("2022-01-01T00:00:30Z", [o1])]
+
+
+def test_nested_quoted_patterns_and_quoted_triples_as_values(engine):
+    # two layers of nesting (seed 004 section 9: who assessed the confidence of a value)
+    q = PREFIXES + ("SELECT ?obs ?who FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT1M STEP PT10S] "
+                    "WHERE { WINDOW :w { << << ?obs sosa:hasSimpleResult ?hr >> ex:confidence ?c >> ex:assessedBy ?who } }")
+    assert rows(engine.replay(q, times=["2022-01-01T00:00:20Z"]), "obs", "who") == [
+        ("2022-01-01T00:00:20Z", [(":o2", ":nurse")])]
+    q = PREFIXES + ("SELECT ?hr FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT1M STEP PT10S] "
+                    "WHERE { WINDOW :w { ?t ex:confidence ?c . BIND(OBJECT(?t) AS ?hr) FILTER(isTRIPLE(?t)) } }")
+    assert rows(engine.replay(q, times=["2022-01-01T00:00:30Z"]), "hr") == [
+        ("2022-01-01T00:00:30Z", [('"120"^^<http://www.w3.org/2001/XMLSchema#integer',),
+                                  ('"80"^^<http://www.w3.org/2001/XMLSchema#integer',),
+                                  ('"90"^^<http://www.w3.org/2001/XMLSchema#integer',)])]
+
+
+def test_construct_quoted_triples_feed_a_registered_stream(engine):
+    # a query network over RDF-star: the producer annotates confident values, the consumer decomposes them
+    producer = PREFIXES + ("REGISTER STREAM :confident AS CONSTRUCT { << ?obs sosa:hasSimpleResult ?hr >> :flag :ok } "
+                           "FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT10S STEP PT10S] "
+                           "WHERE { WINDOW :w { << ?obs sosa:hasSimpleResult ?hr >> ex:confidence ?c FILTER(?c > 0.9) } }")
+    consumer = PREFIXES + ("REGISTER QUERY :q AS SELECT ?obs FROM NAMED WINDOW :v ON :confident [RANGE PT10S STEP PT10S] "
+                           "WHERE { WINDOW :v { << ?obs ?p ?v >> :flag :ok } }")
+    out = [rec for rec in engine.replay([producer, consumer], until="2022-01-01T00:00:30Z") if rec.form == "SELECT"]
+    assert rows(out, "obs") == [("2022-01-01T00:00:10Z", [(":o1",)]), ("2022-01-01T00:00:20Z", []),
+                                ("2022-01-01T00:00:30Z", [(":o3",)])]
