@@ -26,11 +26,11 @@ from rspark.algebra import ops
 from rspark.algebra.translate import compile_query
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.io import results as R
-from rspark.model.terms import IRI, XSD
+from rspark.model.terms import IRI, XSD, BlankNode, Variable
 from rspark.spark import encoding as E
 from rspark.spark import solutions as S
 from rspark.spark.bgp_window import BGPWindow
-from rspark.spark.compiler import Compiler, DatasetView
+from rspark.spark.compiler import Compiler, DatasetView, _once
 from rspark.spark.loader import quoted_table
 from rspark.spark.solutions import Solutions, var_col
 
@@ -172,6 +172,9 @@ class _ReplayDataset(DatasetView):
         super().__init__(static.default, static.named, quoted)
         self.merged = merged
         self.named_windows = named_windows
+        # C-SPARQL timestamp(): per window, a builder of its (__t, s, p, o, ts) table (built only when called)
+        self.merged_stamps: list = []
+        self.named_stamps: dict = {}
 
 
 class ReplayCompiler(Compiler):
@@ -183,7 +186,8 @@ class ReplayCompiler(Compiler):
 
         ds = self.dataset
         parts = [GraphSource(ds.default, (), "default graph")]
-        parts += [GraphSource(lambda df=df: df, (KEY,), "stream window") for df in ds.merged]
+        parts += [GraphSource(lambda df=df: df, (KEY,), "stream window", stamps)
+                  for df, stamps in zip(ds.merged, ds.merged_stamps)]
         return Context(UnionSource(tuple(parts)), (KEY,), self.domain)
 
     def compile(self, op: ops.Op, ctx=None):
@@ -197,6 +201,50 @@ class ReplayCompiler(Compiler):
             op = dataclasses.replace(op, op=_Seed(inner))
         return super().compile(op, ctx)
 
+    def with_exists(self, sols: Solutions, exprs, ctx):
+        """As the static compiler, and a column for every C-SPARQL ``timestamp(s, p, o)`` call in ``exprs``: the
+        latest timestamp of that triple in the active window at the row's instant (a left join with the window's
+        timestamps on instant and triple), unbound when the window does not hold it."""
+        from rspark.spark.compiler import UnionSource
+
+        sols, flags = super().with_exists(sols, exprs, ctx)
+        calls: list = []
+        for e in exprs:
+            _timestamp_calls(e, calls)
+        if not calls:
+            return sols, flags
+        active = ctx.active.parts if isinstance(ctx.active, UnionSource) else (ctx.active,)
+        builders = [p.stamps for p in active if p.stamps is not None]
+        if not builders:
+            raise NotSupportedError("timestamp() outside a stream window: call it inside the WINDOW block whose "
+                                    "triples it dates, or over FROM STREAM windows (WINDOW ?w and [RANGE BGP n] "
+                                    "windows have no timestamps)")
+        stamps = builders[0]()
+        for b in builders[1:]:
+            stamps = stamps.unionByName(b())
+        if len(builders) > 1:
+            stamps = stamps.groupBy(KEY, "s", "p", "o").agg(F.max("ts").alias("ts"))
+        sols = self.align(sols, (KEY,), ctx)
+        for call in calls:
+            args = [self._term_column(a, sols) for a in call.args]
+            col = S.fresh("ts")
+            st = stamps.select(F.col(KEY).alias("__st_k"), F.col("s").alias("__st_s"), F.col("p").alias("__st_p"),
+                               F.col("o").alias("__st_o"), F.expr(now_sql(self.timeline, "ts")).alias(col))
+            cond = (F.col(KEY) == st["__st_k"]) & (args[0] == st["__st_s"]) & (args[1] == st["__st_p"]) & \
+                (args[2] == st["__st_o"])
+            df = sols.df.join(st, cond, "left").drop("__st_k", "__st_s", "__st_p", "__st_o")
+            flags[id(call)] = col
+            sols = sols.with_df(df)
+        return sols, flags
+
+    @staticmethod
+    def _term_column(term, sols: Solutions):
+        if isinstance(term, Variable):
+            return sols.col(term.name) if term.name in sols.vars else F.lit(None).cast("string")
+        if isinstance(term, BlankNode):  # a blank node of the call is a variable of no solution: unbound
+            return F.lit(None).cast("string")
+        return F.lit(E.encode(term))
+
     def _op_Window(self, op: ops.Window, ctx):
         from rspark.spark.compiler import Context, GraphSource
 
@@ -208,7 +256,8 @@ class ReplayCompiler(Compiler):
             df = windows[name]
             if isinstance(df, BGPWindow):  # its content depends on the pattern that reads it
                 df = df.content(op.op)
-            return self.compile(op.op, Context(GraphSource(lambda: df, (KEY,), f"window {name}"), ctx.keys, ctx.domain))
+            source = GraphSource(lambda: df, (KEY,), f"window {name}", self.dataset.named_stamps.get(name))
+            return self.compile(op.op, Context(source, ctx.keys, ctx.domain))
         # WINDOW ?w: every named window, the window name as a key (like GRAPH ?g)
         key = f"__w{next(self._graph_keys)}"
         union = None
@@ -236,6 +285,22 @@ class ReplayCompiler(Compiler):
         return Solutions(df, names_out, inner.bound | {var}, out_keys, inner.order)
 
 
+def _timestamp_calls(expr, out: list) -> list:
+    """The ``timestamp(s, p, o)`` calls in an expression (not inside EXISTS patterns)."""
+    from rspark.syntax import ast
+
+    if isinstance(expr, ast.Call) and expr.name == "TIMESTAMP":
+        if len(expr.args) != 3:
+            raise NotSupportedError(f"timestamp() with {len(expr.args)} argument(s) (it takes a triple: s, p, o)")
+        out.append(expr)
+    elif isinstance(expr, (ast.Call, ast.FunctionCall)):
+        for a in expr.args:
+            _timestamp_calls(a, out)
+    elif isinstance(expr, ast.Aggregate) and expr.arg is not None:
+        _timestamp_calls(expr.arg, out)
+    return out
+
+
 def _expressions(op: ops.Op) -> list:
     if isinstance(op, ops.Extend):
         return [op.expr]
@@ -259,17 +324,18 @@ def _mentions_now(exprs) -> bool:
     return False
 
 
-def now_sql(timeline) -> str:
-    """SQL for NOW() in a replay: the evaluation instant ``__t`` as an encoded literal, an xsd:dateTime (UTC, as
-    the records' times are written) for date-time streams and the instant's number for numeric streams."""
+def now_sql(timeline, column: str = KEY) -> str:
+    """SQL for NOW() in a replay: the evaluation instant ``__t`` (or another ticks ``column``) as an encoded
+    literal, an xsd:dateTime (UTC, as the records' times are written) for date-time streams and the instant's number
+    for numeric streams."""
     if timeline.kind == "datetime":
-        text = (f"regexp_replace(date_format(timestamp_millis({KEY}), \"yyyy-MM-dd'T'HH:mm:ss.SSS\"), "
+        text = (f"regexp_replace(date_format(timestamp_millis({column}), \"yyyy-MM-dd'T'HH:mm:ss.SSS\"), "
                 f"'[.]000$', '')")
         return f"concat('\"', {text}, 'Z\"^^<{XSD}dateTime>')"
     if timeline.scale == 1:
-        return f"concat('\"', CAST({KEY} AS STRING), '\"^^<{XSD}integer>')"
+        return f"concat('\"', CAST({column} AS STRING), '\"^^<{XSD}integer>')"
     digits = len(str(timeline.scale)) - 1
-    value = f"CAST(CAST({KEY} AS DECIMAL(38, 0)) / {timeline.scale} AS DECIMAL(38, {digits}))"
+    value = f"CAST(CAST({column} AS DECIMAL(38, 0)) / {timeline.scale} AS DECIMAL(38, {digits}))"
     text = f"regexp_replace(regexp_replace(CAST({value} AS STRING), '0+$', ''), '[.]$', '.0')"
     return f"concat('\"', {text}, '\"^^<{XSD}decimal>')"
 
@@ -380,6 +446,7 @@ class Replayer:
         dataset = _ReplayDataset(static, merged, named, stream_quoted)
         env = dataclasses.replace(make_env(plan.base), now_sql=now_sql(timeline))
         comp = ReplayCompiler(self.spark, dataset, env)
+        comp.timeline = timeline
         inputs, bgp_windows = [], {}
         for d, rw, src in zip(decls, resolved, sources):
             matches = None
@@ -399,10 +466,13 @@ class Replayer:
                 content = bw.content(plan.op) if d.merged or d.name is None else bw
             else:
                 content = self._content(src, rw, instant_values)
+            stamps = None if id(d) in bgp_windows else _once(lambda src=src, rw=rw: self._stamps(src, rw, instant_values))
             if d.merged or d.name is None:
                 merged.append(content)
+                dataset.merged_stamps.append(stamps)
             else:
                 named[E.encode(d.name)] = content
+                dataset.named_stamps[E.encode(d.name)] = stamps
         comp.domain = instants
         sols = S.align(comp.compile(plan.op), (KEY,), instants)
         r2s = plan.r2s or profile.r2s
@@ -502,6 +572,21 @@ class Replayer:
         if assigned is None and src.triples_unique():
             return content  # each triple in one element: a window's content has no duplicate to remove
         return content.distinct()
+
+    def _stamps(self, src: StreamSource, rw, instants) -> DataFrame:
+        """A window's timestamps at every instant: ``(__t, s, p, o, ts)``, the latest timestamp (ticks) of each
+        triple of its content (element metadata is dated by its element)."""
+        from rspark.spark.windows import CountSpec, assign_window
+
+        if isinstance(rw, CountSpec) and rw.unit == "TRIPLES":
+            dated = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "s", "p", "o", "ts")
+        else:
+            assigned = assign_window(src.elements, rw, instants).select("instant", "element", "ts")
+            triples = src.quads.select("element", "s", "p", "o")
+            if src.has_metadata():
+                triples = triples.unionByName(src.metadata.select(F.col("s").alias("element"), F.col("s"), "p", "o"))
+            dated = assigned.join(triples, "element").select("instant", "s", "p", "o", "ts")
+        return dated.groupBy(F.col("instant").alias(KEY), "s", "p", "o").agg(F.max("ts").alias("ts"))
 
     def _bgp_window(self, comp: "ReplayCompiler", pattern: ops.Op, decl, rw, src: StreamSource):
         """A ``[RANGE BGP n]`` window (rspark.spark.bgp_window): the patterns it counts are those of the blocks

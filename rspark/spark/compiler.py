@@ -37,6 +37,8 @@ class GraphSource:
     triples: Callable[[], DataFrame]
     keys: tuple[str, ...] = ()
     label: str = "graph"
+    # a stream window's timestamps: (keys, s, p, o, ts), the latest occurrence of each triple (C-SPARQL timestamp())
+    stamps: Callable[[], DataFrame] | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,8 @@ class _Scope:
         return self._row_id()
 
     def extension(self, call):
+        if id(call) in self._flags:  # a value precomputed for this call (a replay's timestamp())
+            return F.col(self._flags[id(call)])
         return self._extension(call) if self._extension is not None else None
 
 
