@@ -51,10 +51,40 @@ def test_seed004_confident_heart_rates_in_the_last_minute(engine):
     # default profile: at t the window (t' - 1 min, t'] of the last slide t' <= t
     got = rows(engine.replay(q, until="2022-01-01T00:00:30Z"), "obs", "hr")
     assert got == [("2022-01-01T00:00:10Z", [o1]), ("2022-01-01T00:00:20Z", [o1]), ("2022-01-01T00:00:30Z", [o1, o3])]
-    # rspql-star (seed 004 Def. 15): at tau the window [x - 1 min, x) with x the last close strictly before tau, so
-    # at 00:00:10 the window ends at 00:00:00 (empty) and at 00:00:30 it ends at 00:00:20 (o3 at 00:00:25 is not in)
+    # rspql-star (seed 004 Def. 6, 14): the window is a dataset whose default graph holds the elements' default
+    # graphs only (their timestamp triples); the observations are in its named graphs, so this pattern finds nothing
     got = rows(engine.replay(q, profile="rspql-star", until="2022-01-01T00:00:30Z"), "obs", "hr")
+    assert got == [("2022-01-01T00:00:10Z", []), ("2022-01-01T00:00:20Z", []), ("2022-01-01T00:00:30Z", [])]
+
+
+def test_seed004_query_as_written_under_rspql_star(engine):
+    # tests/queries/seeds/s004_query_shape.rq: the element's timestamp from the window's default graph, its content
+    # through GRAPH ?g. Def. 15: at tau the window is [x - 1 min, x), x the last close strictly before tau: at
+    # 00:00:10 it ends at 00:00:00 (empty); at 00:00:30 it ends at 00:00:20 (g2's value has confidence 0.5, g3 is
+    # not in it yet)
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "queries" / "seeds" / "s004_query_shape.rq").read_text(encoding="utf-8")
+    got = [(rec.time, sorted((r["hr"].lexical, r["time"].lexical) for r in rec.rows))
+           for rec in engine.replay(text, profile="rspql-star", until="2022-01-01T00:00:30Z")]
+    o1 = ("80", "2022-01-01T00:00:05Z")
     assert got == [("2022-01-01T00:00:10Z", []), ("2022-01-01T00:00:20Z", [o1]), ("2022-01-01T00:00:30Z", [o1])]
+    # under the default profile the window is one graph without timestamp triples (CONTRACT s3): no ?time
+    assert [rec.rows for rec in engine.replay(text, until="2022-01-01T00:00:30Z")] == [[], [], []]
+
+
+def test_graph_inside_window_reads_the_elements(engine):
+    # under every profile GRAPH inside WINDOW ranges over the window's elements (their names), per instant
+    q = PREFIXES + ("SELECT ?g ?obs FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT20S STEP PT10S] "
+                    "WHERE { WINDOW :w { GRAPH ?g { ?obs a sosa:Observation } } }")
+    got = rows(engine.replay(q, until="2022-01-01T00:00:30Z"), "g", "obs")
+    assert got == [("2022-01-01T00:00:10Z", [(":g1", ":o1")]),
+                   ("2022-01-01T00:00:20Z", [(":g1", ":o1"), (":g2", ":o2")]),
+                   ("2022-01-01T00:00:30Z", [(":g2", ":o2"), (":g3", ":o3")])]
+    q = PREFIXES + ("SELECT ?obs FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT20S STEP PT10S] "
+                    "WHERE { WINDOW :w { GRAPH :g2 { ?obs a sosa:Observation } } }")
+    assert rows(engine.replay(q, until="2022-01-01T00:00:30Z"), "obs") == [
+        ("2022-01-01T00:00:10Z", []), ("2022-01-01T00:00:20Z", [(":o2",)]), ("2022-01-01T00:00:30Z", [(":o2",)])]
 
 
 def test_nested_quoted_patterns_and_quoted_triples_as_values(engine):

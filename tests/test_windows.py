@@ -602,7 +602,7 @@ def test_docs_table_matches_profiles():
     rows = {}
     for line in (REPO / "docs" / "profiles.md").read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("| `") and len(cells) == 14:
+        if line.startswith("| `") and len(cells) == 15:
             rows[cells[0].strip("`")] = cells
     assert list(rows) == profile_names()
     for name, cells in rows.items():
@@ -610,9 +610,9 @@ def test_docs_table_matches_profiles():
         expected = [f"`{p.name}`", f"`{p.bounds}`", f"`{p.close_rule}`", str(p.t0),
                     "yes" if p.windows_before_t0 else "no", p.implicit_slide, _policies(p.time_report),
                     _policies(p.other_report), p.r2s, "yes" if p.emit_empty else "no", p.default_window, p.selection,
-                    p.consumption or "none"]
-        assert cells[:13] == expected, name
-        assert "seed" in cells[13] or "testdata" in cells[13]
+                    p.consumption or "none", p.window_content]
+        assert cells[:14] == expected, name
+        assert "seed" in cells[14] or "testdata" in cells[14]
 
 
 # ==================================================================================================== property tests

@@ -296,7 +296,8 @@ class Engine:
             raise RsparkError(f"stream <{iri}> is already added")
         self.streams[iri] = StreamSource(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
                                          "datetime" if loaded.time_kind == "datetime" else "number",
-                                         loaded.time_scale, _has_metadata=loaded.has_metadata)
+                                         loaded.time_scale, _has_metadata=loaded.has_metadata,
+                                         stamp_predicate=encode(IRI(timestamp_predicate)))
         return self
 
     def replay(self, queries, *, until=None, times=None, profile: str | None = None, names=None) -> list:

@@ -65,6 +65,10 @@ class Profile:
     default_window: str = "landmark"  # the window of a stream read with no window given
     selection: str = "unrestricted"  # the selection policy of a plain ``E1 SEQ E2``
     consumption: str | None = None  # the consumption policy when MATCH names none
+    # what WINDOW :w { P } matches P against: "graph", the union of the elements' graphs plus their metadata
+    # (CONTRACT s3), or "dataset", seed 004 Def. 6: the elements' default graphs (their metadata and timestamp
+    # triples), the elements' own graphs reached with GRAPH. Under both, GRAPH inside WINDOW reads the elements.
+    window_content: str = "graph"
     sources: dict = field(default_factory=dict, compare=False)  # setting -> where it comes from
 
     def __post_init__(self) -> None:
@@ -92,6 +96,8 @@ class Profile:
             problems.append(f"selection {self.selection!r} (expected one of {', '.join(SELECTIONS)})")
         if self.consumption not in CONSUMPTIONS:
             problems.append(f"consumption {self.consumption!r} (expected None, 'chronological' or 'recent')")
+        if self.window_content not in ("graph", "dataset"):
+            problems.append(f"window_content {self.window_content!r} (expected 'graph' or 'dataset')")
         if problems:
             raise ProfileError(f"profile {self.name!r}: invalid " + "; invalid ".join(problems))
 
@@ -208,8 +214,11 @@ RSPQL_STAR = _register(Profile(
     other_report=frozenset({CONTENT_CHANGE}),
     r2s="RSTREAM",
     emit_empty=True,
+    window_content="dataset",
     sources={
         "bounds": "seed 004 Def. 5 (l <= tau(E) < u) and Def. 15",
+        "window_content": "seed 004 Def. 6 (DS(W): default graph = the elements' default graphs, named graphs = "
+                          "the elements'), Def. 14 (WINDOW u P over DS(W))",
         "close_rule": "seed 004 Def. 15 (greatest i in N with x < tau)",
         "windows_before_t0": "seed 004 Def. 15 (x = tau0 + alpha + beta*i, i in N: the first window is "
                              "[tau0, tau0+alpha))",

@@ -92,6 +92,7 @@ class StreamSource:
     _has_metadata: bool | None = None
     _triples_unique: bool | None = None
     checks_duplicates: bool = True  # False: triples_unique() is not computed and says False
+    stamp_predicate: str | None = None  # the timestamp predicate (encoded IRI), for windows seen as datasets
 
     def triples_unique(self) -> bool:
         """Whether every triple of the stream occurs once, in one element (one aggregate job, once). Then a
@@ -175,6 +176,8 @@ class _ReplayDataset(DatasetView):
         # C-SPARQL timestamp(): per window, a builder of its (__t, s, p, o, ts) table (built only when called)
         self.merged_stamps: list = []
         self.named_stamps: dict = {}
+        # GRAPH inside WINDOW :w: per named window, a builder of its elements' graphs (__t, g, s, p, o)
+        self.named_graphs: dict = {}
 
 
 class ReplayCompiler(Compiler):
@@ -257,7 +260,8 @@ class ReplayCompiler(Compiler):
             if isinstance(df, BGPWindow):  # its content depends on the pattern that reads it
                 df = df.content(op.op)
             source = GraphSource(lambda: df, (KEY,), f"window {name}", self.dataset.named_stamps.get(name))
-            return self.compile(op.op, Context(source, ctx.keys, ctx.domain))
+            graphs = GraphSource(self.dataset.named_graphs[name], (KEY,), f"elements of {name}")
+            return self.compile(op.op, Context(source, ctx.keys, ctx.domain, graphs))
         # WINDOW ?w: every named window, the window name as a key (like GRAPH ?g)
         key = f"__w{next(self._graph_keys)}"
         union = None
@@ -283,6 +287,13 @@ class ReplayCompiler(Compiler):
         out_keys = tuple(k for k in inner.keys if k != key)
         df = df.select(*out_keys, *[var_col(v) for v in names_out], *[c for c, _ in inner.order])
         return Solutions(df, names_out, inner.bound | {var}, out_keys, inner.order)
+
+
+def _no_graphs(name):
+    def refuse() -> DataFrame:
+        raise NotSupportedError(f"GRAPH inside WINDOW {name.n3()}: a [RANGE BGP n] window's content is a graph "
+                                "of matches, not of elements")
+    return refuse
 
 
 def _timestamp_calls(expr, out: list) -> list:
@@ -464,6 +475,8 @@ class Replayer:
                 bw = bgp_windows[id(d)]
                 bw.instants = instant_values
                 content = bw.content(plan.op) if d.merged or d.name is None else bw
+            elif profile.window_content == "dataset" and not (d.merged or d.name is None):
+                content = self._default_graphs(src, rw, instant_values)
             else:
                 content = self._content(src, rw, instant_values)
             stamps = None if id(d) in bgp_windows else _once(lambda src=src, rw=rw: self._stamps(src, rw, instant_values))
@@ -471,8 +484,11 @@ class Replayer:
                 merged.append(content)
                 dataset.merged_stamps.append(stamps)
             else:
-                named[E.encode(d.name)] = content
-                dataset.named_stamps[E.encode(d.name)] = stamps
+                name = E.encode(d.name)
+                named[name] = content
+                dataset.named_stamps[name] = stamps
+                dataset.named_graphs[name] = (_no_graphs(d.name) if id(d) in bgp_windows else
+                                              _once(lambda src=src, rw=rw: self._element_graphs(src, rw, instant_values)))
         comp.domain = instants
         sols = S.align(comp.compile(plan.op), (KEY,), instants)
         r2s = plan.r2s or profile.r2s
@@ -573,20 +589,56 @@ class Replayer:
             return content  # each triple in one element: a window's content has no duplicate to remove
         return content.distinct()
 
+    @staticmethod
+    def _dated(src: StreamSource, rw, instants, metadata: bool = False) -> DataFrame:
+        """A window's quads at every instant with their element: ``(instant, element, s, p, o, ts)``; with
+        ``metadata``, also the elements' metadata (``s`` the element)."""
+        from rspark.spark.windows import CountSpec, assign_window
+
+        cols = ("instant", "element", "s", "p", "o", "ts")
+        if isinstance(rw, CountSpec) and rw.unit == "TRIPLES":  # a triple window holds no metadata
+            return assign_window(src.elements, rw, instants, quads=src.quads).select(*cols)
+        if not isinstance(rw, CountSpec) and not metadata:
+            return assign_window(src.quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants).select(*cols)
+        assigned = assign_window(src.elements, rw, instants).select("instant", "element", "ts")
+        triples = src.quads.select("element", "s", "p", "o")
+        if metadata and src.has_metadata():
+            triples = triples.unionByName(src.metadata.select(F.col("s").alias("element"), F.col("s"), "p", "o"))
+        return assigned.join(triples, "element").select(*cols)
+
     def _stamps(self, src: StreamSource, rw, instants) -> DataFrame:
         """A window's timestamps at every instant: ``(__t, s, p, o, ts)``, the latest timestamp (ticks) of each
         triple of its content (element metadata is dated by its element)."""
+        return self._dated(src, rw, instants, metadata=True) \
+            .groupBy(F.col("instant").alias(KEY), "s", "p", "o").agg(F.max("ts").alias("ts"))
+
+    def _default_graphs(self, src: StreamSource, rw, instants) -> DataFrame:
+        """A window as seed 004's dataset DS(W) sees it (Def. 6): its default graph is the union of its elements'
+        default graphs, the timestamp triples (in canonical form: NOW()'s) and the other metadata, at every
+        instant ``(__t, s, p, o)``. The elements' own graphs are its named graphs (:meth:`_element_graphs`)."""
         from rspark.spark.windows import CountSpec, assign_window
 
+        if src.stamp_predicate is None:
+            raise NotSupportedError(f"stream <{src.iri}> as an RDF-star dataset (a registered stream has no "
+                                    "timestamp triples): use a profile whose windows are graphs")
         if isinstance(rw, CountSpec) and rw.unit == "TRIPLES":
-            dated = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "s", "p", "o", "ts")
+            assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
         else:
             assigned = assign_window(src.elements, rw, instants).select("instant", "element", "ts")
-            triples = src.quads.select("element", "s", "p", "o")
-            if src.has_metadata():
-                triples = triples.unionByName(src.metadata.select(F.col("s").alias("element"), F.col("s"), "p", "o"))
-            dated = assigned.join(triples, "element").select("instant", "s", "p", "o", "ts")
-        return dated.groupBy(F.col("instant").alias(KEY), "s", "p", "o").agg(F.max("ts").alias("ts"))
+        assigned = assigned.distinct()
+        out = assigned.select(F.col("instant").alias(KEY), F.col("element").alias("s"),
+                              F.lit(src.stamp_predicate).alias("p"), F.expr(now_sql(src.timeline(), "ts")).alias("o"))
+        if src.has_metadata():
+            meta = assigned.join(src.metadata.withColumnRenamed("s", "element"), "element") \
+                .select(F.col("instant").alias(KEY), F.col("element").alias("s"), "p", "o")
+            out = out.unionByName(meta).distinct()
+        return out
+
+    def _element_graphs(self, src: StreamSource, rw, instants) -> DataFrame:
+        """A window's elements as named graphs at every instant (``GRAPH ?g`` inside ``WINDOW``; seed 004 Def. 6):
+        ``(__t, g, s, p, o)``, ``g`` the element's name."""
+        return self._dated(src, rw, instants).select(F.col("instant").alias(KEY), F.col("element").alias("g"),
+                                                     "s", "p", "o")
 
     def _bgp_window(self, comp: "ReplayCompiler", pattern: ops.Op, decl, rw, src: StreamSource):
         """A ``[RANGE BGP n]`` window (rspark.spark.bgp_window): the patterns it counts are those of the blocks

@@ -79,6 +79,8 @@ class Context:
     active: GraphSource
     keys: tuple[str, ...] = ()
     domain: DataFrame | None = None  # the distinct key combinations (only when keys is not empty)
+    # the named graphs GRAPH reads, when not the dataset's: (keys, g, s, p, o), e.g. a stream window's elements
+    graphs: GraphSource | None = None
 
 
 # -------------------------------------------------------------------------------------------------- small helpers
@@ -251,7 +253,7 @@ class Compiler:
     def _scan(self, triple, ctx: Context) -> Solutions:
         """One triple pattern: filter the active graph on constants, rename positions to variables."""
         if isinstance(ctx.active, UnionSource):
-            parts = [self._scan(triple, Context(p, ctx.keys, ctx.domain)) for p in ctx.active.parts]
+            parts = [self._scan(triple, dataclasses.replace(ctx, active=p)) for p in ctx.active.parts]
             keys = S.merge_keys(*[p.keys for p in parts])
             out = S.align(parts[0], keys, ctx.domain)
             for p in parts[1:]:
@@ -423,20 +425,40 @@ class Compiler:
     # ---------------------------------------------------------------------------------------- graphs (datasets)
 
     def _op_Graph(self, op: ops.Graph, ctx: Context) -> Solutions:
-        named = self.dataset.named
+        """GRAPH over the dataset's named graphs, or over the context's (a window's elements, keyed by instant:
+        then the graph names depend on the key, and a graph exists only where the window holds it)."""
+        if ctx.graphs is not None:
+            named, gkeys = ctx.graphs.triples, tuple(ctx.graphs.keys)
+        else:
+            named, gkeys = self.dataset.named, ()
         if not isinstance(op.name, Variable):
             iri = encode(op.name)
-            source = GraphSource(lambda: named().filter(F.col("g") == iri).select("s", "p", "o"), (), f"graph {iri}")
-            inner = self.compile(op.op, Context(source, ctx.keys, ctx.domain))
+            source = GraphSource(lambda: named().filter(F.col("g") == iri).select(*gkeys, "s", "p", "o"), gkeys,
+                                 f"graph {iri}")
+            inner = self.compile(op.op, dataclasses.replace(ctx, active=source))
             # GRAPH <g> {} has one solution only when <g> is a named graph of the dataset
-            exists = named().filter(F.col("g") == iri).limit(1).select()
-            return S.join(inner, Solutions(exists, (), frozenset(), ()))
+            if gkeys:
+                exists = named().filter(F.col("g") == iri).select(*gkeys).distinct()
+            else:
+                exists = named().filter(F.col("g") == iri).limit(1).select()
+            return S.join(inner, Solutions(exists, (), frozenset(), gkeys))
         key = f"__g{next(self._graph_keys)}"
-        graphs = self._graph_names().withColumnRenamed("g", key)
-        domain = graphs if ctx.domain is None else ctx.domain.crossJoin(graphs)
-        keys = S.merge_keys(ctx.keys, (key,))
-        source = GraphSource(lambda: named().select(F.col("g").alias(key), "s", "p", "o"), (key,), "named graphs")
-        inner = self.compile(op.op, Context(source, keys, domain))
+        if gkeys:
+            graphs = named().select(*gkeys, F.col("g").alias(key)).distinct()
+            domain = graphs if ctx.domain is None else ctx.domain.join(graphs, list(gkeys))
+        else:
+            graphs = self._graph_names().withColumnRenamed("g", key)
+            domain = graphs if ctx.domain is None else ctx.domain.crossJoin(graphs)
+        keys = S.merge_keys(ctx.keys, gkeys, (key,))
+        source = GraphSource(lambda: named().select(*gkeys, F.col("g").alias(key), "s", "p", "o"),
+                             S.merge_keys(gkeys, (key,)), "named graphs")
+        inner = self.compile(op.op, dataclasses.replace(ctx, active=source, keys=keys, domain=domain))
+        if gkeys and key not in inner.keys:  # no pattern read a graph: one copy per graph the key's value has
+            shared = [k for k in inner.keys if k in domain.columns]
+            dom = domain.select(*shared, *[k for k in keys if k not in inner.keys]).distinct()
+            df = inner.df.join(dom, shared) if shared else inner.df.crossJoin(dom)
+            inner = inner.with_df(df.select(*keys, *[var_col(v) for v in inner.vars], *[c for c, _ in inner.order]),
+                                  keys=keys)
         inner = S.align(inner, (key,), domain)
         name = op.name.name
         df = inner.df
