@@ -111,3 +111,12 @@ def test_construct_quoted_triples_feed_a_registered_stream(engine):
     out = [rec for rec in engine.replay([producer, consumer], until="2022-01-01T00:00:30Z") if rec.form == "SELECT"]
     assert rows(out, "obs") == [("2022-01-01T00:00:10Z", [(":o1",)]), ("2022-01-01T00:00:20Z", []),
                                 ("2022-01-01T00:00:30Z", [(":o3",)])]
+
+
+def test_graph_inside_window_variable(engine):
+    # WINDOW ?w { GRAPH ?g { ... } }: each window's elements, under the window's name
+    q = PREFIXES + ("SELECT ?w ?g FROM NAMED WINDOW :a ON <http://base/s/heart> [RANGE PT10S STEP PT10S] "
+                    "FROM NAMED WINDOW :b ON <http://base/s/heart> [RANGE PT20S STEP PT10S] "
+                    "WHERE { WINDOW ?w { GRAPH ?g { ?obs a sosa:Observation } } }")
+    assert rows(engine.replay(q, times=["2022-01-01T00:00:20Z"]), "w", "g") == [
+        ("2022-01-01T00:00:20Z", [(":a", ":g2"), (":b", ":g1"), (":b", ":g2")])]

@@ -92,7 +92,9 @@ class StreamSource:
     _has_metadata: bool | None = None
     _triples_unique: bool | None = None
     checks_duplicates: bool = True  # False: triples_unique() is not computed and says False
-    stamp_predicate: str | None = None  # the timestamp predicate (encoded IRI), for windows seen as datasets
+    # the timestamp predicate (encoded IRI), for windows seen as datasets; a registered stream's elements are
+    # stamped with prov:generatedAtTime (as --format trig writes them)
+    stamp_predicate: str = "<http://www.w3.org/ns/prov#generatedAtTime>"
 
     def triples_unique(self) -> bool:
         """Whether every triple of the stream occurs once, in one element (one aggregate job, once). Then a
@@ -273,8 +275,18 @@ class ReplayCompiler(Compiler):
         names = self.spark.createDataFrame([(n,) for n in windows], f"{key} string")
         domain = ctx.domain.crossJoin(names)
         keys = S.merge_keys(ctx.keys, (key,), (KEY,))
+        builders = self.dataset.named_graphs
+
+        def elements() -> DataFrame:  # GRAPH inside WINDOW ?w: the elements of each window, under its name
+            out = None
+            for name in windows:
+                part = builders[name]().withColumn(key, F.lit(name))
+                out = part if out is None else out.unionByName(part)
+            return out
+
+        graphs = GraphSource(elements, S.merge_keys((KEY,), (key,)), "elements of the windows")
         inner = self.compile(op.op, Context(GraphSource(lambda: union, S.merge_keys((KEY,), (key,)), "windows"),
-                                            keys, domain))
+                                            keys, domain, graphs))
         inner = S.align(inner, (key,), domain)
         var = op.name.name
         df = inner.df
@@ -479,7 +491,9 @@ class Replayer:
                 content = self._default_graphs(src, rw, instant_values)
             else:
                 content = self._content(src, rw, instant_values)
-            stamps = None if id(d) in bgp_windows else _once(lambda src=src, rw=rw: self._stamps(src, rw, instant_values))
+            stamps = None
+            if id(d) not in bgp_windows:
+                stamps = _once(lambda src=src, rw=rw: self._stamps(src, rw, instant_values))
             if d.merged or d.name is None:
                 merged.append(content)
                 dataset.merged_stamps.append(stamps)
@@ -618,9 +632,6 @@ class Replayer:
         instant ``(__t, s, p, o)``. The elements' own graphs are its named graphs (:meth:`_element_graphs`)."""
         from rspark.spark.windows import CountSpec, assign_window
 
-        if src.stamp_predicate is None:
-            raise NotSupportedError(f"stream <{src.iri}> as an RDF-star dataset (a registered stream has no "
-                                    "timestamp triples): use a profile whose windows are graphs")
         if isinstance(rw, CountSpec) and rw.unit == "TRIPLES":
             assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
         else:
