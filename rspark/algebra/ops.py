@@ -7,7 +7,9 @@ Operators are immutable values; two translations of the same query compare equal
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from rspark.model.terms import Variable
 
@@ -242,3 +244,16 @@ class QueryPlan:
     @property
     def name(self):
         return self.register.name if self.register is not None else None
+
+
+def descendants(node) -> Iterator:
+    """Every value inside an operator, an expression or a term, depth first: the dataclass nodes themselves and
+    the items of their fields (tuples and lists looked through), ``node`` included."""
+    if isinstance(node, (tuple, list)):
+        for item in node:
+            yield from descendants(item)
+        return
+    yield node
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            yield from descendants(getattr(node, f.name))

@@ -310,17 +310,14 @@ def _no_graphs(name):
 
 def _timestamp_calls(expr, out: list) -> list:
     """The ``timestamp(s, p, o)`` calls in an expression (not inside EXISTS patterns)."""
+    from rspark.spark.compiler import expression_nodes
     from rspark.syntax import ast
 
-    if isinstance(expr, ast.Call) and expr.name == "TIMESTAMP":
-        if len(expr.args) != 3:
-            raise NotSupportedError(f"timestamp() with {len(expr.args)} argument(s) (it takes a triple: s, p, o)")
-        out.append(expr)
-    elif isinstance(expr, (ast.Call, ast.FunctionCall)):
-        for a in expr.args:
-            _timestamp_calls(a, out)
-    elif isinstance(expr, ast.Aggregate) and expr.arg is not None:
-        _timestamp_calls(expr.arg, out)
+    found = expression_nodes(expr, lambda x: isinstance(x, ast.Call) and x.name == "TIMESTAMP", [])
+    for call in found:
+        if len(call.args) != 3:
+            raise NotSupportedError(f"timestamp() with {len(call.args)} argument(s) (it takes a triple: s, p, o)")
+    out.extend(found)
     return out
 
 

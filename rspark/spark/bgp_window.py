@@ -69,20 +69,8 @@ def counted_triples(op: ops.Op) -> tuple:
 def window_blocks(op, name) -> list[ops.Op]:
     """The patterns of the ``WINDOW`` blocks of ``op`` that read the named window ``name`` (an IRI): ``WINDOW name
     { P }`` and ``WINDOW ?w { P }``, wherever they are (EXISTS patterns included)."""
-    found: list[ops.Op] = []
-
-    def walk(x) -> None:
-        if isinstance(x, ops.Window) and (x.name == name or isinstance(x.name, Variable)):
-            found.append(x.op)
-        if isinstance(x, (tuple, list)):
-            for y in x:
-                walk(y)
-        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
-            for f in dataclasses.fields(x):
-                walk(getattr(x, f.name))
-
-    walk(op)
-    return found
+    return [x.op for x in ops.descendants(op)
+            if isinstance(x, ops.Window) and (x.name == name or isinstance(x.name, Variable))]
 
 
 def positioned_triples(quads: DataFrame, elements: DataFrame, metadata: DataFrame | None,

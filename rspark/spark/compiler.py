@@ -113,20 +113,7 @@ def _name(term) -> str | None:
 
 def op_variables(node) -> set[str]:
     """Every variable name mentioned anywhere inside an operator or expression (EXISTS patterns included)."""
-    out: set[str] = set()
-
-    def walk(x) -> None:
-        if isinstance(x, Variable):
-            out.add(x.name)
-        elif isinstance(x, (tuple, list)):
-            for y in x:
-                walk(y)
-        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
-            for f in dataclasses.fields(x):
-                walk(getattr(x, f.name))
-
-    walk(node)
-    return out
+    return {x.name for x in ops.descendants(node) if isinstance(x, Variable)}
 
 
 @dataclass(frozen=True)
@@ -168,15 +155,21 @@ class _Scope:
         return self._extension(call) if self._extension is not None else None
 
 
-def _exists_nodes(expr, out: list) -> list:
-    if isinstance(expr, ast.Exists):
+def expression_nodes(expr, match: Callable[[object], bool], out: list) -> list:
+    """Appends to ``out`` the nodes of an expression for which ``match`` holds, outermost first, through function
+    calls and aggregates (not into the patterns of EXISTS, nor into a matching node)."""
+    if match(expr):
         out.append(expr)
     elif isinstance(expr, (ast.Call, ast.FunctionCall)):
         for a in expr.args:
-            _exists_nodes(a, out)
+            expression_nodes(a, match, out)
     elif isinstance(expr, ast.Aggregate) and expr.arg is not None:
-        _exists_nodes(expr.arg, out)
+        expression_nodes(expr.arg, match, out)
     return out
+
+
+def _exists_nodes(expr, out: list) -> list:
+    return expression_nodes(expr, lambda x: isinstance(x, ast.Exists), out)
 
 
 # ------------------------------------------------------------------------------------------------------ compiler
