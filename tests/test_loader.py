@@ -551,7 +551,7 @@ def test_stream_content_join_broadcasts_a_small_element_table(spark, tmp_path, m
     def plan(st) -> str:
         return st.quads._jdf.queryExecution().executedPlan().toString()
 
-    assert loader._broadcast_limit(spark) == 4 * 1024 ** 3 // 2000  # the test session's 4g driver
+    assert loader._broadcast_limit(spark) == 6 * 1024 ** 3 // 2000  # the test session's 6g driver (conftest.py)
     path = write(tmp_path, "fig1.trig", FIGURE1)
     small = load_stream(spark, "http://example.org/s", path)
     assert "BroadcastHashJoin" in plan(small) and "ShuffledHashJoin" not in plan(small)
