@@ -301,6 +301,13 @@ class ReplayCompiler(Compiler):
         return Solutions(df, names_out, inner.bound | {var}, out_keys, inner.order)
 
 
+def _element_metadata(src: StreamSource, assigned: DataFrame) -> DataFrame:
+    """The metadata of the elements a window holds, at every instant: ``(__t, s, p, o)``, ``s`` the element.
+    ``assigned``: ``(instant, element, ...)``."""
+    return assigned.join(src.metadata.withColumnRenamed("s", "element"), "element") \
+        .select(F.col("instant").alias(KEY), F.col("element").alias("s"), "p", "o")
+
+
 def _no_graphs(name):
     def refuse() -> DataFrame:
         raise NotSupportedError(f"GRAPH inside WINDOW {name.n3()}: a [RANGE BGP n] window's content is a graph "
@@ -593,9 +600,7 @@ class Replayer:
         if src.has_metadata():
             if assigned is None:
                 assigned = assign_window(src.elements, rw, instants).select("instant", "element")
-            meta = assigned.join(src.metadata.withColumnRenamed("s", "element"), "element") \
-                .select(F.col("instant").alias(KEY), F.col("element").alias("s"), "p", "o")
-            content = content.unionByName(meta)
+            content = content.unionByName(_element_metadata(src, assigned))
         if assigned is None and src.triples_unique():
             return content  # each triple in one element: a window's content has no duplicate to remove
         return content.distinct()
@@ -637,9 +642,7 @@ class Replayer:
         out = assigned.select(F.col("instant").alias(KEY), F.col("element").alias("s"),
                               F.lit(src.stamp_predicate).alias("p"), F.expr(now_sql(src.timeline(), "ts")).alias("o"))
         if src.has_metadata():
-            meta = assigned.join(src.metadata.withColumnRenamed("s", "element"), "element") \
-                .select(F.col("instant").alias(KEY), F.col("element").alias("s"), "p", "o")
-            out = out.unionByName(meta).distinct()
+            out = out.unionByName(_element_metadata(src, assigned)).distinct()
         return out
 
     def _element_graphs(self, src: StreamSource, rw, instants) -> DataFrame:
