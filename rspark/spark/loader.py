@@ -3,12 +3,15 @@
 Parsing runs on executors, never on the driver (pyoxigraph inside ``mapInArrow``; the pure-Python helpers are in
 :mod:`rspark.io.rdf`):
 
-* N-Triples / N-Quads are read with ``spark.read.text``, so a large file is split across tasks. In each Arrow
-  batch of lines, the lines already in the canonical term encoding are cut into terms by vectorised RE2 matches
-  (:func:`rspark.io.rdf.fast_lines`, tested to read exactly what pyoxigraph reads); the others are parsed by
-  pyoxigraph together, and line by line when the batch holds a bad line, so that a bad line is reported at its
-  physical line number (from the split's ``input_file_block_start()`` and the line's index in the split; the lines
-  per split are counted by a second, JVM-only pass that only runs when there is something to report).
+* N-Triples / N-Quads are read with ``spark.read.text``, so a large file is split across tasks. The lines already
+  in the canonical term encoding are cut into terms inside the JVM by rspark's Java line scanner
+  (:mod:`rspark.spark.jvm`, a Spark UDF; in one job, whose result is cached with the text of the lines it did not
+  read). Those other lines (and every line when the scanner is not available) go to Python workers in Arrow
+  batches: vectorised RE2 matches first (:func:`rspark.io.rdf.fast_lines`, tested to read exactly what pyoxigraph
+  reads), then pyoxigraph, together, and line by line when the batch holds a bad line, so that a bad line is
+  reported at its physical line number (from the split's ``input_file_block_start()`` and the line's index in the
+  split; the lines per split are counted by a second, JVM-only pass that only runs when there is something to
+  report).
 * Turtle, TriG and RDF/XML are parsed in one task (a one-row DataFrame of the path, read by the executor;
   a path with a URI scheme other than ``file`` is read with Spark's ``binaryFile`` source instead), which yields
   Arrow batches of quads.
@@ -38,6 +41,7 @@ from pyspark.sql import functions as F
 
 from rspark.errors import DataError
 from rspark.io import rdf
+from rspark.spark import jvm
 
 __all__ = ["LoadedGraph", "LoadedStream", "load_rdf", "load_stream", "PROV_GENERATED_AT_TIME", "MAX_ERRORS"]
 
@@ -183,12 +187,22 @@ def _sink_batches(sink: rdf.Sink, positions: bool = True):
         )
 
 
-def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str,
-                    default_graph: str, triple_graph: str | None, positions: bool) -> DataFrame:
-    """Raw rows of an N-Triples/N-Quads file, parsed on executors batch by batch."""
+_LINE_INDEX_BITS = (1 << 33) - 1  # monotonically_increasing_id(): partition << 33 | the row's index in it
+
+
+def _text_lines(spark: SparkSession, path: str) -> DataFrame:
+    """The lines of a text file: ``value``, ``blk`` (the first byte of the line's input split) and ``idx`` (the
+    line's index in its partition, which holds that split: (blk, idx) sorts in file order, and :class:`_Lines` turns
+    it into a line number)."""
     local = _local_path(path)
-    source = local if local is not None else path
-    lines = spark.read.text(source).select(F.col("value"), F.input_file_block_start().alias("blk"))
+    return spark.read.text(local if local is not None else path).select(
+        F.col("value"), F.input_file_block_start().alias("blk"),
+        (F.monotonically_increasing_id().bitwiseAND(F.lit(_LINE_INDEX_BITS))).alias("idx"))
+
+
+def _python_line_parser(fmt: str, base_iri: str | None, token: str, default_graph: str, triple_graph: str | None,
+                        positions: bool):
+    """The mapInArrow function parsing batches of (value, blk, idx) lines in a Python worker."""
 
     def parse(batches):
         import numpy as np
@@ -196,34 +210,68 @@ def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str |
 
         from rspark.io import rdf as _rdf
 
-        counters: dict[int, int] = {}
         for batch in batches:
-            values, blk_col = batch.column(0), batch.column(1)
-            blks = blk_col.to_numpy(zero_copy_only=False)
-            idxs = np.empty(len(blks), dtype=np.int64)  # each line's index in its split, runs of one split
-            starts = np.flatnonzero(np.r_[True, blks[1:] != blks[:-1]]) if len(blks) else []
-            for i, start in enumerate(starts):
-                end = starts[i + 1] if i + 1 < len(starts) else len(blks)
-                b = int(blks[start])
-                n = counters.get(b, 0)
-                idxs[start:end] = np.arange(n, n + end - start)
-                counters[b] = n + end - start
+            values, blk_col, idx_col = batch.column(0), batch.column(1), batch.column(2)
             ok, s, p, o, g = _rdf.fast_lines(values, fmt=fmt, token=token, default_graph=default_graph,
                                              triple_graph=triple_graph)
             n_fast = len(s)
             if n_fast:
-                pos = [blk_col.filter(ok), pa.array(idxs).filter(ok),
+                pos = [blk_col.filter(ok), idx_col.filter(ok),
                        pa.repeat(pa.scalar(0, pa.int64()), n_fast)] if positions else None
                 yield _quad_batch(s, p, o, g, pos)
             if n_fast < len(values):  # the other lines through pyoxigraph
                 rest = np.flatnonzero(~ok.to_numpy(zero_copy_only=False))
                 sink = _rdf.Sink()
-                _rdf.parse_lines(pc.take(values, rest).to_pylist(), blks[rest].tolist(), idxs[rest].tolist(), sink,
-                                 fmt=fmt, base_iri=base_iri, token=token, default_graph=default_graph,
-                                 triple_graph=triple_graph)
+                _rdf.parse_lines(pc.take(values, rest).to_pylist(), pc.take(blk_col, rest).to_pylist(),
+                                 pc.take(idx_col, rest).to_pylist(), sink, fmt=fmt, base_iri=base_iri, token=token,
+                                 default_graph=default_graph, triple_graph=triple_graph)
                 yield from _sink_batches(sink, positions)
 
-    return lines.mapInArrow(parse, _RAW_DDL)
+    return parse
+
+
+def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str,
+                    default_graph: str, triple_graph: str | None, positions: bool) -> tuple[DataFrame, list]:
+    """Raw rows of an N-Triples/N-Quads file, parsed on executors, and the DataFrames persisted for them.
+
+    With rspark's JVM line scanner (:mod:`rspark.spark.jvm`), one job cuts the lines it reads inside the JVM and
+    keeps the text of the others, into Spark's cache; only those others (usually none) then go to the Python
+    workers. Without it, every line goes through the Python workers (``fast_lines``, then pyoxigraph)."""
+    lines = _text_lines(spark, path)
+    python_parse = _python_line_parser(fmt, base_iri, token, default_graph, triple_graph, positions)
+    udf = jvm.line_parser(spark)
+    if udf is None:
+        raw = lines.mapInArrow(python_parse, _RAW_DDL).persist(StorageLevel.MEMORY_AND_DISK)
+        return raw, [raw]
+    cut = F.call_function(udf, F.col("value"), F.lit(fmt == "nquads"), F.lit(f"_:{token}_")).alias("r")
+    # one row per line with something to read: the terms when the JVM read it, else the text for Python
+    stage = (
+        lines.select(cut, "value", "blk", "idx")
+        .filter(F.col("r").isNull() | F.col("r.s").isNotNull())
+        .select(F.col("r.s").alias("s"), F.col("r.p").alias("p"), F.col("r.o").alias("o"),
+                F.col("r.g").alias("g"), F.when(F.col("r").isNull(), F.col("value")).alias("value"), "blk", "idx")
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
+    try:
+        n_python = stage.filter(F.col("s").isNull()).count()  # the job that reads the file
+    except BaseException:
+        stage.unpersist()
+        raise
+    if fmt == "ntriples":
+        graph = F.lit(triple_graph if triple_graph is not None else default_graph)
+    else:
+        graph = F.when(F.col("g") == "", F.lit(default_graph)).otherwise(F.col("g"))
+    null_long = F.lit(None).cast("long")
+    fast = stage.filter(F.col("s").isNotNull()).select(
+        F.lit(_K_QUAD).cast("tinyint").alias("k"), "s", "p", "o", graph.alias("g"),
+        *((F.col("blk"), F.col("idx"), F.lit(0).cast("long")) if positions else (null_long,) * 3),
+        F.lit(None).cast("string").alias("msg"), null_long.alias("col"), F.lit(None).cast("string").alias("elem"),
+    ).toDF(*(name for name, _, _ in _RAW_FIELDS))
+    if not n_python:
+        return fast, [stage]
+    rest = stage.filter(F.col("s").isNull()).select("value", "blk", "idx") \
+        .mapInArrow(python_parse, _RAW_DDL).persist(StorageLevel.MEMORY_AND_DISK)
+    return fast.unionByName(rest), [stage, rest]
 
 
 def _parse_document_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str,
@@ -258,42 +306,42 @@ def _parse_document_df(spark: SparkSession, path: str, *, fmt: str, base_iri: st
 
 
 def _parse(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str, default_graph: str,
-           triple_graph: str | None, strict: bool, stream: bool) -> DataFrame:
+           triple_graph: str | None, strict: bool, stream: bool) -> tuple[DataFrame, list]:
+    """The raw rows of a file (schema ``_RAW_DDL``) and the DataFrames persisted for them (not yet all
+    materialised: :func:`_materialise` runs them)."""
     if fmt in rdf.LINE_FORMATS:
         return _parse_lines_df(spark, path, fmt=fmt, base_iri=base_iri, token=token, default_graph=default_graph,
                                triple_graph=triple_graph, positions=stream)
-    return _parse_document_df(spark, path, fmt=fmt, base_iri=base_iri, token=token, default_graph=default_graph,
-                              triple_graph=triple_graph, strict=strict, stream=stream)
+    raw = _parse_document_df(spark, path, fmt=fmt, base_iri=base_iri, token=token, default_graph=default_graph,
+                             triple_graph=triple_graph, strict=strict, stream=stream)
+    raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
+    return raw, [raw]
 
 
 class _Lines:
     """Turns a position (blk, idx) into a physical line number; for line formats it counts the lines of each
-    Spark input split (one JVM-only pass over the file), only when first needed."""
+    Spark input split and finds each split's first ``idx`` (one JVM-only pass over the file), only when first
+    needed."""
 
     def __init__(self, spark: SparkSession, path: str, fmt: str) -> None:
         self.spark, self.path, self.fmt = spark, path, fmt
-        self._offsets: dict[int, int] | None = None
+        self._splits: dict[int, tuple[int, int]] | None = None  # blk -> (lines before the split, its first idx)
 
     def line(self, blk: int | None, idx: int | None) -> int | None:
         if idx is None:
             return None
-        if self.fmt not in rdf.LINE_FORMATS or not blk:
+        if self.fmt not in rdf.LINE_FORMATS:
             return idx + 1
-        if self._offsets is None:
-            local = _local_path(self.path)
-            rows = (
-                self.spark.read.text(local if local is not None else self.path)
-                .select(F.input_file_block_start().alias("b"))
-                .groupBy("b")
-                .count()
-                .collect()
-            )
-            offsets, total = {}, 0
-            for row in sorted(rows, key=lambda r: r["b"]):
-                offsets[row["b"]] = total
-                total += row["count"]
-            self._offsets = offsets
-        return self._offsets.get(blk, 0) + idx + 1
+        if self._splits is None:
+            rows = _text_lines(self.spark, self.path).groupBy("blk") \
+                .agg(F.count(F.lit(1)).alias("n"), F.min("idx").alias("first")).collect()
+            splits, total = {}, 0
+            for row in sorted(rows, key=lambda r: r["blk"]):
+                splits[row["blk"]] = (total, row["first"])
+                total += row["n"]
+            self._splits = splits
+        before, first = self._splits.get(blk or 0, (0, 0))
+        return before + idx - first + 1
 
 
 def _problems(raw: DataFrame, total: int, lines: _Lines, path: str) -> list[DataError]:
@@ -382,21 +430,25 @@ def load_rdf(spark: SparkSession, path: str | Path, *, graph: str | None = None,
     fmt = rdf.detect_format(path, format)
     base = base_iri if base_iri is not None else rdf.file_base_iri(path)
     g = _graph_term(graph)
-    raw = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph=g, triple_graph=g,
-                 strict=strict, stream=False)
-    raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
+    raw, cached = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph=g, triple_graph=g,
+                         strict=strict, stream=False)
+
+    def free() -> None:
+        for df in cached:
+            df.unpersist()
+
     try:
         counts = _materialise(raw)
         errors = _problems(raw, counts.get(_K_PROBLEM, 0), _Lines(spark, path, fmt), path)
     except BaseException:
-        raw.unpersist()
+        free()
         raise
     if strict and errors:
-        raw.unpersist()
+        free()
         raise errors[0]
     quads = raw.filter(F.col("k") == _K_QUAD).select("s", "p", "o", "g")
     quoted = quoted_table(quads).persist(StorageLevel.MEMORY_AND_DISK)
-    return LoadedGraph(quads=quads, quoted=quoted, errors=errors, _cached=[raw, quoted])
+    return LoadedGraph(quads=quads, quoted=quoted, errors=errors, _cached=[*cached, quoted])
 
 
 # --------------------------------------------------------------------------------------------------- streams
@@ -492,10 +544,8 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     base = base_iri if base_iri is not None else rdf.file_base_iri(path)
     pred = _graph_term(timestamp_predicate)
     # strict or not, the whole file is parsed so that strict mode raises the first problem in file order
-    raw = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph="", triple_graph=None,
-                 strict=False, stream=True)
-    raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
-    cached = [raw]
+    raw, cached = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph="",
+                         triple_graph=None, strict=False, stream=True)
     lines = _Lines(spark, path, fmt)
     try:
         counts = _materialise(raw, pred)

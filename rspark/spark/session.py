@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from rspark.spark.jvm import jar_path
+
 # Small data and 2-core machines: few shuffle partitions; adaptive execution coalesces further.
 DEFAULT_CONF = {
     "spark.sql.shuffle.partitions": "4",
@@ -59,7 +61,11 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     if active is not None and master is None and not conf:
         return active
     builder = SparkSession.builder.appName("rspark").master(master or "local[*]")
-    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+    settings = {**DEFAULT_CONF, **(conf or {})}
+    jar = jar_path()  # rspark's JVM helpers (the fast line parser); None without a JDK: the Python path
+    if jar is not None:
+        settings["spark.jars"] = ",".join(p for p in (settings.get("spark.jars"), jar) if p)
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

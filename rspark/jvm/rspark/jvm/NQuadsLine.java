@@ -1,0 +1,309 @@
+package rspark.jvm;
+
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.api.java.UDF3;
+
+/**
+ * The JVM fast path for N-Triples / N-Quads lines: a Spark UDF (line, quads, blank-node prefix) -> struct(s, p, o, g).
+ *
+ * It reads a subset of the lines that rspark.io.rdf.FAST_LINE accepts (terms already in rspark's canonical
+ * encoding: absolute IRIs of a plain shape, ASCII blank-node labels, literals with only the escapes \" \\ \n \r,
+ * lower-case simple language tags, no rdf: datatype and no xsd:string) and cuts them exactly as
+ * rspark.io.rdf.fast_lines does: the terms as written, blank-node labels "_:x" written prefix + "x", g "" when the
+ * line has no graph. It returns
+ *   - a row with four null fields for a line with nothing to read (blank, or a comment alone);
+ *   - null for every other line it does not read, which the Python path then parses (pyoxigraph), reporting
+ *     errors. Being a subset is what makes this safe: it never reads a line differently from the Python path
+ *     (tests/test_jvm_parser.py compares them).
+ */
+public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
+    private static final long serialVersionUID = 1L;
+    private static final Row NOTHING = RowFactory.create(null, null, null, null);
+    private static final String RDF_DATATYPE = "\"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#";
+    private static final String XSD_STRING = "\"^^<http://www.w3.org/2001/XMLSchema#string>";
+
+    @Override
+    public Row call(String line, Boolean quads, String prefix) {
+        if (line == null) {
+            return null;
+        }
+        int n = line.length();
+        int i = spaces(line, 0);
+        if (i == n || line.charAt(i) == '#') {
+            return NOTHING;
+        }
+        if (line.indexOf('\uFFFD') >= 0 || line.contains(RDF_DATATYPE) || line.contains(XSD_STRING)) {
+            return null;  // a replaced invalid byte, or a datatype the encoding rewrites
+        }
+        int se = node(line, i);
+        if (se < 0) {
+            return null;
+        }
+        int ps = spaces(line, se);
+        if (ps == se) {
+            return null;
+        }
+        int pe = iri(line, ps);
+        if (pe < 0) {
+            return null;
+        }
+        int os = spaces(line, pe);
+        if (os == pe || os == n) {
+            return null;
+        }
+        int oe = line.charAt(os) == '"' ? literal(line, os) : node(line, os);
+        if (oe < 0) {
+            return null;
+        }
+        int m = spaces(line, oe);
+        String g = "";
+        if (m > oe && m < n && line.charAt(m) != '.') {
+            if (!quads) {
+                return null;
+            }
+            int ge = node(line, m);
+            if (ge < 0) {
+                return null;
+            }
+            g = term(line, m, ge, prefix);
+            m = spaces(line, ge);
+        }
+        if (m == n || line.charAt(m) != '.') {
+            return null;
+        }
+        m = spaces(line, m + 1);
+        if (m < n && line.charAt(m) != '#') {
+            return null;
+        }
+        return RowFactory.create(term(line, i, se, prefix), line.substring(ps, pe), term(line, os, oe, prefix), g);
+    }
+
+    private static String term(String line, int start, int end, String prefix) {
+        if (line.charAt(start) == '_') {
+            return prefix + line.substring(start + 2, end);
+        }
+        return line.substring(start, end);
+    }
+
+    private static int spaces(String line, int i) {
+        int n = line.length();
+        while (i < n && (line.charAt(i) == ' ' || line.charAt(i) == '\t')) {
+            i++;
+        }
+        return i;
+    }
+
+    /** An IRI or a blank node from i: the index after it, or -1. */
+    private static int node(String line, int i) {
+        if (i >= line.length()) {
+            return -1;
+        }
+        char c = line.charAt(i);
+        if (c == '<') {
+            return iri(line, i);
+        }
+        if (c == '_') {
+            return bnode(line, i);
+        }
+        return -1;
+    }
+
+    /** _:[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_-])? : the longest such label (a final '.' ends the statement). */
+    private static int bnode(String line, int i) {
+        int n = line.length();
+        if (i + 2 >= n || line.charAt(i + 1) != ':' || !labelChar(line.charAt(i + 2))) {
+            return -1;
+        }
+        int j = i + 3;
+        while (j < n && (labelChar(line.charAt(j)) || line.charAt(j) == '.' || line.charAt(j) == '-')) {
+            j++;
+        }
+        while (line.charAt(j - 1) == '.') {
+            j--;
+        }
+        return j;
+    }
+
+    private static boolean labelChar(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    }
+
+    /** "..." with only the escapes \" \\ \n \r, then @lang ([a-z]{2,3}(-[a-z]{2}|-[0-9]{3})?) or ^^IRI. */
+    private static int literal(String line, int i) {
+        int n = line.length();
+        int j = i + 1;
+        while (true) {
+            if (j >= n) {
+                return -1;
+            }
+            char c = line.charAt(j);
+            if (c == '"') {
+                break;
+            }
+            if (c == '\\') {
+                if (j + 1 >= n) {
+                    return -1;
+                }
+                char e = line.charAt(j + 1);
+                if (e != '"' && e != '\\' && e != 'n' && e != 'r') {
+                    return -1;
+                }
+                j += 2;
+            } else if (c == '\n' || c == '\r') {
+                return -1;
+            } else {
+                j++;
+            }
+        }
+        j++;  // after the closing quote
+        if (j < n && line.charAt(j) == '@') {
+            int k = j + 1;
+            while (k < n && line.charAt(k) >= 'a' && line.charAt(k) <= 'z') {
+                k++;
+            }
+            if (k - j - 1 < 2 || k - j - 1 > 3) {
+                return -1;
+            }
+            if (k < n && line.charAt(k) == '-') {
+                if (k + 2 < n && lower(line.charAt(k + 1)) && lower(line.charAt(k + 2))) {
+                    k += 3;
+                } else if (k + 3 < n && digit(line.charAt(k + 1)) && digit(line.charAt(k + 2))
+                        && digit(line.charAt(k + 3))) {
+                    k += 4;
+                } else {
+                    return -1;
+                }
+            }
+            return k;
+        }
+        if (j + 1 < n && line.charAt(j) == '^' && line.charAt(j + 1) == '^') {
+            return iri(line, j + 2);
+        }
+        return j;
+    }
+
+    private static boolean lower(char c) {
+        return c >= 'a' && c <= 'z';
+    }
+
+    private static boolean digit(char c) {
+        return c >= '0' && c <= '9';
+    }
+
+    private static boolean hex(char c) {
+        return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    }
+
+    /** unreserved characters of an IRI (RFC 3987's iunreserved within the Basic Multilingual Plane). */
+    private static boolean unreserved(char c) {
+        if (c < 0x80) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                    || c == '-' || c == '.' || c == '_' || c == '~';
+        }
+        return (c >= 0xA0 && c <= 0xD7FF) || (c >= 0xF900 && c <= 0xFDCF) || (c >= 0xFDF0 && c <= 0xFFEF);
+    }
+
+    private static boolean subDelim(char c) {
+        return "!$&'()*+,;=".indexOf(c) >= 0;
+    }
+
+    /** At i one character of the given class, or a %XX escape: its length (1 or 3), else 0. Classes: 'u' userinfo
+     *  (unreserved, sub-delims, ':'), 'h' host (unreserved, sub-delims), 'p' pchar (unreserved, sub-delims, ':', '@'),
+     *  'q' query and fragment characters (pchar, '/', '?'). */
+    private static int unit(String line, int i, char cls) {
+        char c = line.charAt(i);
+        if (c == '%') {
+            return i + 2 < line.length() && hex(line.charAt(i + 1)) && hex(line.charAt(i + 2)) ? 3 : 0;
+        }
+        if (unreserved(c) || subDelim(c)) {
+            return 1;
+        }
+        switch (cls) {
+            case 'u':
+                return c == ':' ? 1 : 0;
+            case 'p':
+                return c == ':' || c == '@' ? 1 : 0;
+            case 'q':
+                return c == ':' || c == '@' || c == '/' || c == '?' ? 1 : 0;
+            default:
+                return 0;
+        }
+    }
+
+    /** The index after a run of characters of class cls from i (stops at the first other character). */
+    private static int run(String line, int i, char cls) {
+        int n = line.length();
+        while (i < n) {
+            int len = unit(line, i, cls);
+            if (len == 0) {
+                return i;
+            }
+            i += len;
+        }
+        return i;
+    }
+
+    /** An absolute IRI <scheme:...> from i, of FAST_LINE's shape: the index after '>', or -1. */
+    private static int iri(String line, int i) {
+        int n = line.length();
+        if (i >= n || line.charAt(i) != '<') {
+            return -1;
+        }
+        int j = i + 1;
+        if (j >= n || !((line.charAt(j) >= 'a' && line.charAt(j) <= 'z') || (line.charAt(j) >= 'A' && line.charAt(j) <= 'Z'))) {
+            return -1;
+        }
+        j++;
+        while (j < n) {
+            char c = line.charAt(j);
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || digit(c) || c == '+' || c == '.' || c == '-') {
+                j++;
+            } else {
+                break;
+            }
+        }
+        if (j >= n || line.charAt(j) != ':') {
+            return -1;
+        }
+        j++;
+        if (j + 1 < n && line.charAt(j) == '/' && line.charAt(j + 1) == '/') {
+            j += 2;
+            // authority: (userinfo@)? host (:port)?
+            int u = run(line, j, 'u');
+            if (u < n && line.charAt(u) == '@') {
+                j = u + 1;
+            }
+            j = run(line, j, 'h');
+            if (j < n && line.charAt(j) == ':') {
+                j++;
+                while (j < n && digit(line.charAt(j))) {
+                    j++;
+                }
+            }
+            // path-abempty: (/ pchar*)*
+            while (j < n && line.charAt(j) == '/') {
+                j = run(line, j + 1, 'p');
+            }
+        } else {
+            // /? (pchar+ (/ pchar*)*)?
+            if (j < n && line.charAt(j) == '/') {
+                j++;
+            }
+            int k = run(line, j, 'p');
+            if (k > j) {
+                j = k;
+                while (j < n && line.charAt(j) == '/') {
+                    j = run(line, j + 1, 'p');
+                }
+            }
+        }
+        if (j < n && line.charAt(j) == '?') {
+            j = run(line, j + 1, 'q');
+        }
+        if (j < n && line.charAt(j) == '#') {
+            j = run(line, j + 1, 'q');
+        }
+        return j < n && line.charAt(j) == '>' ? j + 1 : -1;
+    }
+}

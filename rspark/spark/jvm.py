@@ -1,0 +1,101 @@
+"""rspark's JVM helpers: Java sources shipped in the package (``rspark/jvm``), compiled once into a jar in the
+user's cache directory and put on the Spark session's class path.
+
+Why: parsing N-Triples / N-Quads lines in Python workers costs most of a stream's load (moving every line to a
+Python worker and back through Arrow); the Java line scanner (``rspark.jvm.NQuadsLine``, a Spark UDF) reads the
+common lines inside the JVM, about 5x faster (``benchmarks/replay_throughput.py``), and leaves every other line to
+the Python path.
+
+The jar is built with the ``javac`` of the JDK that runs Spark (found through ``JAVA_HOME`` or the ``PATH``),
+against PySpark's own jars, and named after a hash of the sources and the PySpark version, so an upgrade rebuilds
+it. Without a JDK (a JRE alone), with ``RSPARK_JVM=0`` in the environment, or in a session created without the jar,
+everything works through the Python path, only slower.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+
+__all__ = ["jar_path", "line_parser", "LINE_PARSER"]
+
+SOURCES = Path(__file__).resolve().parents[1] / "jvm"
+LINE_PARSER = "rspark_nquads_line"  # the UDF's name in a session
+_LINE_PARSER_CLASS = "rspark.jvm.NQuadsLine"
+_registered: dict[int, bool] = {}
+
+
+def enabled() -> bool:
+    return os.environ.get("RSPARK_JVM", "1") != "0"
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "rspark"
+
+
+def _javac() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "javac").is_file():
+        return str(Path(home) / "bin" / "javac")
+    return shutil.which("javac")
+
+
+def jar_path() -> str | None:
+    """The jar of rspark's JVM helpers, compiled on first use; None when it cannot be built (no JDK) or
+    ``RSPARK_JVM=0``."""
+    if not enabled():
+        return None
+    import pyspark
+
+    sources = sorted(SOURCES.rglob("*.java"))
+    digest = hashlib.sha256(pyspark.__version__.encode())
+    for src in sources:
+        digest.update(src.relative_to(SOURCES).as_posix().encode())
+        digest.update(src.read_bytes())
+    target = _cache_dir() / f"rspark-jvm-{digest.hexdigest()[:16]}.jar"
+    if target.is_file():
+        return str(target)
+    javac = _javac()
+    if javac is None or not sources:
+        return None
+    spark_jars = Path(pyspark.__file__).resolve().parent / "jars"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="rspark-javac-") as tmp:
+            classes = Path(tmp) / "classes"
+            subprocess.run([javac, "-nowarn", "--release", "17", "-cp", str(spark_jars / "*"), "-d", str(classes),
+                            *map(str, sources)], check=True, capture_output=True, timeout=300)
+            staged = Path(tmp) / "rspark-jvm.jar"
+            with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as jar:
+                jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
+                for cls in sorted(classes.rglob("*.class")):
+                    jar.write(cls, cls.relative_to(classes).as_posix())
+            shutil.copyfile(staged, str(target) + ".part")
+            os.replace(str(target) + ".part", target)  # atomic: concurrent builders agree
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return str(target)
+
+
+def line_parser(spark) -> str | None:
+    """The name of the JVM line-scanner UDF in this session (registered on first use), or None when the session
+    cannot load it (built without the jar, or ``RSPARK_JVM=0``)."""
+    if not enabled():
+        return None
+    key = id(spark._jsparkSession)
+    if key not in _registered:
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        schema = StructType([StructField(name, StringType()) for name in ("s", "p", "o", "g")])
+        try:
+            spark.udf.registerJavaFunction(LINE_PARSER, _LINE_PARSER_CLASS, schema)
+            _registered[key] = True
+        except Exception:  # the class is not on the session's class path
+            _registered[key] = False
+    return LINE_PARSER if _registered[key] else None

@@ -1,0 +1,217 @@
+"""rspark's JVM line scanner (rspark/jvm/rspark/jvm/NQuadsLine.java, a Spark UDF): it must read a subset of what
+the Python fast path reads (rspark.io.rdf.fast_lines, itself tested against pyoxigraph in test_loader.py), term
+for term, and leave every other line to Python. Loads with and without it give the same quads and errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+from rspark.spark import jvm
+from rspark.spark.loader import load_rdf, load_stream
+from test_loader import _fast_terms, _line_strategy, _w3c_rdf_files
+
+NOTHING = "nothing"
+
+
+def _jvm_terms(spark, lines: list[str], fmt: str, token: str = "bT") -> list:
+    """The JVM scanner's reading of each line: (s, p, o, g) with g "" for no graph, None when it leaves the line to
+    Python, NOTHING for a line with nothing to read."""
+    udf = jvm.line_parser(spark)
+    assert udf is not None, "the test session must have rspark's jar (a JDK is present in CI)"
+    df = spark.createDataFrame(list(enumerate(lines)), "i int, line string")
+    rows = df.select("i", F.call_function(udf, "line", F.lit(fmt == "nquads"), F.lit(f"_:{token}_")).alias("r")) \
+        .orderBy("i").collect()
+    out = []
+    for row in rows:
+        r = row.r
+        out.append(None if r is None else NOTHING if r.s is None else (r.s, r.p, r.o, r.g))
+    return out
+
+
+def _python_reading(lines: list[str], fmt: str) -> list:
+    """fast_lines's reading with the JVM's conventions (g "" for no graph in N-Quads; N-Triples has none)."""
+    return _fast_terms(lines, fmt, default_graph="")
+
+
+def test_jar_builds_and_can_be_turned_off(tmp_path, monkeypatch):
+    path = jvm.jar_path()
+    assert path is not None and Path(path).is_file()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    fresh = jvm.jar_path()  # compiled anew into an empty cache
+    assert fresh is not None and Path(fresh).parent == tmp_path / "rspark"
+    assert Path(fresh).read_bytes()[:2] == b"PK"
+    monkeypatch.setenv("RSPARK_JVM", "0")
+    assert jvm.jar_path() is None
+
+
+def test_reads_canonical_lines_and_leaves_the_rest(spark):
+    x = "http://www.w3.org/2001/XMLSchema#"
+    read = [
+        '<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .',
+        '<http://ex.org/a> <http://ex.org/p> "71"^^<%sinteger> <http://ex.org/g1> .' % x,
+        '_:b1 <http://ex.org/p> _:x.y-z <http://ex.org/g> .',
+        '<urn:isbn:0451450523> <http://ex.org/p> "a \\"q\\" \\\\ \\n \\r\ttab"@en-gb _:g .',
+        '  <http://u:pw@ex.org:8080/a/b%20c?x=1&y=2#frag/?> \t<http://ex.org/p>  "" .   # comment',
+        '<http://ex.org/é> <http://ex.org/p> "ü 😀"@de .',
+        '<mailto:a@ex.org> <http://ex.org/p> <file:///a//b> .',
+        '<http://ex.org/a> <http://ex.org/p> _:o.',
+        '<http://ex.org/a> <http://ex.org/p> "x"@es-419.',
+        '<a:> <b:/> <c://> <d:?q> .',
+    ]
+    left = [
+        '<rel> <http://ex.org/p> <http://ex.org/b> .',
+        '<http://ex.org/a> <http://ex.org/p> "x"@EN .',
+        '<http://ex.org/a> <http://ex.org/p> "x"^^<%sstring> .' % x,
+        '<http://ex.org/a> <http://ex.org/p> "\\u0041\\t" .',
+        '<http://ex.org/%zz> <http://ex.org/p> <http://ex.org/b> .',
+        '<http://ex.org:x/> <http://ex.org/p> <http://ex.org/b> .',
+        '<http://a#b#c> <http://ex.org/p> <http://ex.org/b> .',
+        '<http://[::1]/> <http://ex.org/p> <http://ex.org/b> .',
+        '<< <http://e/a> <http://e/b> <http://e/c> >> <http://ex.org/p> "1" .',
+        '<http://ex.org/a> <http://ex.org/p> "x"^^<%slangString> .' % "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+        '<http://ex.org/a> <http://ex.org/p> <http://ex.org/b>',
+        '<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> <http://ex.org/g> <http://ex.org/h> .',
+        '<http://ex.org/a><http://ex.org/p> <http://ex.org/b> .',
+        '<http://ex.org/a> <http://ex.org/p> "x"@engl .',
+        '<http://ex.org/a> <http://ex.org/p> "x" . junk',
+        '<http://ex.org/a> <http://ex.org/p> "unterminated .',
+        '\u00a0<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .',
+        '<http://ex.org/\ufffd> <http://ex.org/p> <http://ex.org/b> .',
+    ]
+    nothing = ["", "   ", "\t# a comment", "# only"]
+    got = _jvm_terms(spark, read + left + nothing, "nquads")
+    assert got[:len(read)] == _python_reading(read, "nquads")
+    assert all(t is not None for t in got[:len(read)])
+    assert got[len(read):len(read) + len(left)] == [None] * len(left)
+    assert got[len(read) + len(left):] == [NOTHING] * len(nothing)
+    assert got[2] == ("_:bT_b1", "<http://ex.org/p>", "_:bT_x.y-z", "<http://ex.org/g>")
+    assert got[7] == ("<http://ex.org/a>", "<http://ex.org/p>", "_:bT_o", "")
+    # N-Triples: a fourth term is left to Python (which reports it)
+    nt = ['<http://ex.org/a> <http://ex.org/p> "1" .', '<http://ex.org/a> <http://ex.org/p> "1" <http://ex.org/g> .']
+    assert _jvm_terms(spark, nt, "ntriples") == [("<http://ex.org/a>", "<http://ex.org/p>", '"1"', ""), None]
+
+
+@pytest.mark.slow
+def test_property_reads_a_subset_of_the_python_fast_path(spark):
+    """Generated lines (test_loader's strategy: IRIs of every shape, escapes, tags, datatypes, labels, spacing):
+    every line the JVM reads, the Python fast path reads into the same terms. Lines are gathered by hypothesis
+    and checked in one Spark job."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    gathered: list[str] = []
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(st.lists(_line_strategy(), min_size=1, max_size=20))
+    def gather(lines):
+        gathered.extend(line.replace("\n", " ") for line in lines)
+
+    gather()
+    for fmt in ("nquads", "ntriples"):
+        jvm_read = _jvm_terms(spark, gathered, fmt)
+        py_read = _python_reading(gathered, fmt)
+        picked = [(line, j, p) for line, j, p in zip(gathered, jvm_read, py_read) if j not in (None, NOTHING)]
+        wrong = [(line, j, p) for line, j, p in picked if j != p]
+        assert not wrong, wrong[:5]
+        assert len(picked) > 50, len(picked)
+        # the JVM leaves to Python only a few lines Python's fast path reads (non-ASCII labels and the like)
+        both = sum(1 for j, p in zip(jvm_read, py_read) if p is not None)
+        assert len(picked) >= both * 0.9, (len(picked), both)
+
+
+def test_w3c_data_read_as_python_reads_it(spark):
+    """The W3C suites' data as pyoxigraph writes N-Quads and N-Triples: the JVM reads nearly every line, each
+    exactly as the Python fast path does."""
+    import pyoxigraph as ox
+
+    from rspark.io import rdf
+
+    texts = {"nquads": [], "ntriples": []}
+    for path in _w3c_rdf_files():
+        fmt = rdf.detect_format(path)
+        if "star" in str(path) or fmt == "rdfxml":
+            continue
+        try:
+            quads = list(ox.parse(path.read_bytes(), getattr(ox.RdfFormat, rdf.OX_FORMATS[fmt]),
+                                  base_iri=path.resolve().as_uri()))
+        except SyntaxError:
+            continue
+        texts["nquads"] += ox.serialize(quads, format=ox.RdfFormat.N_QUADS).decode().splitlines()
+        triples = [ox.Quad(q.subject, q.predicate, q.object) for q in quads]
+        texts["ntriples"] += ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES).decode().splitlines()
+    for fmt, lines in texts.items():
+        jvm_read = _jvm_terms(spark, lines, fmt)
+        py_read = _python_reading(lines, fmt)
+        picked = [(j, p) for j, p in zip(jvm_read, py_read) if j is not None]
+        assert all(j == p for j, p in picked)
+        assert len(lines) > 5000 and len(picked) > len(lines) * 9 // 10, (len(picked), len(lines))
+
+
+def _canonical(rows) -> list:
+    """Rows with the load's blank-node prefix (_:b<8 hex>_) made neutral."""
+    return sorted(tuple(re.sub(r"_:b[0-9a-f]{8}_", "_:B_", v) if isinstance(v, str) else v for v in r)
+                  for r in rows)
+
+
+MIXED = "\n".join([
+    '<http://e/s1> <http://e/p> "1"^^<http://www.w3.org/2001/XMLSchema#integer> <http://e/g1> .',
+    '<http://e/g1> <http://www.w3.org/ns/prov#generatedAtTime> "1"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+    '',
+    '# a comment',
+    '_:a <http://e/p> "x"@EN <http://e/g2> .',                        # read by Python (tag to lower-case)
+    '<http://e/g2> <http://www.w3.org/ns/prov#generatedAtTime> "2"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+    'garbage .',                                                        # an error, reported at line 7
+    '_:a <http://e/p> _:b <http://e/g3> .',
+    '<< <http://e/a> <http://e/b> <http://e/c> >> <http://e/q> "s" <http://e/g3> .',
+    '<http://e/g3> <http://www.w3.org/ns/prov#generatedAtTime> "3"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+    '<rel> <http://e/p> "\\u0041" <http://e/g3> .',                    # relative IRI, escape: Python
+]) + "\n"
+
+
+@pytest.mark.parametrize("jvm_on", [True, False])
+def test_loads_agree_with_and_without_the_jvm_scanner(spark, tmp_path, monkeypatch, jvm_on):
+    """A stream mixing lines each path reads, blank lines, comments and a bad line: the same elements, content
+    and errors (with the line number) either way; the bad line's element is rejected."""
+    if not jvm_on:
+        monkeypatch.setenv("RSPARK_JVM", "0")
+    path = tmp_path / "mixed.nq"
+    path.write_text(MIXED, encoding="utf-8")
+    st = load_stream(spark, "http://e/s", path)
+    assert [(e.line, e.element) for e in st.errors] == [(7, None)]
+    assert sorted((r.element, r.ts, r.seq) for r in st.elements.collect()) == [
+        ("<http://e/g1>", 1, 0), ("<http://e/g2>", 2, 1), ("<http://e/g3>", 3, 2)]
+    assert _canonical(st.quads.select("s", "p", "o", "element").collect()) == _canonical([
+        ("<http://e/s1>", "<http://e/p>", '"1"^^<http://www.w3.org/2001/XMLSchema#integer>', "<http://e/g1>"),
+        ("_:B_a", "<http://e/p>", '"x"@en', "<http://e/g2>"),
+        ("_:B_a", "<http://e/p>", "_:B_b", "<http://e/g3>"),
+        ("<< <http://e/a> <http://e/b> <http://e/c> >>", "<http://e/q>", '"s"', "<http://e/g3>"),
+        (f"<{(tmp_path / 'rel').as_uri()}>", "<http://e/p>", '"A"', "<http://e/g3>"),
+    ])
+    st.unpersist()
+
+
+@pytest.mark.parametrize("jvm_on", [True, False])
+def test_line_numbers_across_splits_either_way(spark, tmp_path, monkeypatch, jvm_on):
+    """Small input splits, bad lines and blank lines spread over them: each error at its physical line."""
+    if not jvm_on:
+        monkeypatch.setenv("RSPARK_JVM", "0")
+    bad, blank = {5, 150, 151, 700}, {2, 300, 301}
+    lines = ["" if i in blank else "garbage" if i in bad else f'_:x{i % 7} <http://e/p> "{i}" .'
+             for i in range(1, 801)]
+    path = tmp_path / "split.nt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "4096")
+    try:
+        lg = load_rdf(spark, path, strict=False)
+        assert lg.quads.rdd.getNumPartitions() > 3
+        assert [e.line for e in lg.errors] == sorted(bad)
+        rows = lg.quads.select("s", "o").collect()
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    assert sorted(int(r.o.strip('"')) for r in rows) == sorted(set(range(1, 801)) - bad - blank)
+    assert len({r.s for r in rows}) == 7  # one node per label across splits
+    lg.unpersist()
