@@ -50,6 +50,7 @@ from rspark.spark.encoding import encode
 from rspark.spark.expr_aggregate import build_aggregate
 from rspark.spark.expr_compare import compare, eq, same_term, sort_key, triple_component
 from rspark.spark.expr_datetime import cast_datetime, date_part
+from rspark.spark.expr_guarded import integer_comparisons
 from rspark.spark.expr_numeric import arith, cast_boolean, cast_numeric, cast_string, identity, negate, rounding
 from rspark.spark.expr_sql import naming, parsed
 from rspark.spark.expr_values import (
@@ -107,11 +108,21 @@ def compile_expr(expr, scope: ExprScope, env: ExprEnv) -> Column:
 
 
 def compile_ebv(expr, scope: ExprScope, env: ExprEnv) -> Column:
-    """The effective boolean value of ``expr``: a boolean Column, NULL for an error (FILTER drops it)."""
+    """The effective boolean value of ``expr``: a boolean Column, NULL for an error (FILTER drops it). Comparisons
+    of integer literals with constants take a guarded fast path (:mod:`rspark.spark.expr_guarded`)."""
     with naming():
         c = _Compiler(scope, env)
-        return c.column(c.with_shared_facets(expr, lambda: bind(
-            [c.value(expr)], lambda vs: f"CAST({vs[0].ebv()} AS BOOLEAN)", facets="num")))
+
+        def var_sql(name: str) -> str | None:
+            v = c.value(Variable(name))
+            return v.enc() if isinstance(v, TermV) else None
+
+        guarded = integer_comparisons(expr, var_sql)
+        general = c.with_shared_facets(expr, lambda: bind(
+            [c.value(expr)], lambda vs: f"CAST({vs[0].ebv()} AS BOOLEAN)", facets="num"))
+        if guarded is not None:
+            general = f"(CASE WHEN {guarded[0]} THEN {guarded[1]} ELSE {general} END)"
+        return c.column(general)
 
 
 def compile_aggregate(agg: Aggregate, scope: ExprScope, env: ExprEnv, pre: dict | None = None) -> Column:

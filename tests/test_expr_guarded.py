@@ -1,0 +1,111 @@
+"""The guarded fast path for FILTERs comparing integer literals with constants (rspark.spark.expr_guarded): the
+same answers as the general compilation and as pyoxigraph, on the values at its edges (signs, leading zeros, 18
+and 19 digits, other integer datatypes, decimals, doubles, ill-typed literals, strings, IRIs, unbound)."""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+import pytest
+
+from rspark.io.results import from_json, results_equal
+from rspark.model.terms import XSD_DECIMAL, XSD_INTEGER, Literal, Variable
+from rspark.spark import expr_guarded, expressions
+from rspark.syntax.ast import Call
+
+X = "http://www.w3.org/2001/XMLSchema#"
+VALUES = [
+    f'"5"^^<{X}integer>', f'"+5"^^<{X}integer>', f'"-5"^^<{X}integer>', f'"007"^^<{X}integer>',
+    f'"-0"^^<{X}integer>', f'"95"^^<{X}integer>', f'"96"^^<{X}integer>', f'"123456789012345678"^^<{X}integer>',
+    f'"1234567890123456789"^^<{X}integer>', f'"99999999999999999999"^^<{X}integer>', f'"5.0"^^<{X}decimal>',
+    f'"95.5"^^<{X}decimal>', f'"1e2"^^<{X}double>', f'"96"^^<{X}int>', f'"96"^^<{X}long>', f'"96"^^<{X}short>',
+    f'"9a"^^<{X}integer>', f'"+"^^<{X}integer>', '"96"', '"96"@en', "<http://ex.org/96>", "_:b96",
+]
+FILTERS = [
+    "?v > 95", "95 < ?v", "?v = 96", "?v != 96", "?v <= -5", "?v >= 95.5", "?v < 96.0", "?v = 5",
+    "?v > 95 && ?v < 1000", "?v > 0 && ?w = 7", "?v = 123456789012345678", "?v > 123456789012345677.5",
+    "?w >= 7 && 100 > ?v",
+]
+
+
+@pytest.fixture(scope="module")
+def loaded(spark, tmp_path_factory):
+    from rspark.engine.engine import Engine
+
+    lines = [f"<http://ex.org/s{i}> <http://ex.org/v> {v} ." for i, v in enumerate(VALUES)]
+    lines += [f'<http://ex.org/s{i}> <http://ex.org/w> "{7 if i % 2 else 8}"^^<{X}integer> .'
+              for i in range(0, len(VALUES), 3)]
+    lines.append('<http://ex.org/none> <http://ex.org/w> "7"^^<http://www.w3.org/2001/XMLSchema#integer> .')
+    path = tmp_path_factory.mktemp("guarded") / "values.nt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = ox.Store()
+    store.load(path.read_bytes(), format=ox.RdfFormat.N_TRIPLES)
+    with Engine(spark=spark) as engine:
+        engine.load(path)
+        yield engine, store
+
+
+def _query(f: str, extra: str = "") -> str:
+    return ("SELECT ?s WHERE { { ?s <http://ex.org/v> ?v } UNION { ?s <http://ex.org/w> ?x } "
+            f"OPTIONAL {{ ?s <http://ex.org/w> ?w }} FILTER({f}) {extra}}}")
+
+
+# pyoxigraph's xsd:integer is 64-bit: it takes the 20-digit integer (s9) as ill-typed, where SPARQL's integers
+# (and rspark's) are unbounded; that row is left out of the comparison with it
+NOT_S9 = "MINUS { VALUES ?s { <http://ex.org/s9> } } "  # not a FILTER: the FILTER stays alone, guarded
+
+
+@pytest.mark.parametrize("f", FILTERS)
+def test_same_answers_as_general_path_and_pyoxigraph(loaded, monkeypatch, f):
+    engine, store = loaded
+    q, q_ox = _query(f), _query(f, NOT_S9)
+    fast = engine.sparql(q).value
+    expected = from_json(store.query(q_ox).serialize(format=ox.QueryResultsFormat.JSON).decode())
+    ok, message = results_equal(engine.sparql(q_ox).value, expected, ordered=False)
+    assert ok, f"{q_ox}\n{message}"
+    monkeypatch.setattr(expressions, "integer_comparisons", lambda expr, column: None)
+    general = engine.sparql(q).value
+    ok, message = results_equal(fast, general, ordered=False)
+    assert ok, f"{q}\n{message}"
+
+
+def test_shapes_taken_and_left():
+    v, w = Variable("v"), Variable("w")
+    i95, d955 = Literal("95", XSD_INTEGER), Literal("95.5", XSD_DECIMAL)
+    col = {"v": "cv", "w": "cw"}.get
+    guard, fast = expr_guarded.integer_comparisons(Call(">", (v, i95)), col)
+    assert fast == "(CAST(substring(cv, 2, length(cv) - length(substring_index(cv, '\"', -1)) - 2) AS BIGINT) > 95L)"
+    assert "RLIKE '^[+-]?[0-9]{1,18}$'" in guard
+    _, fast = expr_guarded.integer_comparisons(Call("<", (d955, v)), col)  # flipped: ?v > 95.5, as decimals
+    assert fast.endswith("AS DECIMAL(38,18)) > CAST('95.5' AS DECIMAL(38,18)))")
+    guard, fast = expr_guarded.integer_comparisons(Call("&&", (Call(">", (v, i95)), Call("=", (w, i95)))), col)
+    assert fast.count(" AND ") == 1 and "cw" in guard and "cv" in guard
+    for other in [Call(">", (v, w)), Call("||", (Call(">", (v, i95)), Call(">", (w, i95)))),
+                  Call(">", (v, Literal("1e2", X + "double"))), Call(">", (v, Literal("95"))),
+                  Call(">", (v, Literal("1234567890123456789", XSD_INTEGER))), Call("STR", (v,))]:
+        assert expr_guarded.integer_comparisons(other, col) is None, other
+    assert expr_guarded.integer_comparisons(Call(">", (Variable("z"), i95)), col) is None  # out of scope
+
+
+def test_sum_avg_guarded_rows_agree(loaded, monkeypatch):
+    """SUM and AVG read guarded integers (xsd:integer, at most 18 characters) in generated code and every other
+    number through the general path: the same sums and averages as the general path alone and as pyoxigraph."""
+    from rspark.spark import expr_aggregate
+
+    engine, store = loaded
+    q = ("SELECT ?k (SUM(?v) AS ?sum) (AVG(?v) AS ?avg) (COUNT(?v) AS ?n) WHERE { ?s <http://ex.org/v> ?v "
+         "FILTER(isNumeric(?v)) BIND(STRLEN(STR(?s)) AS ?k) " + NOT_S9 + "} GROUP BY ?k")
+    fast = engine.sparql(q).value
+    assert len(fast.rows) == 2  # subjects s0-s9 and s10-s21
+    # pyoxigraph writes doubles and long decimal quotients differently: compared on the smaller non-doubles
+    small = q.replace("FILTER(isNumeric(?v))", f"FILTER(isNumeric(?v) && DATATYPE(?v) != <{X}double> && ABS(?v) < 1000)")
+    import json
+    from decimal import Decimal
+
+    def values(js) -> set:  # by value: pyoxigraph writes the decimal 29.0 as "29"
+        return {tuple(Decimal(b[v]["value"]) for v in ("k", "sum", "avg", "n")) for b in js["results"]["bindings"]}
+
+    expected = json.loads(store.query(small).serialize(format=ox.QueryResultsFormat.JSON).decode())
+    assert values(engine.sparql(small).to_json()) == values(expected)
+    monkeypatch.setattr(expr_aggregate, "_integer_guarded", lambda x, general: general)
+    ok, message = results_equal(fast, engine.sparql(q).value, ordered=False)
+    assert ok, message
