@@ -859,12 +859,9 @@ def test_parsing_helpers_match_pyoxigraph_on_all_w3c_data():
     assert checked > 900
 
 
-def test_timestamp_check_vectorised_path_equals_row_by_row():
-    """The Arrow fast path for canonical integer timestamps gives exactly what the row-by-row check gives, and
-    every other case (non-canonical integers, decimals, date-times, none, two, bad) still goes row by row."""
+def _stamp_candidates():
+    """Candidate elements with every kind of timestamp (an Arrow batch of the check's input)."""
     import pyarrow as pa
-
-    from rspark.spark.loader import _check_elements, _check_rows
 
     xsd = "http://www.w3.org/2001/XMLSchema#"
     values = [
@@ -880,6 +877,15 @@ def test_timestamp_check_vectorised_path_equals_row_by_row():
         "vals": pa.array(values, pa.list_(pa.string())), "tblk": [0] * n, "tidx": [100 + i for i in range(n)],
         "tord": [1] * n,
     })
+    return batch
+
+
+def test_timestamp_check_vectorised_path_equals_row_by_row():
+    """The Arrow fast path for canonical integer timestamps gives exactly what the row-by-row check gives, and
+    every other case (non-canonical integers, decimals, date-times, none, two, bad) still goes row by row."""
+    from rspark.spark.loader import _check_elements, _check_rows
+
+    batch = _stamp_candidates()
 
     def rows(batches):
         return sorted((tuple(r.values()) for b in batches for r in b.to_pylist()), key=repr)
@@ -890,6 +896,26 @@ def test_timestamp_check_vectorised_path_equals_row_by_row():
     assert by_element["<http://e/g1>"][4:9] == ("number", 42, 0, None, None)
     assert by_element["<http://e/g5>"][4:9] == ("number", 7, 0, None, None)  # "007": row by row, same value
     assert by_element["<http://e/g11>"][8].startswith("no timestamp")
+
+
+def test_timestamp_check_in_spark_equals_row_by_row(spark, monkeypatch):
+    """The same candidates through the load's check (loader._checked_elements): canonical integer timestamps read
+    by Spark's functions, the rest by Python workers, together exactly the row-by-row results; with no other
+    case, no Python at all."""
+    from rspark.spark import loader
+
+    batch = _stamp_candidates()
+    expected = sorted((tuple(r.values()) for b in loader._check_rows(batch) for r in b.to_pylist()), key=repr)
+    ddl = "element string, blk long, idx long, ord long, vals array<string>, tblk long, tidx long, tord long"
+    df = spark.createDataFrame([tuple(r.values()) for r in batch.to_pylist()], ddl)
+    got = sorted((tuple(r) for r in loader._checked_elements(df).collect()), key=repr)
+    assert got == expected
+    plain = df.filter("idx IN (0, 1, 2, 3)")  # canonical integers only
+    assert "MapInArrow" not in loader._checked_elements(plain)._jdf.queryExecution().executedPlan().toString()
+    assert sorted((tuple(r) for r in loader._checked_elements(plain).collect()), key=repr) == \
+        [e for e in expected if e[2] in (0, 1, 2, 3)]
+    monkeypatch.setattr(loader, "JVM_STAMPS", False)
+    assert sorted((tuple(r) for r in loader._checked_elements(df).collect()), key=repr) == expected
 
 
 # ------------------------------------------------------------------------------------- the line fast path

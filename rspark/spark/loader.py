@@ -524,6 +524,30 @@ def _check_rows(batch: pa.RecordBatch):
     yield pa.RecordBatch.from_pydict(out, schema=_CHECK_SCHEMA)
 
 
+JVM_STAMPS = True  # plain integer timestamps checked by Spark's functions (False: all through Python)
+
+
+def _checked_elements(candidates: DataFrame) -> DataFrame:
+    """:func:`_check_elements` over the candidate elements. Those with one canonical integer timestamp (the common
+    case of a numeric stream) are read by Spark's own functions, as the vectorised Python path reads them; only the
+    others (when there are any: a count over the cached aggregate decides) go to Python workers."""
+    if not JVM_STAMPS:
+        return candidates.mapInArrow(_check_elements, _CHECK_DDL)
+    first = F.element_at("vals", 1)
+    plain = (F.size("vals") == 1) & first.rlike(_PLAIN_INTEGER_STAMP)
+    plain = F.coalesce(plain, F.lit(False))
+    null = F.lit(None)
+    fast = candidates.filter(plain).select(
+        "element", "blk", "idx", "ord", F.lit("number").alias("kind"),
+        F.substring_index(F.substring(first, 2, 1 << 30), '"', 1).cast("long").alias("m"),
+        F.lit(0).cast("int").alias("e"), null.cast("long").alias("ms"), null.cast("string").alias("err"),
+        F.col("tblk").alias("eblk"), F.col("tidx").alias("eidx"), F.col("tord").alias("eord"))
+    rest = candidates.filter(~plain)
+    if rest.isEmpty():
+        return fast
+    return fast.unionByName(rest.mapInArrow(_check_elements, _CHECK_DDL))
+
+
 def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
                 timestamp_predicate: str = PROV_GENERATED_AT_TIME, base_iri: str | None = None,
                 strict: bool = False, format: str | None = None) -> LoadedStream:
@@ -629,7 +653,7 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
         vals.alias("vals"),
         *[F.col("tpos." + c).alias("t" + c) for c in pos],
     )
-    checked = candidates.mapInArrow(_check_elements, _CHECK_DDL).persist(StorageLevel.MEMORY_AND_DISK)
+    checked = _checked_elements(candidates).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(checked)
 
     # One aggregate job: the stream's kind (that of its first element in file order with a good timestamp), the
