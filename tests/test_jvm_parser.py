@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from rspark.spark import jvm
 from rspark.spark.loader import load_rdf, load_stream
-from test_loader import _fast_terms, _line_strategy, _w3c_rdf_files
+from test_loader import _fast_terms, _line_strategy, w3c_lines
 
 NOTHING = "nothing"
 
@@ -126,23 +126,9 @@ def test_property_reads_a_subset_of_the_python_fast_path(spark):
 def test_w3c_data_read_as_python_reads_it(spark):
     """The W3C suites' data as pyoxigraph writes N-Quads and N-Triples: the JVM reads nearly every line, each
     exactly as the Python fast path does."""
-    import pyoxigraph as ox
-
-    from rspark.io import rdf
-
     texts = {"nquads": [], "ntriples": []}
-    for path in _w3c_rdf_files():
-        fmt = rdf.detect_format(path)
-        if "star" in str(path) or fmt == "rdfxml":
-            continue
-        try:
-            quads = list(ox.parse(path.read_bytes(), getattr(ox.RdfFormat, rdf.OX_FORMATS[fmt]),
-                                  base_iri=path.resolve().as_uri()))
-        except SyntaxError:
-            continue
-        texts["nquads"] += ox.serialize(quads, format=ox.RdfFormat.N_QUADS).decode().splitlines()
-        triples = [ox.Quad(q.subject, q.predicate, q.object) for q in quads]
-        texts["ntriples"] += ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES).decode().splitlines()
+    for _, fmt, lines in w3c_lines():
+        texts[fmt] += lines
     for fmt, lines in texts.items():
         jvm_read = _jvm_terms(spark, lines, fmt)
         py_read = _python_reading(lines, fmt)
