@@ -1,6 +1,7 @@
-"""The guarded fast path for FILTERs comparing integer literals with constants (rspark.spark.expr_guarded): the
+"""The guarded fast path for FILTERs comparing numeric literals with constants (rspark.spark.expr_guarded): the
 same answers as the general compilation and as pyoxigraph, on the values at its edges (signs, leading zeros, 18
-and 19 digits, other integer datatypes, decimals, doubles, ill-typed literals, strings, IRIs, unbound)."""
+and 19 digits, other integer datatypes, decimal and double lexical forms, INF, NaN, floats, ill-typed literals,
+strings, IRIs, unbound)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,14 @@ VALUES = [
     f'"1234567890123456789"^^<{X}integer>', f'"99999999999999999999"^^<{X}integer>', f'"5.0"^^<{X}decimal>',
     f'"95.5"^^<{X}decimal>', f'"1e2"^^<{X}double>', f'"96"^^<{X}int>', f'"96"^^<{X}long>', f'"96"^^<{X}short>',
     f'"9a"^^<{X}integer>', f'"+"^^<{X}integer>', '"96"', '"96"@en', "<http://ex.org/96>", "_:b96",
+    f'"95.50"^^<{X}decimal>', f'".5"^^<{X}decimal>', f'"96."^^<{X}decimal>', f'"-0.0"^^<{X}decimal>',
+    f'"1234567890123456789.5"^^<{X}decimal>', f'"9.6E1"^^<{X}double>', f'"-INF"^^<{X}double>', f'"NaN"^^<{X}double>',
+    f'"95.5e0"^^<{X}double>', f'"96"^^<{X}float>', f'"1.5.5"^^<{X}decimal>', f'"1e"^^<{X}double>',
 ]
 FILTERS = [
     "?v > 95", "95 < ?v", "?v = 96", "?v != 96", "?v <= -5", "?v >= 95.5", "?v < 96.0", "?v = 5",
     "?v > 95 && ?v < 1000", "?v > 0 && ?w = 7", "?v = 123456789012345678", "?v > 123456789012345677.5",
-    "?w >= 7 && 100 > ?v",
+    "?w >= 7 && 100 > ?v", "?v = 100", "?v < 0.5", "?v >= 0", "95.5 = ?v", "?v > 1 && ?v < 96.5",
 ]
 
 
@@ -62,7 +66,7 @@ def test_same_answers_as_general_path_and_pyoxigraph(loaded, monkeypatch, f):
     expected = from_json(store.query(q_ox).serialize(format=ox.QueryResultsFormat.JSON).decode())
     ok, message = results_equal(engine.sparql(q_ox).value, expected, ordered=False)
     assert ok, f"{q_ox}\n{message}"
-    monkeypatch.setattr(expressions, "integer_comparisons", lambda expr, column: None)
+    monkeypatch.setattr(expressions, "numeric_comparisons", lambda expr, column, general: None)
     general = engine.sparql(q).value
     ok, message = results_equal(fast, general, ordered=False)
     assert ok, f"{q}\n{message}"
@@ -72,18 +76,22 @@ def test_shapes_taken_and_left():
     v, w = Variable("v"), Variable("w")
     i95, d955 = Literal("95", XSD_INTEGER), Literal("95.5", XSD_DECIMAL)
     col = {"v": "cv", "w": "cw"}.get
-    guard, fast = expr_guarded.integer_comparisons(Call(">", (v, i95)), col)
-    assert fast == "(CAST(substring(cv, 2, length(cv) - length(substring_index(cv, '\"', -1)) - 2) AS BIGINT) > 95L)"
-    assert "RLIKE '^[+-]?[0-9]{1,18}$'" in guard
-    _, fast = expr_guarded.integer_comparisons(Call("<", (d955, v)), col)  # flipped: ?v > 95.5, as decimals
-    assert fast.endswith("AS DECIMAL(38,18)) > CAST('95.5' AS DECIMAL(38,18)))")
-    guard, fast = expr_guarded.integer_comparisons(Call("&&", (Call(">", (v, i95)), Call("=", (w, i95)))), col)
-    assert fast.count(" AND ") == 1 and "cw" in guard and "cv" in guard
+    lex = "substring(cv, 2, length(cv) - length(substring_index(cv, '\"', -1)) - 2)"
+    sql = expr_guarded.numeric_comparisons(Call(">", (v, i95)), col, "GENERAL")
+    assert sql.startswith("(CASE WHEN ") and sql.endswith(" ELSE GENERAL END)")
+    assert f"THEN (CAST({lex} AS BIGINT) > 95L)" in sql
+    assert f"THEN (CAST({lex} AS DECIMAL(38,18)) > CAST('95' AS DECIMAL(38,18)))" in sql
+    assert f"THEN (CAST({lex} AS DOUBLE) > CAST('95' AS DOUBLE))" in sql
+    assert "RLIKE '^[+-]?[0-9]{1,18}$'" in sql
+    sql = expr_guarded.numeric_comparisons(Call("<", (d955, v)), col, "G")  # flipped: ?v > 95.5
+    assert f"(CAST({lex} AS DECIMAL(38,18)) > CAST('95.5' AS DECIMAL(38,18)))" in sql
+    sql = expr_guarded.numeric_comparisons(Call("&&", (Call(">", (v, i95)), Call("=", (w, i95)))), col, "G")
+    assert sql.count("CASE WHEN") == 3 and "cw" in sql and sql.endswith(" ELSE G END)")
     for other in [Call(">", (v, w)), Call("||", (Call(">", (v, i95)), Call(">", (w, i95)))),
                   Call(">", (v, Literal("1e2", X + "double"))), Call(">", (v, Literal("95"))),
                   Call(">", (v, Literal("1234567890123456789", XSD_INTEGER))), Call("STR", (v,))]:
-        assert expr_guarded.integer_comparisons(other, col) is None, other
-    assert expr_guarded.integer_comparisons(Call(">", (Variable("z"), i95)), col) is None  # out of scope
+        assert expr_guarded.numeric_comparisons(other, col, "G") is None, other
+    assert expr_guarded.numeric_comparisons(Call(">", (Variable("z"), i95)), col, "G") is None  # out of scope
 
 
 def test_sum_avg_guarded_rows_agree(loaded, monkeypatch):

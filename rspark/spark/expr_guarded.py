@@ -7,10 +7,13 @@ one-element ``transform``, which Spark evaluates interpreted, row by row, outsid
 guarded form 2.6 s (docs/evaluation.md, "Guarded fast paths").
 
 The case handled: a FILTER that is a comparison (``= != < > <= >=``) of a variable with an integer or decimal
-constant, or a conjunction (``&&``) of such comparisons, where every variable holds an integer literal
-(``xsd:integer``, ``xsd:int`` or ``xsd:long``) of at most 18 digits. There SPARQL compares numbers by value
-and no operand is an error, so the comparison is one of 64-bit integers (or of decimals, for a constant with a fraction). Any other row (another
-datatype, an unbound variable, more digits) takes the general expression, whose semantics are unchanged.
+constant, or a conjunction (``&&``) of such comparisons, where every variable holds a number of a guarded class:
+an ``xsd:integer`` / ``xsd:int`` / ``xsd:long`` of 1 to 18 digits (compared as 64-bit integers, or as decimals
+against a constant with a fraction), an ``xsd:decimal`` of at most 20 characters (as ``DECIMAL(38,18)``, the
+general path's own cast), or an ``xsd:double`` other than INF / NaN (as doubles, the constant promoted, as SPARQL
+does). There no operand is an error, so the comparison and the conjunction are Spark's own. Any other row
+(floats, other datatypes, unbound, ill-typed or longer numbers, INF, NaN) takes the general expression, whose
+semantics are unchanged.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from decimal import Decimal
 from rspark.model.terms import XSD, XSD_DECIMAL, XSD_INTEGER, Literal, Variable
 from rspark.syntax.ast import Call
 
-__all__ = ["integer_comparisons"]
+__all__ = ["numeric_comparisons"]
 
 _FLIP = {"=": "=", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
 _SQL_OP = {"=": "=", "!=": "<>", "<": "<", ">": ">", "<=": "<=", ">=": ">="}
@@ -52,26 +55,56 @@ def _comparisons(expr, out: list) -> bool:
     return False
 
 
-def integer_comparisons(expr, column) -> tuple[str, str] | None:
-    """(guard, fast) SQL for ``expr`` when it has the shape this module handles, else None. ``column(name)``:
-    the SQL of a variable's encoded-term column (None: the variable is out of scope)."""
+_XSD_DECIMAL_SUFFIX = f"'^^<{XSD}decimal>'"
+_XSD_DOUBLE_SUFFIX = f"'^^<{XSD}double>'"
+_DECIMAL_RE = r"'^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)$'"  # the general path's xsd:decimal check
+_DOUBLE_RE = r"'^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?$'"  # xsd:double without INF / NaN
+
+
+def _classes(col: str) -> tuple[str, list[tuple[str, str]]]:
+    """A term's lexical form, and the guards of the number classes handled: integer, decimal, double."""
+    sfx = f"substring_index({col}, '\"', -1)"
+    lexical = f"substring({col}, 2, length({col}) - length({sfx}) - 2)"
+    quoted = f"startswith({col}, '\"')"
+    return lexical, [
+        ("int", f"({quoted} AND {sfx} IN ({_SUFFIXES}) AND {lexical} RLIKE '^[+-]?[0-9]{{1,18}}$')"),
+        ("dec", f"({quoted} AND {sfx} = {_XSD_DECIMAL_SUFFIX} AND length({lexical}) <= 20 "
+                f"AND {lexical} RLIKE {_DECIMAL_RE})"),
+        ("dbl", f"({quoted} AND {sfx} = {_XSD_DOUBLE_SUFFIX} AND {lexical} RLIKE {_DOUBLE_RE})"),
+    ]
+
+
+def _compare(cls: str, lexical: str, op: str, value: Decimal) -> str:
+    """The comparison of a guarded term of class ``cls`` with the constant, as SPARQL's numeric promotion does it."""
+    if cls == "int" and value == value.to_integral_value():  # 64-bit integers
+        return f"(CAST({lexical} AS BIGINT) {_SQL_OP[op]} {int(value)}L)"
+    if cls == "dbl":  # the constant promoted to xsd:double
+        return f"(CAST({lexical} AS DOUBLE) {_SQL_OP[op]} CAST('{value}' AS DOUBLE))"
+    return f"(CAST({lexical} AS DECIMAL(38,18)) {_SQL_OP[op]} CAST('{value}' AS DECIMAL(38,18)))"
+
+
+def numeric_comparisons(expr, column, general: str) -> str | None:
+    """The guarded SQL of a FILTER ``expr`` of the shape this module handles (``general``: its general SQL), else
+    None. ``column(name)``: the SQL of a variable's encoded-term column (None: the variable is out of scope)."""
     found: list = []
     if not _comparisons(expr, found):
         return None
-    guards, tests, lexicals = [], [], {}
-    for name, op, value in found:
+    cols = {}
+    for name, _, _ in found:
         col = column(name)
         if col is None:
             return None
-        if name not in lexicals:
-            sfx = f"substring_index({col}, '\"', -1)"
-            lexical = f"substring({col}, 2, length({col}) - length({sfx}) - 2)"
-            lexicals[name] = lexical
-            guards.append(f"(startswith({col}, '\"') AND {sfx} IN ({_SUFFIXES}) "
-                          f"AND {lexical} RLIKE '^[+-]?[0-9]{{1,18}}$')")
-        if value == value.to_integral_value():  # a 64-bit comparison
-            tests.append(f"(CAST({lexicals[name]} AS BIGINT) {_SQL_OP[op]} {int(value)}L)")
-        else:
-            tests.append(f"(CAST({lexicals[name]} AS DECIMAL(38,18)) {_SQL_OP[op]} "
-                         f"CAST('{value}' AS DECIMAL(38,18)))")
-    return " AND ".join(guards), " AND ".join(tests)
+        cols[name] = _classes(col)
+    if len(found) == 1:  # one CASE, each guard evaluated at most once
+        name, op, value = found[0]
+        lexical, classes = cols[name]
+        branches = " ".join(f"WHEN {guard} THEN {_compare(cls, lexical, op, value)}" for cls, guard in classes)
+        return f"(CASE {branches} ELSE {general} END)"
+    guard = " AND ".join(f"({' OR '.join(g for _, g in classes)})" for _, classes in cols.values())
+    tests = []
+    for name, op, value in found:
+        lexical, classes = cols[name]
+        (c1, g1), (c2, g2), (c3, _) = classes
+        tests.append(f"(CASE WHEN {g1} THEN {_compare(c1, lexical, op, value)} "
+                     f"WHEN {g2} THEN {_compare(c2, lexical, op, value)} ELSE {_compare(c3, lexical, op, value)} END)")
+    return f"(CASE WHEN {guard} THEN {' AND '.join(tests)} ELSE {general} END)"

@@ -50,7 +50,7 @@ from rspark.spark.encoding import encode
 from rspark.spark.expr_aggregate import build_aggregate
 from rspark.spark.expr_compare import compare, eq, same_term, sort_key, triple_component
 from rspark.spark.expr_datetime import cast_datetime, date_part
-from rspark.spark.expr_guarded import integer_comparisons
+from rspark.spark.expr_guarded import numeric_comparisons
 from rspark.spark.expr_numeric import arith, cast_boolean, cast_numeric, cast_string, identity, negate, rounding
 from rspark.spark.expr_sql import naming, parsed
 from rspark.spark.expr_values import (
@@ -109,7 +109,7 @@ def compile_expr(expr, scope: ExprScope, env: ExprEnv) -> Column:
 
 def compile_ebv(expr, scope: ExprScope, env: ExprEnv) -> Column:
     """The effective boolean value of ``expr``: a boolean Column, NULL for an error (FILTER drops it). Comparisons
-    of integer literals with constants take a guarded fast path (:mod:`rspark.spark.expr_guarded`)."""
+    of numeric literals with constants take a guarded fast path (:mod:`rspark.spark.expr_guarded`)."""
     with naming():
         c = _Compiler(scope, env)
 
@@ -117,12 +117,11 @@ def compile_ebv(expr, scope: ExprScope, env: ExprEnv) -> Column:
             v = c.value(Variable(name))
             return v.enc() if isinstance(v, TermV) else None
 
-        guarded = integer_comparisons(expr, var_sql)
+        # the variables' own columns first (the general compilation then binds shared ones to their facets)
+        guarded = numeric_comparisons(expr, var_sql, "{general}")
         general = c.with_shared_facets(expr, lambda: bind(
             [c.value(expr)], lambda vs: f"CAST({vs[0].ebv()} AS BOOLEAN)", facets="num"))
-        if guarded is not None:
-            general = f"(CASE WHEN {guarded[0]} THEN {guarded[1]} ELSE {general} END)"
-        return c.column(general)
+        return c.column(general if guarded is None else guarded.replace("{general}", general, 1))
 
 
 def compile_aggregate(agg: Aggregate, scope: ExprScope, env: ExprEnv, pre: dict | None = None) -> Column:
