@@ -206,7 +206,9 @@ def _sum_avg_split(name: str, per_row, aggs) -> str:
     the data is parsed once per row (lexical form, datatype, one regular-expression check)."""
     def fields(x) -> str:
         if type(x) is TermV:
-            return _integer_guarded(x, let(_lexical_and_type(x), _term_fields))
+            general = let(_lexical_and_type(x), _term_fields)
+            # guarded only when the term is a column: the guard repeats its SQL
+            return _integer_guarded(x, general) if x.simple else general
         n = x.num()
         if n.t is None:
             return f"named_struct('t', 99, 'i', CAST(NULL AS BIGINT), 'd', CAST(NULL AS {DEC_T}), 'f', CAST(NULL AS DOUBLE))"
