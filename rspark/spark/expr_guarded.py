@@ -46,12 +46,11 @@ def _comparisons(expr, out: list) -> bool:
         return all(_comparisons(a, out) for a in expr.args)
     if isinstance(expr, Call) and expr.name in _FLIP and len(expr.args) == 2:
         a, b = expr.args
-        if isinstance(a, Variable) and _constant(b) is not None:
-            out.append((a.name, expr.name, _constant(b)))
-            return True
-        if isinstance(b, Variable) and _constant(a) is not None:
-            out.append((b.name, _FLIP[expr.name], _constant(a)))
-            return True
+        for var, const, op in ((a, b, expr.name), (b, a, _FLIP[expr.name])):
+            value = _constant(const)
+            if isinstance(var, Variable) and value is not None:
+                out.append((var.name, op, value))
+                return True
     return False
 
 
