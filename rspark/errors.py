@@ -41,8 +41,10 @@ class MemoryLimitError(RsparkError):
 
 _OUT_OF_MEMORY = ("java.lang.OutOfMemoryError", "Java heap space", "GC overhead limit exceeded", "MemoryError")
 # what PySpark raises when the JVM it talks to has gone away (the connection, or a SparkContext stopped under it)
+_NO_TEXT = "(its text needs the JVM, which did not give it)"
 _JVM_GONE = ("Connection refused", "Answer from Java side is empty", "SparkContext was shut down",
-             "stopped SparkContext", "Py4JNetworkError", "driverEndpoint()", "Error while sending or receiving")
+             "stopped SparkContext", "Py4JNetworkError", "driverEndpoint()", "Error while sending or receiving",
+             _NO_TEXT)
 # Spark's executor ends its JVM with this code after an OutOfMemoryError in a task (SparkExitCode.OOM); in local
 # mode that JVM is also the driver's, so the whole session goes with it.
 JVM_OOM_EXIT = 52
@@ -62,8 +64,8 @@ def _texts(exc: BaseException):
         seen.add(id(exc))
         try:
             yield type(exc).__name__ + ": " + str(exc)
-        except Exception:  # an exception whose text needs a JVM that is gone
-            yield repr(exc)
+        except Exception:  # an exception whose text needs a JVM that is gone (or going: an OutOfMemoryError)
+            yield repr(exc) + " " + _NO_TEXT
         exc = exc.__cause__ or exc.__context__
 
 
@@ -91,7 +93,7 @@ def _mentions(markers, texts) -> str | None:
 
 def jvm_gone(exc: BaseException) -> bool:
     """Whether ``exc`` (or what it was raised from) is PySpark losing the JVM it talks to."""
-    return _mentions(_JVM_GONE, _texts(exc)) is not None
+    return _mentions(_JVM_GONE, list(_texts(exc))) is not None
 
 
 def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> RsparkError | None:

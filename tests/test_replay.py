@@ -381,6 +381,20 @@ def test_memory_limit_error_reads_the_exception_chain_and_a_running_jvm(spark):
     assert time.perf_counter() - start < 8
 
 
+def test_an_error_whose_text_the_jvm_cannot_give_means_the_jvm_is_going():
+    """PySpark's Java errors ask the JVM for their text; when it cannot answer (a JVM ending after an
+    OutOfMemoryError), the error is read as a lost JVM, so the exit code is waited for."""
+    from rspark.errors import jvm_gone
+
+    class JavaError(Exception):
+        def __str__(self):
+            raise ConnectionError("the gateway is closed")
+
+    assert jvm_gone(JavaError())
+    assert jvm_gone(RuntimeError("Py4JNetworkError: Answer from Java side is empty"))  # not the first marker
+    assert not jvm_gone(ValueError("bad timestamp"))
+
+
 @pytest.mark.slow
 def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
     """A window whose evaluation cannot fit (GROUP_CONCAT over the cross product of 3,000 triples: 9 million
