@@ -90,20 +90,34 @@ class StreamSource:
     time_scale: int = 1
     _bounds: tuple | None = None
     _has_metadata: bool | None = None
-    _triples_unique: bool | None = None
+    _unique: dict = field(default_factory=dict)  # triples_unique's answers, by predicate set
     checks_duplicates: bool = True  # False: triples_unique() is not computed and says False
+    # a superset of the content's triples (s, p, o: a file's named graphs before the rejected elements are dropped),
+    # which triples_unique() reads instead of ``quads`` when given: no element join
+    candidates: DataFrame | None = None
     # the timestamp predicate (encoded IRI), for windows seen as datasets; a registered stream's elements are
     # stamped with prov:generatedAtTime (as --format trig writes them)
     stamp_predicate: str = "<http://www.w3.org/ns/prov#generatedAtTime>"
 
-    def triples_unique(self) -> bool:
-        """Whether every triple of the stream occurs once, in one element (one aggregate job, once). Then a
-        time-selected window's content is a set without a DISTINCT over all its copies."""
-        if self._triples_unique is None:
-            # by a 64-bit hash of the triple (a collision only costs the DISTINCT it would have saved)
-            self._triples_unique = self.checks_duplicates and self.quads.groupBy(F.xxhash64("s", "p", "o")) \
-                .count().filter(F.col("count") > 1).isEmpty()
-        return self._triples_unique
+    def triples_unique(self, predicates: frozenset | None = None) -> bool:
+        """Whether every triple of the stream occurs once, in one element (one aggregate job, once per predicate
+        set). Then a time-selected window's content is a set without a DISTINCT over all its copies.
+
+        ``predicates`` (encoded IRIs): only the triples with one of these predicates are checked, for a query
+        whose triple patterns all have one of them: the other triples never match, so their duplicates do not
+        matter (a DISTINCT commutes with the patterns' selections)."""
+        if predicates is not None and not predicates:
+            return True
+        if predicates not in self._unique:
+            unique = self.checks_duplicates
+            if unique:
+                triples = self.candidates if self.candidates is not None else self.quads
+                if predicates is not None:
+                    triples = triples.filter(F.col("p").isin(*sorted(predicates)))
+                # by a 64-bit hash of the triple (a collision only costs the DISTINCT it would have saved)
+                unique = triples.groupBy(F.xxhash64("s", "p", "o")).count().filter(F.col("count") > 1).isEmpty()
+            self._unique[predicates] = unique
+        return self._unique[predicates]
 
     def has_metadata(self) -> bool:
         """Whether the stream has element metadata (one small job, once)."""
@@ -486,6 +500,7 @@ class Replayer:
         instant_values = et.values()
         instants = self.spark.createDataFrame([(t,) for t in instant_values], f"{KEY} long")
 
+        predicates = pattern_predicates(plan.op)
         for d, rw, src in zip(decls, resolved, sources):
             if id(d) in bgp_windows:
                 bw = bgp_windows[id(d)]
@@ -494,7 +509,7 @@ class Replayer:
             elif profile.window_content == "dataset" and not (d.merged or d.name is None):
                 content = self._default_graphs(src, rw, instant_values)
             else:
-                content = self._content(src, rw, instant_values)
+                content = self._content(src, rw, instant_values, predicates)
             stamps = None
             if id(d) not in bgp_windows:
                 stamps = _once(lambda src=src, rw=rw: self._stamps(src, rw, instant_values))
@@ -577,14 +592,17 @@ class Replayer:
 
         return records()
 
-    def _content(self, src: StreamSource, rw, instants) -> DataFrame:
+    def _content(self, src: StreamSource, rw, instants, predicates: frozenset | None = None) -> DataFrame:
         """A window's content at every instant: (__t, s, p, o), a set per instant (the snapshot is an RDF graph).
 
         ``instants``: the instant values (a list, so that the window code knows how many there are and broadcasts
         them). A window that selects by timestamp alone (time-based, landmark, interval, NOW) assigns the quads
         themselves, which carry their element's timestamp: there is no (instant, element) join, and Spark pushes
         the query's triple-pattern selections and filters below the copy into windows, so only matching triples
-        are copied. Count windows rank elements (or triples) first and join the content to the ranks."""
+        are copied. Count windows rank elements (or triples) first and join the content to the ranks.
+
+        ``predicates``: those of every triple pattern of the query (:func:`pattern_predicates`), or None: the
+        content is a set without a DISTINCT when the stream's triples with these predicates are unique."""
         from rspark.spark.windows import CountSpec, assign_window
 
         if isinstance(rw, CountSpec) and rw.unit == "TRIPLES":
@@ -601,8 +619,8 @@ class Replayer:
             if assigned is None:
                 assigned = assign_window(src.elements, rw, instants).select("instant", "element")
             content = content.unionByName(_element_metadata(src, assigned))
-        if assigned is None and src.triples_unique():
-            return content  # each triple in one element: a window's content has no duplicate to remove
+        if assigned is None and src.triples_unique(predicates):
+            return content  # each triple the query reads is in one element: no duplicate to remove
         return content.distinct()
 
     @staticmethod
@@ -679,6 +697,23 @@ class Replayer:
                                          like.time_scale, checks_duplicates=False)
 
 
+def pattern_predicates(op: ops.Op) -> frozenset | None:
+    """The predicates (encoded IRIs) of every triple pattern of ``op``, EXISTS patterns included; None when some
+    pattern may match any predicate (a variable predicate, a property path). A window's content is only ever read
+    through these patterns."""
+    from rspark.syntax import ast
+
+    out = set()
+    for node in ops.descendants(op):
+        if isinstance(node, ops.PathPattern):
+            return None
+        if isinstance(node, ast.TriplePattern):
+            if not isinstance(node.predicate, IRI):
+                return None
+            out.add(E.encode(node.predicate))
+    return frozenset(out)
+
+
 def _static_part(plan: ops.QueryPlan) -> ops.QueryPlan:
     import dataclasses
 
@@ -693,7 +728,7 @@ def _query_label(plan: ops.QueryPlan, source: str) -> str:
     return source
 
 
-INSTANTS_PER_OUTPUT_PARTITION = 64  # instants per partition of the answers streamed to the driver
+ROWS_PER_OUTPUT_PARTITION = 50_000  # answer rows per partition streamed to the driver (a partition is one job)
 MAX_OUTPUT_PARTITIONS = 1024
 
 
@@ -703,15 +738,17 @@ def _keyed(i: int, records: Iterator[ReplayOutput]) -> Iterator[tuple[int, int, 
 
 def _rows_by_instant(df: DataFrame, order: list, n_instants: int) -> Iterator:
     """The answer rows in instant order (then ``order``), streamed: the rows are range-partitioned by instant
-    (about 64 instants a partition, so that a partition stays small however long the stream) and each partition
-    comes to the driver when the previous one is consumed. The answers are computed once, into Spark's cache
-    (range partitioning samples its input first: without the cache the whole query would run twice), and
-    uncached when the iteration ends."""
-    parts = max(1, min(MAX_OUTPUT_PARTITIONS, -(-n_instants // INSTANTS_PER_OUTPUT_PARTITION)))
+    into partitions of about ROWS_PER_OUTPUT_PARTITION rows (one instant's rows stay together), and each
+    partition comes to the driver when the previous one is consumed. The answers are computed once, into Spark's
+    cache, by a count that sizes the partitions (range partitioning samples its input first: without the cache the
+    whole query would run twice), and uncached when the iteration ends."""
     cached = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        ordered = cached.repartitionByRange(parts, KEY).sortWithinPartitions(KEY, *order)
-        yield from ordered.toLocalIterator(prefetchPartitions=True)
+        rows = cached.count()
+        if rows:
+            parts = max(1, min(MAX_OUTPUT_PARTITIONS, n_instants, -(-rows // ROWS_PER_OUTPUT_PARTITION)))
+            ordered = cached.repartitionByRange(parts, KEY).sortWithinPartitions(KEY, *order)
+            yield from ordered.toLocalIterator(prefetchPartitions=True)
     except BaseException:
         # the JVM may be gone (an out-of-memory error): the failure to report is the first one, not the cleanup's
         with contextlib.suppress(Exception):

@@ -96,6 +96,8 @@ class LoadedStream:
 
     ``elements``: ``element`` (encoded graph name), ``ts`` (long), ``seq`` (long, 0-based position of the element in
     file order: replays order by ``(ts, seq)``). ``quads``: the elements' content ``s, p, o, element, ts, seq``.
+    ``candidates``: the triples of every named graph of the file, rejected elements' too (``s, p, o``: a superset of
+    the content's, for checks that a superset answers more cheaply than the join that makes ``quads``).
     ``metadata``: the default-graph triples other than the elements' timestamps (``s, p, o``). ``quoted``: as in
     :class:`LoadedGraph`, over ``quads`` and ``metadata``. ``time_kind``: ``"datetime"`` (``ts`` in epoch
     milliseconds, UTC) or ``"number"`` (``ts`` = value * ``time_scale``, the smallest power of ten that makes every
@@ -107,6 +109,7 @@ class LoadedStream:
     iri: str
     elements: DataFrame
     quads: DataFrame
+    candidates: DataFrame
     metadata: DataFrame
     quoted: DataFrame
     time_kind: str
@@ -725,6 +728,7 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
         iri=iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri,
         elements=elements,
         quads=content,
+        candidates=named.select("s", "p", "o"),
         metadata=meta,
         has_metadata=n_meta > 0,
         quoted=quoted,
