@@ -232,6 +232,32 @@ def test_replay_iter_checks_the_queries_before_it_returns(engine):
         engine.replay_iter(q)
 
 
+def test_fetch_ranges_hold_whole_instants_of_about_the_given_rows():
+    from rspark.engine.replay import _fetch_ranges
+
+    counts = [(1, 3), (2, 3), (5, 1), (7, 9), (8, 1), (9, 2)]
+    assert _fetch_ranges(counts, rows=5) == [(1, 2), (5, 7), (8, 9)]
+    assert _fetch_ranges(counts, rows=100) == [(1, 9)]
+    assert _fetch_ranges(counts, rows=1) == [(t, t) for t, _ in counts]
+    assert _fetch_ranges([]) == []
+
+
+def test_answers_come_in_instant_order_across_fetches(engine, monkeypatch):
+    """Answers fetched in several ranges (here of about 2 rows) keep instant order, and ORDER BY within each
+    instant; the records equal those of one fetch."""
+    from rspark.engine import replay as R
+
+    q = P + ("SELECT ?x ?y FROM NAMED WINDOW :w ON :S [RANGE 6 SLIDE 2] WHERE { WINDOW :w { ?x ?p ?y } } "
+             "ORDER BY DESC(?y)")
+    whole = [(o.time, [(r["x"].n3(), r["y"].n3()) for r in o.rows]) for o in engine.replay(q)]
+    monkeypatch.setattr(R, "ROWS_PER_FETCH", 2)
+    split = [(o.time, [(r["x"].n3(), r["y"].n3()) for r in o.rows]) for o in engine.replay(q)]
+    assert split == whole
+    assert sum(len(rows) for _, rows in whole) > 6 and len(whole) > 3
+    for _, rows in whole:
+        assert [y for _, y in rows] == sorted((y for _, y in rows), reverse=True)
+
+
 def test_group_by_instant_keeps_empty_instants_and_order():
     from rspark.engine.replay import _group_by_instant
 
