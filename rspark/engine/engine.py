@@ -297,7 +297,7 @@ class Engine:
         self.streams[iri] = StreamSource(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
                                          "datetime" if loaded.time_kind == "datetime" else "number",
                                          loaded.time_scale, _has_metadata=loaded.has_metadata,
-                                         candidates=loaded.candidates,
+                                         candidates=loaded.candidates, restricted=loaded.restricted,
                                          stamp_predicate=encode(IRI(timestamp_predicate)))
         return self
 

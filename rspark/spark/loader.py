@@ -24,8 +24,8 @@ semantics); pyoxigraph's RDF 1.2 reifiers are undone as :mod:`rspark.io.results`
 Cache policy: the parsed rows are ``persist()``-ed (MEMORY_AND_DISK) and materialised at load time, because the
 load must report its errors (and raise in strict mode) anyway; the returned DataFrames are lazy projections of that
 cache, so using them again never re-parses the file. Derived tables that need a shuffle (``quoted``, the stream's
-``elements`` and ``quads``) are persisted too and materialise on first use. ``unpersist()`` on the result frees
-them.
+``elements`` and ``quads``, and ``restricted(...)``'s subsets of ``quads``) are persisted too and materialise on
+first use. ``unpersist()`` on the result frees them.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -98,6 +99,8 @@ class LoadedStream:
     file order: replays order by ``(ts, seq)``). ``quads``: the elements' content ``s, p, o, element, ts, seq``.
     ``candidates``: the triples of every named graph of the file, rejected elements' too (``s, p, o``: a superset of
     the content's, for checks that a superset answers more cheaply than the join that makes ``quads``).
+    ``restricted(predicates)``: ``quads`` restricted to triples with one of the (encoded) predicates, built and
+    cached apart (what a query reads when all its triple patterns have one of these predicates).
     ``metadata``: the default-graph triples other than the elements' timestamps (``s, p, o``). ``quoted``: as in
     :class:`LoadedGraph`, over ``quads`` and ``metadata``. ``time_kind``: ``"datetime"`` (``ts`` in epoch
     milliseconds, UTC) or ``"number"`` (``ts`` = value * ``time_scale``, the smallest power of ten that makes every
@@ -110,6 +113,7 @@ class LoadedStream:
     elements: DataFrame
     quads: DataFrame
     candidates: DataFrame
+    restricted: Callable[[frozenset], DataFrame]
     metadata: DataFrame
     quoted: DataFrame
     time_kind: str
@@ -712,10 +716,19 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
     # every quad by element name; broadcast when the elements' table is small for the JVMs' memory, so that the
     # quads are not shuffled at all (1e7 triples: 7.4 s -> 4.9 s)
     join = "broadcast" if n_elements <= _broadcast_limit(spark) else "shuffle_hash"
-    content = named.select("s", "p", "o", F.col("g").alias("element")).join(
-        elements.hint(join), "element").select(
-        "s", "p", "o", "element", "ts", "seq").persist(StorageLevel.MEMORY_AND_DISK)
-    cached.append(content)
+    named_quads = named.select("s", "p", "o", F.col("g").alias("element"))
+
+    def dated(quads: DataFrame) -> DataFrame:
+        out = quads.join(elements.hint(join), "element").select("s", "p", "o", "element", "ts", "seq")
+        out = out.persist(StorageLevel.MEMORY_AND_DISK)
+        cached.append(out)
+        return out
+
+    content = dated(named_quads)
+
+    def restricted(predicates: frozenset) -> DataFrame:
+        # the content's quads with one of these predicates, joined and cached apart
+        return dated(named_quads.filter(F.col("p").isin(*sorted(predicates))))
     element_names = per_element.filter(F.col("pos").isNotNull() | F.col("rej")).select("element")
     # metadata: the other default-graph triples, and the timestamp triples of names that are no element
     n_meta = n_other + per_element.filter(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull()).count()
@@ -729,6 +742,7 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
         elements=elements,
         quads=content,
         candidates=named.select("s", "p", "o"),
+        restricted=restricted,
         metadata=meta,
         has_metadata=n_meta > 0,
         quoted=quoted,
