@@ -318,15 +318,14 @@ def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark,
         assert src.triples_unique(frozenset()) is True
         assert src.triples_unique() is False
         assert set(src._unique) == {frozenset([v]), frozenset([rdf_type]), frozenset([w]), None}  # one job each
-        # the windows read the content restricted to the queries' predicates, each predicate's quads joined and
-        # cached once
-        assert set(src._restricted) == {v, rdf_type}
-        assert sorted(r.o for r in src._restricted[v].collect()) == [
+        # the windows read the content restricted to the queries' predicates, each set joined and cached once
+        assert set(src._restricted) == {frozenset([v]), frozenset([rdf_type])}
+        assert sorted(r.o for r in src._restricted[frozenset([v])].collect()) == [
             f'"{i}"^^<http://www.w3.org/2001/XMLSchema#integer>' for i in (1, 2, 3)]
-        assert src.content(frozenset([v])) is src._restricted[v]
+        assert src.content(frozenset([v])) is src._restricted[frozenset([v])]
         assert sorted((r.s, r.p, r.element, r.ts) for r in src.content(frozenset([v, w])).collect()) == [
             (f"<{EX}o{i}>", v, f"<{EX}g{i}>", i) for i in (1, 2, 3)] + [(f"<{EX}o9>", w, f"<{EX}g3>", 3)]
-        assert set(src._restricted) == {v, rdf_type, w}
+        assert set(src._restricted) == {frozenset([v]), frozenset([rdf_type]), frozenset([v, w])}
         assert src.content(None) is src.quads and src.content(frozenset()) is src.quads
     assert got_values == [(3, ["1", "2", "3"])]
     assert got_sensors == [(2, "1"), (3, "1")]

@@ -97,7 +97,7 @@ class StreamSource:
     candidates: DataFrame | None = None
     # the content restricted to some predicates (a loaded stream's LoadedStream.restricted), cached by content()
     restricted: Any = None
-    _restricted: dict = field(default_factory=dict)  # encoded predicate -> its quads
+    _restricted: dict = field(default_factory=dict)  # predicate set -> its quads
     # the timestamp predicate (encoded IRI), for windows seen as datasets; a registered stream's elements are
     # stamped with prov:generatedAtTime (as --format trig writes them)
     stamp_predicate: str = "<http://www.w3.org/ns/prov#generatedAtTime>"
@@ -125,17 +125,13 @@ class StreamSource:
     def content(self, predicates: frozenset | None = None) -> DataFrame:
         """The quads (``quads``' columns) a query reads whose triple patterns all have one of ``predicates``
         (None: any): with them, only those quads (for a 1e7-triple stream's windowed filter, 833,333 of
-        4,166,665), the quads of each predicate joined with their elements and cached apart once, so that queries
-        reading different predicate sets share them."""
+        4,166,665), joined with their elements and cached apart, once per predicate set. (Per predicate, shared by
+        the sets, made each pattern scan a union of caches: a two-stream join at 1e5 took 11 s instead of 4 s.)"""
         if not predicates or self.restricted is None:
             return self.quads
-        out = None
-        for predicate in sorted(predicates):
-            if predicate not in self._restricted:
-                self._restricted[predicate] = self.restricted(frozenset([predicate]))
-            part = self._restricted[predicate]
-            out = part if out is None else out.unionByName(part)
-        return out
+        if predicates not in self._restricted:
+            self._restricted[predicates] = self.restricted(predicates)
+        return self._restricted[predicates]
 
     def has_metadata(self) -> bool:
         """Whether the stream has element metadata (one small job, once)."""
