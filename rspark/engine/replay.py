@@ -125,8 +125,9 @@ class StreamSource:
     def content(self, predicates: frozenset | None = None) -> DataFrame:
         """The quads (``quads``' columns) a query reads whose triple patterns all have one of ``predicates``
         (None: any): with them, only those quads (for a 1e7-triple stream's windowed filter, 833,333 of
-        4,166,665), joined with their elements and cached apart, once per predicate set. (Per predicate, shared by
-        the sets, made each pattern scan a union of caches: a two-stream join at 1e5 took 11 s instead of 4 s.)"""
+        4,166,665), joined with their elements and cached apart, once per predicate set. (Caches per predicate,
+        shared by the sets, made each pattern scan a union of caches: the two-stream join at 1e5 took about twice
+        as long, relative to its load.)"""
         if not predicates or self.restricted is None:
             return self.quads
         if predicates not in self._restricted:
