@@ -16,7 +16,7 @@ import heapq
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Window
@@ -96,7 +96,7 @@ class StreamSource:
     # which triples_unique() reads instead of ``quads`` when given: no element join
     candidates: DataFrame | None = None
     # the content restricted to some predicates (a loaded stream's LoadedStream.restricted), cached by content()
-    restricted: Any = None
+    restricted: Callable[[frozenset], DataFrame] | None = None
     _restricted: dict = field(default_factory=dict)  # predicate set -> its quads
     # the timestamp predicate (encoded IRI), for windows seen as datasets; a registered stream's elements are
     # stamped with prov:generatedAtTime (as --format trig writes them)
