@@ -41,6 +41,15 @@ def rows(df, *cols) -> set[tuple]:
     return {tuple(r[c] for c in cols) for r in df.select(*cols).collect()}
 
 
+def ranked(df, *cols) -> set[tuple]:
+    """:func:`rows` with ``seq`` (a sparse key that sorts elements in file order) replaced by its 0-based rank
+    among the distinct values: what the key means, asserted exactly."""
+    got = rows(df, *cols)
+    i = (cols or tuple(df.columns)).index("seq")
+    rank = {v: k for k, v in enumerate(sorted({r[i] for r in got}))}
+    return {r[:i] + (rank[r[i]],) + r[i + 1:] for r in got}
+
+
 def quad_list(lg: LoadedGraph) -> list[tuple]:
     return [tuple(r) for r in lg.quads.select("s", "p", "o", "g").collect()]
 
@@ -502,17 +511,13 @@ def test_stream_csrbench(spark):
     assert (st.time_kind, st.time_scale, st.errors) == ("datetime", 1, [])
     assert st.elements.columns == ["element", "ts", "seq"]
     assert st.quads.columns == ["s", "p", "o", "element", "ts", "seq"]
-    elements = sorted(st.elements.collect(), key=lambda r: r.seq)
-    assert [(r.element, r.ts, r.seq) for r in elements] == [
-        (f"<http://ex.org/csrbench/graph/{i:02d}>", i * 1000, i) for i in range(34)
-    ]
+    assert ranked(st.elements) == {(f"<http://ex.org/csrbench/graph/{i:02d}>", i * 1000, i) for i in range(34)}
     expected = from_rdf(CSRBENCH.read_bytes(), "TRIG", base_iri=CSRBENCH.resolve().as_uri())
     named = [q for q in expected.quads if q[3] is not None]
     assert st.quads.count() == len(named) == 15188
     per_graph = {r.element: r["count"] for r in st.quads.groupBy("element").count().collect()}
     assert per_graph == {g: sum(1 for q in named if q[3].n3() == g) for g in per_graph}
-    assert {(r.ts, r.seq) for r in st.quads.select("ts", "seq").distinct().collect()} == {
-        (i * 1000, i) for i in range(34)}
+    assert ranked(st.quads, "ts", "seq") == {(i * 1000, i) for i in range(34)}
     assert st.metadata.count() == 0  # its default graph holds only the timestamps
     assert st.has_metadata is False
 
@@ -520,8 +525,8 @@ def test_stream_csrbench(spark):
 def test_stream_numeric_out_of_order(spark, tmp_path):
     st = load_stream(spark, "http://example.org/s", write(tmp_path, "fig1.trig", FIGURE1))
     assert (st.time_kind, st.time_scale, st.errors) == ("number", 1, [])
-    assert rows(st.elements) == FIGURE1_ELEMENTS
-    assert rows(st.quads) == FIGURE1_QUADS
+    assert ranked(st.elements) == FIGURE1_ELEMENTS
+    assert ranked(st.quads) == FIGURE1_QUADS
     assert rows(st.metadata) == {(e("G2"), e("source"), e("sensor1")), (e("stream"), e("label"), '"figure 1"')}
     assert st.has_metadata is True
     assert st.quoted.count() == 0
@@ -537,7 +542,7 @@ def test_stream_nquads_same_as_trig(spark, tmp_path):
     st = load_stream(spark, "http://example.org/s", write(tmp_path, "fig1.nq", "\n".join(lines) + "\n"))
     assert (st.time_kind, st.time_scale, st.errors) == ("number", 1, [])
     order = ["G4", "G1", "G3", "G2", "G5"]
-    assert rows(st.elements) == {(e(g), ts, order.index(g)) for g, ts in [("G1", 2), ("G2", 4), ("G3", 6),
+    assert ranked(st.elements) == {(e(g), ts, order.index(g)) for g, ts in [("G1", 2), ("G2", 4), ("G3", 6),
                                                                            ("G4", 8), ("G5", 10)]}
     assert rows(st.quads, "s", "p", "o", "element", "ts") == {q[:5] for q in FIGURE1_QUADS}
 
@@ -558,14 +563,14 @@ def test_stream_content_join_broadcasts_a_small_element_table(spark, tmp_path, m
     monkeypatch.setattr(loader, "BROADCAST_BYTES_PER_ELEMENT", 4 * 1024 ** 3)  # a limit of one element
     large = load_stream(spark, "http://example.org/s", path)
     assert "ShuffledHashJoin" in plan(large) and "BroadcastHashJoin" not in plan(large)
-    assert rows(small.quads) == rows(large.quads) == FIGURE1_QUADS
+    assert ranked(small.quads) == ranked(large.quads) == FIGURE1_QUADS
 
 
-def test_stream_seq_numbered_per_split_is_file_order(spark, tmp_path, monkeypatch):
-    """A stream read in many splits numbers its elements within each split and shifts them by the splits before:
-    seq is still each element's rank in file order (0, 1, 2, ... by first line), whatever the timestamps, with
-    an element whose timestamp comes before its graph, another whose graph lines are split apart, and a rejected
-    element in between."""
+def test_stream_seq_sorts_elements_in_file_order_across_splits(spark, tmp_path, monkeypatch):
+    """A stream read in many splits: seq, computed from each element's first position alone (its split's rank,
+    line and ordinal), sorts the elements in file order (by first line), whatever the timestamps, with an element
+    whose timestamp comes before its graph, another whose graph lines are split apart, and a rejected element in
+    between. The row-number fallback (for positions too large for one long) gives the same order."""
     from rspark.spark import loader
 
     lines, order = [], []
@@ -585,18 +590,36 @@ def test_stream_seq_numbered_per_split_is_file_order(spark, tmp_path, monkeypatc
     path = write(tmp_path, "many.nq", "\n".join(lines) + "\n")
     spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")
     try:
-        monkeypatch.setattr(loader, "SPLIT_RANKING_ELEMENTS", 1)
         split = load_stream(spark, "http://e/s", path)
         assert split._cached[0].select("blk").distinct().count() > 5  # the raw parse: read in many splits
         assert split.quads.count() == 300
-        monkeypatch.setattr(loader, "SPLIT_RANKING_ELEMENTS", 10 ** 9)
-        whole = load_stream(spark, "http://e/s", path)
+        monkeypatch.setattr(loader._FileOrder, "LIMIT", 1)
+        fallback = load_stream(spark, "http://e/s", path)
+        assert "Window" in fallback.elements._jdf.queryExecution().executedPlan().toString()
+        assert "Window" not in split.elements._jdf.queryExecution().executedPlan().toString()
     finally:
         spark.conf.unset("spark.sql.files.maxPartitionBytes")
     expected = {(g, (int(g[len("<http://e/g"):-1]) * 7919) % 1000, k) for k, g in enumerate(order)}
-    assert rows(split.elements) == rows(whole.elements) == expected
+    assert ranked(split.elements) == ranked(fallback.elements) == expected
+    assert rows(fallback.elements, "seq") == {(k,) for k in range(len(order))}  # the fallback: a row number
     assert [str(x).split(": ", 1)[1] for x in split.errors] == [
         "no timestamp (a default-graph triple <element> <timestamp-predicate> literal) (element <http://e/g150>)"]
+
+
+def test_file_order_key_is_split_rank_line_and_ordinal(spark):
+    """The key's arithmetic: rank(blk) * (max idx + 1) * (max ord + 1) + idx * (max ord + 1) + ord, so that every
+    position of the file gets its own value and they sort as (blk, idx, ord) do."""
+    from pyspark.sql import functions as F
+
+    from rspark.spark.loader import _FileOrder
+
+    order = _FileOrder([0, 4096, 8192], max_idx=9, max_ord=2)
+    assert (order.o, order.r, order.fits) == (3, 30, True)
+    positions = [(b, i, o) for b in (0, 4096, 8192) for i in range(10) for o in range(3)]
+    df = spark.createDataFrame(positions, "blk long, idx long, ord long")
+    keys = [r[0] for r in df.select(order.key(F.col("blk"), F.col("idx"), F.col("ord"))).collect()]
+    assert keys == list(range(90))
+    assert _FileOrder([0], max_idx=(1 << 31) - 1, max_ord=(1 << 31) - 1).fits is False
 
 
 def test_stream_decimal_timestamps_scale(spark, tmp_path):
@@ -610,7 +633,7 @@ def test_stream_decimal_timestamps_scale(spark, tmp_path):
     )
     st = load_stream(spark, "http://example.org/s", write(tmp_path, "dec.trig", text))
     assert (st.time_kind, st.time_scale, st.errors) == ("number", 100, [])
-    assert rows(st.elements) == {(e("g1"), 150, 0), (e("g2"), 225, 1), (e("g3"), 300, 2), (e("g4"), 450, 3),
+    assert ranked(st.elements) == {(e("g1"), 150, 0), (e("g2"), 225, 1), (e("g3"), 300, 2), (e("g4"), 450, 3),
                                  (e("g0"), -75, 4)}
 
 
@@ -623,7 +646,7 @@ def test_stream_datetime_timezones(spark, tmp_path):
     st = load_stream(spark, "http://example.org/s", write(tmp_path, "dt.trig", text))
     base = int(dt.datetime(2016, 3, 1, 13, tzinfo=dt.timezone.utc).timestamp() * 1000)
     assert (st.time_kind, st.time_scale, st.errors) == ("datetime", 1, [])
-    assert rows(st.elements) == {(e("g0"), base, 0), (e("g1"), base + 250, 1), (e("g2"), base + 1000, 2),
+    assert ranked(st.elements) == {(e("g0"), base, 0), (e("g1"), base + 250, 1), (e("g2"), base + 1000, 2),
                                  (e("g3"), base + 999, 3), (e("g4"), -500, 4)}
 
 
@@ -708,7 +731,7 @@ def test_stream_errors_lenient(spark, tmp_path):
     assert str(st.errors[0]) == f"{path}:6: no timestamp (a default-graph triple <element> <timestamp-predicate> " \
                                 f"literal) (element {e('g2')})"
     assert st.time_kind == "datetime"
-    assert rows(st.elements) == {(e("g1"), 1577836801000, 0), (e("g7"), 1577836807123, 1)}
+    assert ranked(st.elements) == {(e("g1"), 1577836801000, 0), (e("g7"), 1577836807123, 1)}
     assert rows(st.quads, "element") == {(e("g1"),), (e("g7"),)}
     with pytest.raises(DataError) as info:
         load_stream(spark, "http://example.org/s", path, strict=True)
@@ -733,7 +756,7 @@ def test_stream_nquads_errors(spark, tmp_path):
     st = load_stream(spark, "http://example.org/s", path)
     assert [(x.line, x.element) for x in st.errors] == [(4, e("g2")), (8, e("g4")), (10, e("g5"))]
     assert (st.time_kind, st.time_scale) == ("number", 100)
-    assert rows(st.elements) == {(e("g1"), 150, 0), (e("g3"), 225, 1)}
+    assert ranked(st.elements) == {(e("g1"), 150, 0), (e("g3"), 225, 1)}
     assert rows(st.quoted, "t") == {(f"<< {e('a')} {e('p')} {e('b')} >>",)}
     with pytest.raises(DataError, match=r"bad\.nq:4:"):
         load_stream(spark, "http://example.org/s", path, strict=True)
@@ -744,13 +767,13 @@ def test_stream_custom_predicate_and_format_check(spark, tmp_path):
     st = load_stream(spark, "<http://example.org/s>", write(tmp_path, "s.trig", text),
                      timestamp_predicate=EX + "at")
     assert st.iri == EX + "s"
-    assert rows(st.elements) == {(e("g1"), 7, 0)}
+    assert ranked(st.elements) == {(e("g1"), 7, 0)}
     assert rows(st.metadata) == {(e("g1"), e("other"), f'"8"^^<{XSD}integer>')}
     assert st.has_metadata is True
     # the only metadata: the timestamp of a name that has no graph (so it is no element)
     text = "PREFIX : <http://example.org/>\n:g1 { :a :p :b }\n:g1 :at 7 .\n:g2 :at 8 .\n"
     st = load_stream(spark, EX + "s", write(tmp_path, "s2.trig", text), timestamp_predicate=EX + "at")
-    assert rows(st.elements) == {(e("g1"), 7, 0)}
+    assert ranked(st.elements) == {(e("g1"), 7, 0)}
     assert rows(st.metadata) == {(e("g2"), e("at"), f'"8"^^<{XSD}integer>')}
     assert st.has_metadata is True
     st = load_stream(spark, EX + "s", write(tmp_path, "s3.trig", text.rsplit(":g2", 1)[0]), timestamp_predicate=EX + "at")

@@ -95,8 +95,8 @@ class LoadedGraph:
 class LoadedStream:
     """A recorded RDF stream (CONTRACT section 1).
 
-    ``elements``: ``element`` (encoded graph name), ``ts`` (long), ``seq`` (long, 0-based position of the element in
-    file order: replays order by ``(ts, seq)``). ``quads``: the elements' content ``s, p, o, element, ts, seq``.
+    ``elements``: ``element`` (encoded graph name), ``ts`` (long), ``seq`` (long, a key that sorts the elements in
+    file order, by their first statement; sparse, not 0, 1, 2, ...: replays order by ``(ts, seq)``). ``quads``: the elements' content ``s, p, o, element, ts, seq``.
     ``candidates``: the triples of every named graph of the file, rejected elements' too (``s, p, o``: a superset of
     the content's, for checks that a superset answers more cheaply than the join that makes ``quads``).
     ``restricted(predicates)``: ``quads`` restricted to triples with one of the (encoded) predicates, built and
@@ -406,13 +406,23 @@ def _new_token() -> str:
 
 def _materialise(raw: DataFrame, pred: str | None = None) -> dict:
     """Run the parse once into the cache; returns row counts per kind, and with ``pred`` (a stream's timestamp
-    predicate) also under ``"other"`` the default-graph quads whose predicate is another (element metadata)."""
+    predicate) also under ``"other"`` the default-graph quads whose predicate is another (element metadata), and
+    under ``"positions"`` what :class:`_FileOrder` needs (the splits' first bytes, the greatest line index and
+    statement ordinal): the same job, a few rows per input split."""
     other = F.lit(False) if pred is None else (F.col("k") == _K_QUAD) & (F.col("g") == "") & (F.col("p") != pred)
+    keys = ["k", other.alias("other")] + (["blk"] if pred is not None else [])
     counts: dict = {}
-    for row in raw.groupBy("k", other.alias("other")).count().collect():
+    blks, max_idx, max_ord = set(), 0, 0
+    for row in raw.groupBy(*keys).agg(F.count(F.lit(1)).alias("count"), F.max("idx").alias("mi"),
+                                       F.max("ord").alias("mo")).collect():
         counts[row["k"]] = counts.get(row["k"], 0) + row["count"]
         if row["other"]:
-            counts["other"] = row["count"]
+            counts["other"] = counts.get("other", 0) + row["count"]
+        if pred is not None and row["blk"] is not None:
+            blks.add(row["blk"])
+            max_idx, max_ord = max(max_idx, row["mi"] or 0), max(max_ord, row["mo"] or 0)
+    if pred is not None:
+        counts["positions"] = _FileOrder(sorted(blks), max_idx, max_ord)
     return counts
 
 
@@ -581,7 +591,8 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     try:
         counts = _materialise(raw, pred)
         errors = _problems(raw, counts.get(_K_PROBLEM, 0), lines, path)
-        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts.get("other", 0))
+        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts.get("other", 0),
+                               counts["positions"])
     except BaseException:
         for df in cached:
             df.unpersist()
@@ -604,27 +615,38 @@ def _broadcast_limit(spark: SparkSession) -> int:
     return min(conf.getSizeAsBytes(key, "1g") for key in keys) // BROADCAST_BYTES_PER_ELEMENT
 
 
-SPLIT_RANKING_ELEMENTS = 100_000  # from this many elements on, seq is numbered per input split
+class _FileOrder:
+    """A long that sorts statements in file order, computed from their position ``(blk, idx, ord)`` alone (no
+    sort, no shuffle): ``rank(blk) * R + idx * O + ord`` with ``O`` the greatest ordinal + 1 and ``R`` the greatest
+    line index + 1 times ``O``, ``rank`` the split's rank among the file's splits (``blks``, sorted). It is sparse
+    (not 0, 1, 2, ...): an element's ``seq`` only orders elements with equal timestamps. When the product does
+    not fit in 63 bits (a file of billions of lines with a line of billions of statements), ``seq`` is a row
+    number over the elements sorted by position instead (a sort in one task)."""
+
+    LIMIT = 1 << 62
+
+    def __init__(self, blks: list[int], max_idx: int, max_ord: int) -> None:
+        self.blks = blks or [0]
+        self.o = max_ord + 1
+        self.r = (max_idx + 1) * self.o
+        self.fits = len(self.blks) * self.r < self.LIMIT
+
+    def key(self, blk: Column, idx: Column, ord_: Column) -> Column:
+        """The key of a position (long columns), or of the element rows' position when ``fits`` is False."""
+        if not self.fits:
+            return (F.row_number().over(Window.orderBy(blk, idx, ord_)) - 1).cast("long")
+        if len(self.blks) == 1:
+            rank = F.lit(0).cast("long")
+        else:
+            pairs = []
+            for i, b in enumerate(self.blks):
+                pairs += [F.lit(b).cast("long"), F.lit(i).cast("long")]
+            rank = F.element_at(F.create_map(*pairs), blk)
+        return rank * F.lit(self.r) + idx * F.lit(self.o) + ord_
 
 
-def _file_order(valid: DataFrame, pos: list[str], n_elements: int) -> Column:
-    """Each element's 0-based rank in file order (``seq``). A row_number over the whole stream sorts it in one
-    task; a long stream read in several splits (``blk``, the split's first byte; positions sort by it first) is
-    numbered within each split in parallel and shifted by the elements of the splits before it (a count per split,
-    collected: a few rows)."""
-    if n_elements >= SPLIT_RANKING_ELEMENTS:
-        counts = sorted((r["blk"], r["count"]) for r in valid.groupBy("blk").count().collect())
-        if len(counts) > 1:
-            offsets, total = [], 0
-            for blk, count in counts:
-                offsets += [F.lit(blk).cast("long"), F.lit(total).cast("long")]
-                total += count
-            offset = F.element_at(F.create_map(*offsets), F.col("blk"))
-            return (offset + F.row_number().over(Window.partitionBy("blk").orderBy(*pos[1:])) - 1).cast("long")
-    return (F.row_number().over(Window.orderBy(*pos)) - 1).cast("long")
-
-
-def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_other: int) -> LoadedStream:
+def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_other: int,
+                  order: _FileOrder) -> LoadedStream:
     pos = ["blk", "idx", "ord"]
     quads = raw.filter(F.col("k") == _K_QUAD)
     named = quads.filter(F.col("g") != "")
@@ -709,8 +731,8 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
     else:
         ts = F.col("m") * F.pow(F.lit(10.0), F.lit(scale_exp) - F.col("e")).cast("long")
     n_elements = summary["n_datetime" if kind == "datetime" else "n_number"]
-    elements = valid.select("element", ts.cast("long").alias("ts"), _file_order(valid, pos, n_elements).alias("seq")) \
-        .persist(StorageLevel.MEMORY_AND_DISK)
+    seq = order.key(*(F.col(c) for c in pos))
+    elements = valid.select("element", ts.cast("long").alias("ts"), seq.alias("seq")).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(elements)
     # a hash join on the element (its table is one row an element, far smaller than the quads), not a sort of
     # every quad by element name; broadcast when the elements' table is small for the JVMs' memory, so that the
