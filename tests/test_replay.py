@@ -289,8 +289,9 @@ def test_a_triple_in_two_elements_is_one_triple_of_the_window(spark, tmp_path):
 
 def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark, tmp_path):
     """A triple repeated in two elements matters only to a query that can match it: the check is made over the
-    triples of the query's predicates (and over a file's named graphs, rejected elements included, a superset);
-    the answers are sets either way."""
+    triples of the query's predicates, read from the content cached for them (rejected elements are not in it);
+    over all the triples, it reads the file's named graphs, rejected elements included (a superset). The
+    answers are sets either way."""
     from rspark.engine.engine import Engine
     from rspark.model.terms import IRI
     from rspark.spark.encoding import encode
@@ -314,18 +315,19 @@ def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark,
         got_sensors = [(o.time, o.rows[0]["n"].lexical) for o in eng.replay(sensors, times=[2, 3])]
         assert src.triples_unique(frozenset([v])) is True
         assert src.triples_unique(frozenset([rdf_type])) is False
-        assert src.triples_unique(frozenset([w])) is False  # the rejected element's copy counts: a superset
-        assert src.triples_unique(frozenset()) is True
-        assert src.triples_unique() is False
-        assert set(src._unique) == {frozenset([v]), frozenset([rdf_type]), frozenset([w]), None}  # one job each
         # the windows read the content restricted to the queries' predicates, each set joined and cached once
         assert set(src._restricted) == {frozenset([v]), frozenset([rdf_type])}
+        assert src.triples_unique(frozenset([w])) is True  # the rejected element's copy is not content
+        assert set(src._restricted) == {frozenset([v]), frozenset([rdf_type]), frozenset([w])}  # read from there
+        assert src.triples_unique(frozenset()) is True
+        assert src.triples_unique() is False  # all the triples (:s1 a :Sensor twice)
+        assert set(src._unique) == {frozenset([v]), frozenset([rdf_type]), frozenset([w]), None}  # one job each
         assert sorted(r.o for r in src._restricted[frozenset([v])].collect()) == [
             f'"{i}"^^<http://www.w3.org/2001/XMLSchema#integer>' for i in (1, 2, 3)]
         assert src.content(frozenset([v])) is src._restricted[frozenset([v])]
         assert sorted((r.s, r.p, r.element, r.ts) for r in src.content(frozenset([v, w])).collect()) == [
             (f"<{EX}o{i}>", v, f"<{EX}g{i}>", i) for i in (1, 2, 3)] + [(f"<{EX}o9>", w, f"<{EX}g3>", 3)]
-        assert set(src._restricted) == {frozenset([v]), frozenset([rdf_type]), frozenset([v, w])}
+        assert set(src._restricted) == {frozenset([v]), frozenset([rdf_type]), frozenset([w]), frozenset([v, w])}
         assert src.content(None) is src.quads and src.content(frozenset()) is src.quads
     assert got_values == [(3, ["1", "2", "3"])]
     assert got_sensors == [(2, "1"), (3, "1")]
