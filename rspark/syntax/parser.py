@@ -943,9 +943,30 @@ class _Builder(Transformer):
 
 
 _GRAMMAR = files("rspark.syntax").joinpath("rspql.lark").read_text(encoding="utf-8")
+
+
+def _grammar_cache() -> str | bool:
+    """Where Lark keeps the analysed grammar between processes (importing this module: 0.27 s instead of 0.65 s):
+    the user's cache directory, as for rspark's jar (not the shared temporary directory: the cache is a pickle).
+    Lark checks the grammar's hash stored in it and rebuilds it when the grammar changed."""
+    import os
+    import sys
+    from pathlib import Path
+
+    import lark
+
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    folder = Path(base) / "rspark"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return str(folder / f"rspql-grammar-lark{lark.__version__}-py{sys.version_info[0]}{sys.version_info[1]}.pickle")
+
+
 _builder = _Builder()
 _parser = Lark(_GRAMMAR, parser="lalr", lexer="contextual", transformer=_builder, maybe_placeholders=False,
-               cache=False)
+               cache=_grammar_cache())
 _lock = threading.Lock()
 
 
