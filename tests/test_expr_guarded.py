@@ -117,3 +117,39 @@ def test_sum_avg_guarded_rows_agree(loaded, monkeypatch):
     monkeypatch.setattr(expr_aggregate, "_integer_guarded", lambda x, general: general)
     ok, message = results_equal(fast, engine.sparql(q).value, ordered=False)
     assert ok, message
+
+
+def test_min_max_guarded_sort_key_is_the_general_one(spark):
+    """MIN and MAX key guarded integers (xsd:integer, at most 18 characters) in generated code: for every such
+    term the fast (sort key, term) struct equals the general one, field by field; no other term is guarded."""
+    from rspark.spark.expr_aggregate import _integer_sort_guarded
+    from rspark.spark.expr_compare import sort_struct
+    from rspark.spark.expr_values import TermV
+
+    x = TermV("enc", True)
+    general = f"(CASE WHEN enc IS NOT NULL THEN named_struct('k', {sort_struct(x)}, 'e', enc) END)"
+    fast = _integer_sort_guarded(x, "NULL")
+    extra = [f'"{n}"^^<{X}integer>' for n in ("0", "000000000000000000", "-99999999999999999", "+1", "12345678901234567")]
+    df = spark.createDataFrame([(v,) for v in VALUES + extra], "enc string")
+    rows = df.selectExpr("enc", f"{fast} IS NOT NULL AS guarded", f"{fast} <=> {general} AS same").collect()
+    guarded = {r.enc for r in rows if r.guarded}
+    assert guarded == {v for v in VALUES + extra if v.endswith(f'^^<{X}integer>') and len(v.split('"')[1]) <= 18
+                       and v.split('"')[1].lstrip("+-").isdigit()}
+    assert len(guarded) == 13
+    assert all(r.same for r in rows if r.guarded)
+
+
+def test_min_max_guarded_rows_agree(loaded, monkeypatch):
+    """MIN and MAX over every kind of term (guarded integers, ties like 5 / +5 / 007, other numbers, strings,
+    IRIs, blank nodes): the same answers with the guarded path as with the general path alone."""
+    from rspark.spark import expr_aggregate
+
+    engine, _ = loaded
+    q = ("SELECT ?k (MIN(?v) AS ?lo) (MAX(?v) AS ?hi) (MAX(?n) AS ?nh) (MIN(?n) AS ?nl) WHERE { "
+         "?s <http://ex.org/v> ?v BIND(STRLEN(STR(?s)) AS ?k) OPTIONAL { FILTER(isNumeric(?v)) BIND(?v AS ?n) } } "
+         "GROUP BY ?k")
+    fast = engine.sparql(q).value
+    assert len(fast.rows) == 2
+    monkeypatch.setattr(expr_aggregate, "_integer_sort_guarded", lambda x, general: general)
+    ok, message = results_equal(fast, engine.sparql(q).value, ordered=False)
+    assert ok, message

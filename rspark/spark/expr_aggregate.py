@@ -129,8 +129,12 @@ def build_aggregate(agg, compiler, pre: dict | None = None) -> Column:
         return aggs.column(aggs("any_value", enc))
     if name in ("MIN", "MAX"):
         # the smallest / largest (sort key, term) struct; unbound rows are NULL, which min / max skip
-        row = per_row(lambda x: f"(CASE WHEN {x.enc()} IS NOT NULL THEN named_struct('k', {sort_struct(x)}, "
-                                f"'e', {x.enc()}) END)")
+        def keyed(x) -> str:
+            general = f"(CASE WHEN {x.enc()} IS NOT NULL THEN named_struct('k', {sort_struct(x)}, 'e', {x.enc()}) END)"
+            # guarded only when the term is a column: the guard repeats its SQL
+            return _integer_sort_guarded(x, general) if type(x) is TermV and x.simple else general
+
+        row = per_row(keyed)
         packed = f"named_struct('n', {aggs('count')}, 'ok', {aggs('count', enc)}, 'v', {aggs(name.lower(), row)}.e)"
         return aggs.column(let(packed, lambda p: f"(CASE WHEN {p}.n = {p}.ok THEN {p}.v END)"))
     if name == "GROUP_CONCAT":
@@ -240,6 +244,27 @@ def _sum_avg_split(name: str, per_row, aggs) -> str:
         return let(dsum, with_sum)
 
     return let(packed, result)
+
+
+# the type of the sort struct's quoted-triple field (expr_compare._component_keys), NULL for other terms
+_TRIPLE_KEY_T = "STRUCT<" + ", ".join(f"{n}: STRUCT<k: INT, n: DOUBLE, t: STRING>" for n in "spo") + ">"
+
+
+def _integer_sort_guarded(x, general: str) -> str:
+    """MIN / MAX's per-row (sort key, term) struct for an ``xsd:integer`` of at most 18 characters written in code
+    Spark generates, ``general`` (bound through a lambda, evaluated interpreted) for every other term: a guarded
+    fast path (see :mod:`rspark.spark.expr_guarded`). The fast struct has the general one's values for the
+    guarded terms (tested field by field): a number (kind 2, rank 0) keyed by its value as a double and as a
+    decimal, then its lexical form and datatype suffix. MAX over 2,000,000 integers in 200,000 groups (a two-pattern
+    join, the answers to the driver) took 23.5 s with the general path alone, 9.4 s with this one (COUNT: 4.7 s;
+    the rest is Spark's sort-based aggregation, which a struct buffer needs)."""
+    c = x.enc()
+    lex = f"substring({c}, 2, length({c}) - {len(_INTEGER_TAIL) + 1})"
+    guard = f"(endswith({c}, {q(_INTEGER_TAIL)}) AND length({lex}) <= 18 AND {lex} RLIKE '^[+-]?[0-9]+$')"
+    dec = f"CAST({lex} AS {DEC_T})"
+    key = (f"named_struct('k0', 2, 'k1', 0, 'k2', CAST({dec} AS DOUBLE), 'k3', {dec}, 'k4', CAST(NULL AS BIGINT), "
+           f"'k5', {lex}, 'k6', {q(_INTEGER_TAIL[1:])}, 'k7', CAST(NULL AS {_TRIPLE_KEY_T}))")
+    return f"(CASE WHEN {guard} THEN named_struct('k', {key}, 'e', {c}) ELSE {general} END)"
 
 
 _COMMON = [(INT, XSD_INTEGER), (DEC, XSD_DECIMAL), (DBL, XSD_DOUBLE)]
