@@ -129,7 +129,8 @@ def test_min_max_guarded_sort_key_is_the_general_one(spark):
     x = TermV("enc", True)
     general = f"(CASE WHEN enc IS NOT NULL THEN named_struct('k', {sort_struct(x)}, 'e', enc) END)"
     fast = _integer_sort_guarded(x, "NULL")
-    extra = [f'"{n}"^^<{X}integer>' for n in ("0", "000000000000000000", "-99999999999999999", "+1", "12345678901234567")]
+    extra = [f'"{n}"^^<{X}integer>'
+             for n in ("0", "000000000000000000", "-99999999999999999", "+1", "12345678901234567")]
     df = spark.createDataFrame([(v,) for v in VALUES + extra], "enc string")
     rows = df.selectExpr("enc", f"{fast} IS NOT NULL AS guarded", f"{fast} <=> {general} AS same").collect()
     guarded = {r.enc for r in rows if r.guarded}

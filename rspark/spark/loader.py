@@ -96,7 +96,8 @@ class LoadedStream:
     """A recorded RDF stream (CONTRACT section 1).
 
     ``elements``: ``element`` (encoded graph name), ``ts`` (long), ``seq`` (long, a key that sorts the elements in
-    file order, by their first statement; sparse, not 0, 1, 2, ...: replays order by ``(ts, seq)``). ``quads``: the elements' content ``s, p, o, element, ts, seq``.
+    file order, by their first statement; sparse, not 0, 1, 2, ...: replays order by ``(ts, seq)``). ``quads``: the
+    elements' content ``s, p, o, element, ts, seq``.
     ``candidates``: the triples of every named graph of the file, rejected elements' too (``s, p, o``: a superset of
     the content's, for checks that a superset answers more cheaply than the join that makes ``quads``).
     ``restricted(predicates)``: ``quads`` restricted to triples with one of the (encoded) predicates, built and
@@ -732,7 +733,8 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
         ts = F.col("m") * F.pow(F.lit(10.0), F.lit(scale_exp) - F.col("e")).cast("long")
     n_elements = summary["n_datetime" if kind == "datetime" else "n_number"]
     seq = order.key(*(F.col(c) for c in pos))
-    elements = valid.select("element", ts.cast("long").alias("ts"), seq.alias("seq")).persist(StorageLevel.MEMORY_AND_DISK)
+    elements = valid.select("element", ts.cast("long").alias("ts"), seq.alias("seq")) \
+        .persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(elements)
     # a hash join on the element (its table is one row an element, far smaller than the quads), not a sort of
     # every quad by element name; broadcast when the elements' table is small for the JVMs' memory, so that the
