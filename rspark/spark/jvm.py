@@ -22,6 +22,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from rspark.cache import cache_dir
+
 __all__ = ["jar_path", "line_parser", "LINE_PARSER"]
 
 SOURCES = Path(__file__).resolve().parents[1] / "jvm"
@@ -32,11 +34,6 @@ _registered: dict[int, bool] = {}
 
 def enabled() -> bool:
     return os.environ.get("RSPARK_JVM", "1") != "0"
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "rspark"
 
 
 def _javac() -> str | None:
@@ -58,7 +55,7 @@ def jar_path() -> str | None:
     for src in sources:
         digest.update(src.relative_to(SOURCES).as_posix().encode())
         digest.update(src.read_bytes())
-    target = _cache_dir() / f"rspark-jvm-{digest.hexdigest()[:16]}.jar"
+    target = cache_dir() / f"rspark-jvm-{digest.hexdigest()[:16]}.jar"
     if target.is_file():
         return str(target)
     javac = _javac()

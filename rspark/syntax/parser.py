@@ -949,14 +949,13 @@ def _grammar_cache() -> str | bool:
     """Where Lark keeps the analysed grammar between processes (importing this module: 0.27 s instead of 0.65 s):
     the user's cache directory, as for rspark's jar (not the shared temporary directory: the cache is a pickle).
     Lark checks the grammar's hash stored in it and rebuilds it when the grammar changed."""
-    import os
     import sys
-    from pathlib import Path
 
     import lark
 
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    folder = Path(base) / "rspark"
+    from rspark.cache import cache_dir
+
+    folder = cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
