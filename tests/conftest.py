@@ -22,7 +22,8 @@ def testdata() -> Path:
 
 @pytest.fixture(scope="session")
 def spark():
-    """The one SparkSession of the test run (local, 2 shuffle partitions)."""
+    """The one SparkSession of the test process (local, 2 shuffle partitions; each of the two pytest-xdist workers
+    has its own)."""
     from rspark.spark.session import get_session
 
     # the whole suite shares this JVM: more than the 1 GB default driver memory. Spark's storage memory (about
