@@ -29,10 +29,9 @@ DEFAULT_CONF = {
     # extra JVM round trips a call; a SPARQL query is compiled from dozens of such calls, and the errors users see
     # are rspark's own. Off, compiling the 3-pattern star join of benchmarks/sparql_scaling.py costs half as long.
     "spark.python.sql.dataFrameDebugging.enabled": "false",
-    # rspark caches every loaded file and stream (serialized, so the blocks are LZ4-compressed anyway); Spark's
-    # column encodings on top (dictionary, run length) cost more than half of a stream's parse job and bring the
-    # cache down by about a third: a 5,000,000-line stream's parse job takes 5.1-5.5 s without them, 8.1-8.2 s
-    # with (docs/evaluation.md "Loading").
+    # rspark caches every loaded file and stream; Spark's column encodings of those caches (dictionary, run length)
+    # cost about a third of a stream's parse job and save about a third of the cache's memory: a
+    # 5,000,000-line stream's parse job takes 5.1-5.5 s without them, 8.1-8.2 s with (docs/evaluation.md "Loading").
     "spark.sql.inMemoryColumnarStorage.compressed": "false",
 }
 
