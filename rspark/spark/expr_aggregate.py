@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from rspark.errors import NotSupportedError
 from rspark.model.terms import XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER
-from rspark.spark.expr_compare import sort_struct
+from rspark.spark.expr_compare import TRIPLE_KEY_T, _struct, sort_struct
 from rspark.spark.expr_numeric import dec_add, dec_div
 from rspark.spark.expr_values import (
     DBL,
@@ -246,10 +246,6 @@ def _sum_avg_split(name: str, per_row, aggs) -> str:
     return let(packed, result)
 
 
-# the type of the sort struct's quoted-triple field (expr_compare._component_keys), NULL for other terms
-_TRIPLE_KEY_T = "STRUCT<" + ", ".join(f"{n}: STRUCT<k: INT, n: DOUBLE, t: STRING>" for n in "spo") + ">"
-
-
 def _integer_sort_guarded(x, general: str) -> str:
     """MIN / MAX's per-row (sort key, term) struct for an ``xsd:integer`` of at most 18 characters written in code
     Spark generates, ``general`` (bound through a lambda, evaluated interpreted) for every other term: a guarded
@@ -261,8 +257,10 @@ def _integer_sort_guarded(x, general: str) -> str:
     c = x.enc()
     lex, guard = _small_integer(c)
     dec = f"CAST({lex} AS {DEC_T})"
-    key = (f"named_struct('k0', 2, 'k1', 0, 'k2', CAST({dec} AS DOUBLE), 'k3', {dec}, 'k4', CAST(NULL AS BIGINT), "
-           f"'k5', {lex}, 'k6', {q(_INTEGER_TAIL[1:])}, 'k7', CAST(NULL AS {_TRIPLE_KEY_T}))")
+    # sort_fields' fields for a number: kind, rank, value as a double and as a decimal, no time, lexical form,
+    # datatype suffix, no triple
+    key = _struct(["2", "0", f"CAST({dec} AS DOUBLE)", dec, "CAST(NULL AS BIGINT)", lex, q(_INTEGER_TAIL[1:]),
+                   f"CAST(NULL AS {TRIPLE_KEY_T})"])
     return f"(CASE WHEN {guard} THEN named_struct('k', {key}, 'e', {c}) ELSE {general} END)"
 
 

@@ -252,6 +252,11 @@ def triple_parts(c: SQL) -> SQL:
     return f"split(regexp_replace({c}, {q(TRIPLE_RE)}, {q('$1' + chr(1) + '$2' + chr(1) + '$3')}), {q(chr(1))})"
 
 
+# the SQL type of _component_keys' struct: a NULL of it is the triple field of a key written out for a term that is
+# not a quoted triple (expr_aggregate's guarded MIN / MAX)
+TRIPLE_KEY_T = "STRUCT<" + ", ".join(f"{n}: STRUCT<k: INT, n: DOUBLE, t: STRING>" for n in "spo") + ">"
+
+
 def _component_keys(parts: str) -> SQL:
     def key(x: str) -> SQL:
         sfx = f"substring_index({x}, '\"', -1)"
