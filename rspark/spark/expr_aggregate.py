@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from rspark.errors import NotSupportedError
 from rspark.model.terms import XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER
 from rspark.spark.expr_compare import TRIPLE_KEY_T, _struct, sort_struct
-from rspark.spark.expr_numeric import dec_add, dec_div
+from rspark.spark.expr_numeric import dec_add, dec_div_by_count
 from rspark.spark.expr_values import (
     DBL,
     DEC,
@@ -196,7 +196,7 @@ def _sum_avg(name: str, distinct: bool, per_row, aggs) -> str:
         else:
             dc, fc = (f"{p}.dc", f"{p}.fc") if distinct else (f"{p}.n", f"{p}.n")
             avg_f = f"({p}.fs / CAST({fc} AS DOUBLE))"
-            num = Num(f"greatest({tm}, {DEC})", d=dec_div(f"{p}.ds", f"CAST({dc} AS {DEC_T})"),
+            num = Num(f"greatest({tm}, {DEC})", d=dec_div_by_count(f"{p}.ds", dc), types=(DEC, FLT, DBL),
                       f=f"(CASE WHEN {tm} = {FLT} THEN {to_float_precision(avg_f)} ELSE {avg_f} END)")
         return f"(CASE WHEN {p}.n = 0 THEN {q(_ZERO)} WHEN {tm} <= {DBL} THEN {num.enc()} END)"
 
@@ -237,8 +237,9 @@ def _sum_avg_split(name: str, per_row, aggs) -> str:
                 num = Num(tm, d=s, f=f"(CASE WHEN {tm} = {FLT} THEN {to_float_precision(fsum)} ELSE {fsum} END)")
             else:
                 avg_f = f"({fsum} / CAST({p}.n AS DOUBLE))"
-                num = Num(f"greatest({tm}, {DEC})", d=dec_div(s, f"CAST({p}.n AS {DEC_T})"),
-                          f=f"(CASE WHEN {tm} = {FLT} THEN {to_float_precision(avg_f)} ELSE {avg_f} END)")
+                num = Num(f"greatest({tm}, {DEC})", d=dec_div_by_count(s, f"{p}.n"),
+                          f=f"(CASE WHEN {tm} = {FLT} THEN {to_float_precision(avg_f)} ELSE {avg_f} END)",
+                          types=(DEC, FLT, DBL))
             return f"(CASE WHEN {p}.n = 0 THEN {q(_ZERO)} WHEN {tm} <= {DBL} THEN {num.enc()} END)"
 
         return let(dsum, with_sum)

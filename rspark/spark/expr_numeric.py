@@ -96,6 +96,13 @@ def dec_div(a: SQL, b: SQL) -> SQL:
     return f"coalesce({p1}, {p2}, CAST({a} / {b} AS {DEC_T}))"
 
 
+def dec_div_by_count(a: SQL, n: SQL) -> SQL:
+    """a / n for a decimal(38,18) ``a`` and a BIGINT count ``n`` (AVG): :func:`dec_div` for an integer divisor,
+    whose second form (a divisor with fraction digits) cannot apply, so that its SQL is not written (it is
+    analysed and optimised with every query that averages)."""
+    return f"coalesce({_div_by_integer(a, f'CAST({n} AS DECIMAL(20,0))')}, CAST({a} / CAST({n} AS {DEC_T}) AS {DEC_T}))"
+
+
 def dbl_div(x: SQL, y: SQL) -> SQL:
     """IEEE division (Spark's is NULL for a zero divisor)."""
     neg_zero = f"startswith(CAST({y} AS STRING), '-')"

@@ -107,14 +107,17 @@ from rspark.spark.expr_sql import (  # noqa: F401 - re-exported for the other ex
 class Num:
     """A numeric value: type code ``t`` (int; None = not a number; or SQL, NULL = not a number), the decimal
     value ``d`` (for INT and DEC) and the double value ``f`` (for FLT and DBL). ``d`` / ``f`` may be given as
-    zero-argument callables, built only when used."""
+    zero-argument callables, built only when used. ``types``: the codes a dynamic ``t`` can take where the value
+    is used (None: any), so that branches for the others are not written at all (AVG's result is never an
+    integer: its SQL then holds the decimal quotient once, not once per integer and decimal branch)."""
 
-    __slots__ = ("t", "_d", "_f")
+    __slots__ = ("t", "_d", "_f", "types")
 
-    def __init__(self, t, d=None, f=None) -> None:
+    def __init__(self, t, d=None, f=None, types=None) -> None:
         self.t = t
         self._d = d
         self._f = f
+        self.types = None if types is None else frozenset(types)
 
     @property
     def d(self) -> SQL:
@@ -141,6 +144,10 @@ class Num:
             return False
         if isinstance(self.t, int):
             return self.t in codes
+        if self.types is not None:
+            codes = tuple(c for c in codes if c in self.types)
+            if not codes:
+                return False
         if len(codes) == 1:
             return f"({self.t} = {codes[0]})"
         return f"({self.t} IN ({', '.join(str(c) for c in codes)}))"
@@ -184,7 +191,8 @@ class Num:
             return NULL_STR
         if isinstance(self.t, int):
             return q(TYPE_IRI[self.t])
-        return case([(f"{self.t} = {code}", q(iri)) for code, iri in TYPE_IRI.items()])
+        return case([(f"{self.t} = {code}", q(iri)) for code, iri in TYPE_IRI.items()
+                     if self.types is None or code in self.types])
 
     def enc(self) -> SQL:
         if self.t is None:
