@@ -80,6 +80,50 @@ def test_clear_drops_everything(engine):
     assert list(engine.sparql("SELECT * WHERE { ?s ?p ?o }")) == []
 
 
+def test_a_repeated_query_reuses_its_compiled_plan_until_the_data_changes(engine, tmp_path):
+    q = P + "SELECT ?p (AVG(?a) AS ?avg) WHERE { ?p :age ?a } GROUP BY ?p ORDER BY DESC(?avg)"
+    first = engine.sparql(q).to_json()
+    assert list(engine._plans) == [(q, None, None)]
+    prepared = engine._plans[(q, None, None)]
+    assert engine.sparql(q).to_json() == first  # executed again, from the same compiled plan
+    assert engine._plans[(q, None, None)] is prepared
+    assert [(b["p"]["value"], b["avg"]["value"]) for b in first["results"]["bindings"]] == [
+        ("http://example.org/carol", "41.0"), ("http://example.org/alice", "30.0"), ("http://example.org/bob", "25.0")]
+    more = tmp_path / "more.ttl"
+    more.write_text("<http://example.org/dave> <http://example.org/age> 50 .\n", encoding="utf-8")
+    engine.load(more)  # the data changed: the compiled plans are dropped
+    assert engine._plans == {}
+    again = engine.sparql(q).to_json()
+    assert [b["p"]["value"] for b in again["results"]["bindings"]] == [
+        "http://example.org/dave", "http://example.org/carol", "http://example.org/alice", "http://example.org/bob"]
+    engine.clear()
+    assert engine._plans == {}
+    assert list(engine.sparql(q)) == []
+
+
+def test_volatile_queries_are_compiled_at_every_run(engine):
+    from rspark.algebra.translate import compile_query
+    from rspark.spark.query import reusable
+
+    for q in ["SELECT (RAND() AS ?r) WHERE {}", "SELECT (NOW() AS ?t) WHERE {}", "SELECT (UUID() AS ?u) WHERE {}",
+              "SELECT (STRUUID() AS ?u) WHERE {}", "SELECT ?b WHERE { BIND(BNODE() AS ?b) }",
+              P + "SELECT ?x WHERE { :alice :knows+ ?x }", P + "SELECT ?x WHERE { :alice :knows* ?x }",
+              P + "DESCRIBE :alice", P + "ASK { FILTER EXISTS { ?x :age ?a FILTER(?a < RAND()) } }"]:
+        assert reusable(compile_query(q)) is False, q
+    for q in [P + "SELECT ?x WHERE { :alice :knows/:knows? ?x }", P + "CONSTRUCT { ?b :knownBy ?a } WHERE { ?a :knows ?b }",
+              P + "ASK { :alice :knows :bob }"]:
+        assert reusable(compile_query(q)) is True, q
+    rand = "SELECT (RAND() AS ?r) WHERE {}"
+    values = {next(iter(engine.sparql(rand)))["r"].lexical for _ in range(3)}
+    assert len(values) == 3 and engine._plans == {}
+    paths = P + "SELECT ?x WHERE { :alice :knows+ ?x } ORDER BY ?x"
+    assert [r["x"].value for r in engine.sparql(paths)] == ["http://example.org/bob", "http://example.org/carol"]
+    assert engine._plans == {}
+    ask = P + "ASK { :alice :knows :bob }"
+    assert bool(engine.sparql(ask)) is True and bool(engine.sparql(ask)) is True
+    assert list(engine._plans) == [(ask, None, None)]
+
+
 def test_service_is_reported_not_supported(engine):
     with pytest.raises(NotSupportedError, match="not supported: SERVICE"):
         engine.sparql("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }")

@@ -18,6 +18,7 @@ from rspark.model.terms import IRI, Literal, XSD
 from rspark.spark.session import get_session
 
 QUADS_SCHEMA = "s string, p string, o string, g string"
+PLAN_CACHE_SIZE = 64  # compiled static queries an Engine keeps for reuse
 QUOTED_SCHEMA = "t string, s string, p string, o string"
 
 
@@ -164,6 +165,9 @@ class Engine:
         self.errors: list = []
         self.streams: dict[str, Any] = {}
         self._loaded: list = []  # load results, to free their cached parses on clear()
+        # compiled static queries by (text, base IRI, source), executed again when the same query comes back
+        # (spark.query.PreparedQuery); emptied whenever the data changes
+        self._plans: dict = {}
 
     # ------------------------------------------------------------------------------------------------ lifecycle
 
@@ -188,6 +192,7 @@ class Engine:
         for loaded in self._loaded:
             loaded.unpersist()
         self._loaded.clear()
+        self._plans.clear()
         self._quads = self._quoted = None
         self._graphs.clear()
         self.errors = []
@@ -212,6 +217,7 @@ class Engine:
         return self
 
     def _add(self, quads: DataFrame, quoted: DataFrame) -> None:
+        self._plans.clear()
         self._quads = quads if self._quads is None else self._quads.unionByName(quads)
         self._quoted = quoted if self._quoted is None else self._quoted.unionByName(quoted).distinct()
 
@@ -265,16 +271,24 @@ class Engine:
 
     def sparql(self, query: str, *, base_iri: str | None = None, source: str | None = None) -> SparqlResult:
         """Answer a SPARQL 1.1 (SPARQL-star) query over the static data."""
-        from rspark.spark.query import make_env, run_query
+        from rspark.spark.query import make_env, prepare_query
 
-        plan = compile_query(query, base_iri=base_iri, source=source)
-        if plan.is_continuous:
-            raise RsparkError("this query reads streams or registers a continuous query: use engine.replay(...)")
+        key = (query, base_iri, source)
+        prepared = self._plans.pop(key, None)
         try:
-            value = run_query(self.spark, plan, self.dataset_for(plan), make_env(plan.base))
+            if prepared is None:
+                plan = compile_query(query, base_iri=base_iri, source=source)
+                if plan.is_continuous:
+                    raise RsparkError("this query reads streams or registers a continuous query: use engine.replay(...)")
+                prepared = prepare_query(self.spark, plan, self.dataset_for(plan), make_env(plan.base))
+            value = prepared.execute()
         except Exception as exc:
             raise memory_limit_error(exc, "the query", jvm=True) or exc
-        return SparqlResult(value, plan.form)
+        if prepared.reusable:  # the most recently used last; the data's changes empty the cache (_add, clear)
+            self._plans[key] = prepared
+            while len(self._plans) > PLAN_CACHE_SIZE:
+                self._plans.pop(next(iter(self._plans)))
+        return SparqlResult(value, prepared.plan.form)
 
     # ---------------------------------------------------------------------------------------------------- streams
 

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from rspark.algebra import ops
 from rspark.algebra.ops import QueryPlan
 from rspark.errors import NotSupportedError
 from rspark.io.results import BooleanResult, DatasetResult, GraphResult, SolutionSequence
@@ -52,24 +53,77 @@ def projected_names(sols: Solutions) -> list[str]:
 def run_query(spark, plan: QueryPlan, dataset: DatasetView, env=None):
     """Evaluate a (non-continuous) query; returns SolutionSequence, BooleanResult, GraphResult, or DatasetResult
     (a CONSTRUCT whose template has GRAPH blocks)."""
+    return prepare_query(spark, plan, dataset, env).execute()
+
+
+class PreparedQuery:
+    """A query compiled into its Spark plan once, to be executed any number of times (:meth:`execute`). Every
+    execution is a new Spark query over the analysed plan: optimised, planned and run afresh over the data as it
+    is, so only the building and analysis of the DataFrame plan (a few tenths of a second for a query with
+    aggregates: PySpark analyses each DataFrame operation as it is built) is saved. ``reusable`` is False when
+    executing it twice could differ from compiling it twice: the query reads NOW() or calls RAND(), UUID(),
+    STRUUID() or BNODE() (values fixed when the plan is built or analysed), a ``*`` / ``+`` property path (its
+    closure is computed while compiling), or is a DESCRIBE (computed the same way)."""
+
+    def __init__(self, plan: QueryPlan, run, reusable: bool) -> None:
+        self.plan = plan
+        self._run = run
+        self.reusable = reusable
+
+    def execute(self):
+        return self._run()
+
+
+_VOLATILE = frozenset({"NOW", "RAND", "UUID", "STRUUID", "BNODE"})
+
+
+def reusable(plan: QueryPlan) -> bool:
+    """Whether a compiled plan of this query may be executed again (see :class:`PreparedQuery`)."""
+    if plan.form == "DESCRIBE":
+        return False
+    for node in ops.descendants(plan.op):
+        if isinstance(node, ast.Call) and node.name in _VOLATILE:
+            return False
+        if isinstance(node, ast.PathMod) and node.mod in ("*", "+"):
+            return False
+    return True
+
+
+def prepare_query(spark, plan: QueryPlan, dataset: DatasetView, env=None) -> PreparedQuery:
+    """Compile a (non-continuous) query into a :class:`PreparedQuery`."""
     comp, sols = solutions_of(spark, plan, dataset, env)
+    again = reusable(plan)
     if plan.form == "SELECT":
         names = projected_names(sols)
-        rows = select_frame(sols, names).collect()
-        out = []
-        for row in rows:
-            out.append({n: E.decode(row[i]) for i, n in enumerate(names) if row[i] is not None})
-        return SolutionSequence(names, out, ordered=bool(sols.order))
-    if plan.form == "ASK":
-        return BooleanResult(not sols.df.isEmpty())
-    if plan.form == "CONSTRUCT":
-        rows = construct_frame(sols, plan.template).collect()
-        if has_graphs(plan.template):
-            return DatasetResult(decode_quads(rows))
-        return GraphResult(_decode_triples(rows))
-    if plan.form == "DESCRIBE":
-        return GraphResult(_decode_triples(describe_frame(comp, sols, plan.describe).collect()))
-    raise NotSupportedError(f"query form {plan.form}")
+        frame = select_frame(sols, names)
+        ordered = bool(sols.order)
+
+        def run():
+            rows = _fresh(frame, again).collect()
+            out = [{n: E.decode(row[i]) for i, n in enumerate(names) if row[i] is not None} for row in rows]
+            return SolutionSequence(names, out, ordered=ordered)
+    elif plan.form == "ASK":
+        def run():
+            return BooleanResult(not _fresh(sols.df, again).isEmpty())
+    elif plan.form == "CONSTRUCT":
+        frame = construct_frame(sols, plan.template)
+        graphs = has_graphs(plan.template)
+
+        def run():
+            rows = _fresh(frame, again).collect()
+            return DatasetResult(decode_quads(rows)) if graphs else GraphResult(_decode_triples(rows))
+    elif plan.form == "DESCRIBE":
+        def run():
+            return GraphResult(_decode_triples(describe_frame(comp, sols, plan.describe).collect()))
+    else:
+        raise NotSupportedError(f"query form {plan.form}")
+    return PreparedQuery(plan, run, again)
+
+
+def _fresh(df: DataFrame, reused: bool) -> DataFrame:
+    """A new Spark query over ``df``'s analysed plan (a DataFrame keeps the physical plan of its first action,
+    and with it the results of its shuffles: a new one is optimised and run afresh)."""
+    return df.select("*") if reused else df
 
 
 def _decode_triples(rows) -> list:
