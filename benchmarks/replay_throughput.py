@@ -112,7 +112,7 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def worker_rspark(paths: dict, overlap: str, names: list[str]) -> dict:
+def worker_rspark(paths: dict, overlap: str, names: list[str], conf: list[str] = ()) -> dict:
     import os
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -120,7 +120,9 @@ def worker_rspark(paths: dict, overlap: str, names: list[str]) -> dict:
 
     out: dict = {"times": {}, "outputs": {}}
     start = time.perf_counter()
-    with Engine(conf={"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}) as engine:
+    settings = {"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}
+    settings.update(item.split("=", 1) for item in conf)  # --conf KEY=VALUE, e.g. to compare JVM options
+    with Engine(conf=settings) as engine:
         # a one-time cost of the process, reported apart: the JVM, a first job, and the Python workers that
         # parse RDF (started, with rspark's parsing module and pyoxigraph imported)
         engine.spark.range(1).count()
@@ -208,6 +210,8 @@ def main() -> None:
                     help="pyoxigraph: instants actually run per query (the rest extrapolated)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
     ap.add_argument("--name", default="replay_throughput", help="name of the JSON and PNG files written")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for rspark's session (repeatable)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--paths", help=argparse.SUPPRESS)
     ap.add_argument("--overlap", help=argparse.SUPPRESS)
@@ -216,7 +220,7 @@ def main() -> None:
     if args.worker:
         paths = json.loads(args.paths)
         if args.worker == "rspark":
-            print(json.dumps(worker_rspark(paths, args.overlap, names)))
+            print(json.dumps(worker_rspark(paths, args.overlap, names, args.conf)))
         else:
             print(json.dumps(worker_oxigraph(paths, args.overlap, names, args.baseline_instants)))
         return
@@ -233,6 +237,7 @@ def main() -> None:
             for worker in ("rspark", "oxigraph"):
                 cmd = [sys.executable, __file__, "--worker", worker, "--paths", json.dumps(paths), "--overlap",
                        overlap, "--queries", args.queries, "--baseline-instants", str(args.baseline_instants)]
+                cmd += [f"--conf={item}" for item in args.conf]
                 proc = subprocess.run(cmd, capture_output=True, text=True)
                 if proc.returncode != 0:
                     raise SystemExit(f"{worker} failed at {size}/{overlap}:\n{proc.stderr[-3000:]}")

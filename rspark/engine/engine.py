@@ -270,7 +270,12 @@ class Engine:
     # ---------------------------------------------------------------------------------------------------- queries
 
     def sparql(self, query: str, *, base_iri: str | None = None, source: str | None = None) -> SparqlResult:
-        """Answer a SPARQL 1.1 (SPARQL-star) query over the static data."""
+        """Answer a SPARQL 1.1 (SPARQL-star) query over the static data.
+
+        The query's compiled plan is kept: asked again (same text, ``base_iri`` and ``source``), the plan is
+        optimised and run afresh without being built again, until data is loaded or cleared. Queries with NOW(),
+        RAND(), UUID(), STRUUID(), BNODE(), a ``*`` / ``+`` path, and DESCRIBE are compiled at every run
+        (docs/evaluation.md, "Compiled queries kept for reuse")."""
         from rspark.spark.query import make_env, prepare_query
 
         key = (query, base_iri, source)

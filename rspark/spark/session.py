@@ -10,6 +10,10 @@ from pyspark.sql import SparkSession
 from rspark.spark.jvm import jar_path
 
 # Small data and 2-core machines: few shuffle partitions; adaptive execution coalesces further.
+# HotSpot's defaults are 2500, 35 and 325 (JDK 17, x86-64); unknown options are ignored on other JVMs
+JIT_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions -XX:InlineSmallCode=1000 -XX:MaxInlineSize=20 "
+               "-XX:FreqInlineSize=200")
+
 DEFAULT_CONF = {
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
@@ -21,8 +25,13 @@ DEFAULT_CONF = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.session.timeZone": "UTC",
-    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
-    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+    # Less inlining by the JVM's optimising (C2) compiler: it compiles Spark's generated code, Janino and the
+    # task machinery in the first minute of a session, on the cores the tasks need (a 1e7-triple stream load ran
+    # with 32-41 s of compiler-thread time on 2 cores). With these limits the compiles are smaller and the code
+    # about as fast: loading the two streams of benchmarks/replay_throughput.py at 1e7 and the first windowed
+    # filter, 70.6 s and 70.8 s against 88.8 s and 97.5 s with the defaults (docs/evaluation.md "The JVM").
+    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC " + JIT_OPTIONS,
+    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC " + JIT_OPTIONS,
     # Spark 4 defaults to ANSI mode, where a bad cast raises; SPARQL maps such errors to unbound values.
     "spark.sql.ansi.enabled": "false",
     # PySpark 4 records the Python call site of every DataFrame and Column call for its error messages, at four
