@@ -98,6 +98,7 @@ def _interleaved_medians(fns: dict, repeat: int) -> tuple[dict, dict]:
 
 
 def worker_spark(data: str, repeat: int) -> dict:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import functions as F
 
     from rspark.engine.engine import Engine
