@@ -18,8 +18,8 @@ from rspark.model.terms import IRI, Literal, XSD
 from rspark.spark.session import get_session
 
 QUADS_SCHEMA = "s string, p string, o string, g string"
-PLAN_CACHE_SIZE = 64  # compiled static queries an Engine keeps for reuse
 QUOTED_SCHEMA = "t string, s string, p string, o string"
+PLAN_CACHE_SIZE = 64  # compiled static queries an Engine keeps for reuse
 
 
 class SparqlResult:

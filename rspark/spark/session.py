@@ -9,11 +9,12 @@ from pyspark.sql import SparkSession
 
 from rspark.spark.jvm import jar_path
 
-# Small data and 2-core machines: few shuffle partitions; adaptive execution coalesces further.
-# HotSpot's defaults are 2500, 35 and 325 (JDK 17, x86-64); unknown options are ignored on other JVMs
+# The JVM's inlining limits (see DEFAULT_CONF): HotSpot's defaults are 2500, 35 and 325 (JDK 17, x86-64);
+# unknown options are ignored on other JVMs
 JIT_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions -XX:InlineSmallCode=1000 -XX:MaxInlineSize=20 "
                "-XX:FreqInlineSize=200")
 
+# Small data and 2-core machines: few shuffle partitions; adaptive execution coalesces further.
 DEFAULT_CONF = {
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
