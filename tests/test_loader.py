@@ -762,6 +762,96 @@ def test_stream_nquads_errors(spark, tmp_path):
         load_stream(spark, "http://example.org/s", path, strict=True)
 
 
+def _plain_stamp_lines() -> list[str]:
+    ts, i, lg = f"<{PROV}>", f"^^<{XSD}integer>", f"^^<{XSD}long>"
+
+    def data(g: str, o: str = "b") -> str:
+        return f'{e("a")} {e("p")} {e(o)} {e(g)} .'
+
+    return [
+        data("g1"), f'{e("g1")} {ts} "5"{i} .',
+        data("g2"), f'{e("g2")} {ts} "-3"{i} .',                                   # a negative timestamp
+        data("g3"),                                                                # line 5: no timestamp
+        data("g4"), f'{e("g4")} {ts} "7"{i} .', f'{e("g4")} {ts} "10"{i} .',       # line 7: three timestamps
+        f'{e("g4")} {ts} "9"{i} .',
+        data("g5"), f'{e("g5")} {ts} "5"{i} .', f'{e("g5")} {ts} "5"{lg} .',       # line 11: 5 twice, two terms
+        data("g6"), f'{e("a")} {e("p")} "broken {e("g6")} .', f'{e("g6")} {ts} "6"{i} .',  # line 14: malformed
+        f'{e("g7")} {ts} "7"{i} .',                                                # no graph: metadata
+        f'{e("g1")} {e("source")} {e("x")} .',                                     # metadata
+        f'{e("g8")} {ts} "12"{lg} .', data("g8", "c"), data("g8", "d"),            # the timestamp first
+        data("g9"), f'{e("g9")} {ts} "5"{i} .',                                    # g1's timestamp
+    ]
+
+
+def _stream_view(st: LoadedStream) -> tuple:
+    return (ranked(st.elements), rows(st.quads, "s", "p", "o", "element", "ts"), rows(st.metadata),
+            st.has_metadata, st.time_kind, st.time_scale, [str(x) for x in st.errors])
+
+
+def test_stream_with_integer_timestamps_is_checked_with_longs_the_same_as_any_stream(spark, tmp_path, monkeypatch):
+    """A stream whose timestamps are all canonical integers is checked with long values only (positions as
+    file-order keys, a timestamp as a code), which Spark aggregates in a hash table; the general check (structs
+    and strings, sorted) gives the same elements, content, metadata and errors, one timestamp in another form
+    sends the whole stream to the general check, and so does a position that does not fit the key."""
+    from rspark.spark import loader
+
+    calls = []
+    for name in ("_plain_elements", "_general_elements"):
+        real = getattr(loader, name)
+        monkeypatch.setattr(loader, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    path = write(tmp_path, "plain.nq", "\n".join(_plain_stamp_lines()) + "\n")
+    plain = load_stream(spark, EX + "s", path)
+    assert "SortAggregate" not in plain.elements._jdf.queryExecution().executedPlan().toString()
+    monkeypatch.setattr(loader, "PLAIN_ELEMENTS", False)
+    general = load_stream(spark, EX + "s", path)
+    assert calls == ["_plain_elements", "_general_elements"]
+    assert _stream_view(plain) == _stream_view(general)
+    assert ranked(plain.elements) == {(e("g1"), 5, 0), (e("g2"), -3, 1), (e("g8"), 12, 2), (e("g9"), 5, 3)}
+    assert rows(plain.metadata) == {(e("g7"), f"<{PROV}>", f'"7"^^<{XSD}integer>'), (e("g1"), e("source"), e("x"))}
+    assert [(x.line, x.element) for x in plain.errors] == [(5, e("g3")), (7, e("g4")), (11, e("g5")), (14, e("g6"))]
+    assert [x.reason for x in plain.errors][:3] == [
+        f"no timestamp (a default-graph triple <element> <timestamp-predicate> literal) (element {e('g3')})",
+        # the least and the greatest as written
+        f'more than one timestamp: "10"^^<{XSD}integer>, "9"^^<{XSD}integer> (element {e("g4")})',
+        f'more than one timestamp: "5"^^<{XSD}integer>, "5"^^<{XSD}long> (element {e("g5")})',
+    ]
+    with pytest.raises(DataError, match=r"plain\.nq:5: no timestamp"):
+        load_stream(spark, EX + "s", path, strict=True)
+    monkeypatch.setattr(loader, "PLAIN_ELEMENTS", True)
+    calls.clear()
+    other = write(tmp_path, "other.nq", "\n".join(_plain_stamp_lines() + [
+        f'{e("a")} {e("p")} {e("b")} {e("g10")} .', f'{e("g10")} <{PROV}> "010"^^<{XSD}integer> .']) + "\n")
+    st = load_stream(spark, EX + "s", other)
+    assert calls == ["_general_elements"]
+    assert ranked(st.elements) == ranked(plain.elements) | {(e("g10"), 10, 4)}
+    calls.clear()
+    monkeypatch.setattr(loader._FileOrder, "LIMIT", 1)
+    assert _stream_view(load_stream(spark, EX + "s", path)) == _stream_view(plain)
+    assert calls == ["_general_elements"]
+
+
+def test_parse_job_counts_what_the_load_needs(spark, tmp_path):
+    """When the JVM line scanner reads every line, the job that parses the file also counts what
+    ``_materialise`` would count by reading the parse again (per kind, metadata, timestamps that are not canonical
+    integers, the file-order key's bounds); with lines left to Python, ``_materialise`` runs."""
+    from rspark.spark import loader
+
+    pred = f"<{PROV}>"
+    lines = [x for x in _plain_stamp_lines() if "broken" not in x]
+    lines += [f'{e("g10")} {pred} "010"^^<{XSD}integer> .', f'{e("a")} {e("p")} {e("b")} {e("g10")} .']
+    for name, text, by_parse in (("all.nq", lines, True), ("py.nq", lines + [f'{e("a")} {e("p")} "x" <rel> .'], False)):
+        path = str(write(tmp_path, name, "\n".join(text) + "\n"))
+        raw, cached, counts = loader._parse(spark, path, fmt="nquads", base_iri="http://e/", token="bT",
+                                            default_graph="", triple_graph=None, strict=False, pred=pred)
+        assert (cached[0].is_cached, len(cached) == 1) == (True, by_parse)
+        again = loader._materialise(raw, pred)
+        order, order2 = counts.pop("positions"), again.pop("positions")
+        assert counts == again == {loader._K_QUAD: len(text), "other": 1, "stamps_other": 1}
+        assert (order.blks, order.o, order.r) == (order2.blks, order2.o, order2.r) == ([0], 1, len(text))
+        for df in cached:
+            df.unpersist()
+
+
 def test_stream_custom_predicate_and_format_check(spark, tmp_path):
     text = "PREFIX : <http://example.org/>\n:g1 { :a :p :b }\n:g1 :at 7 .\n:g1 :other 8 .\n"
     st = load_stream(spark, "<http://example.org/s>", write(tmp_path, "s.trig", text),

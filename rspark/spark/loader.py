@@ -239,18 +239,22 @@ def _python_line_parser(fmt: str, base_iri: str | None, token: str, default_grap
 
 
 def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str,
-                    default_graph: str, triple_graph: str | None, positions: bool) -> tuple[DataFrame, list]:
-    """Raw rows of an N-Triples/N-Quads file, parsed on executors, and the DataFrames persisted for them.
+                    default_graph: str, triple_graph: str | None, positions: bool,
+                    pred: str | None) -> tuple[DataFrame, list, dict | None]:
+    """Raw rows of an N-Triples/N-Quads file, parsed on executors, the DataFrames persisted for them, and
+    :func:`_materialise`'s counts when the parse job could compute them (else None).
 
     With rspark's JVM line scanner (:mod:`rspark.spark.jvm`), one job cuts the lines it reads inside the JVM and
     keeps the text of the others, into Spark's cache; only those others (usually none) then go to the Python
-    workers. Without it, every line goes through the Python workers (``fast_lines``, then pyoxigraph)."""
+    workers. That job also counts what the load needs to know of the rows (:func:`_materialise`), so that when
+    the JVM read every line the parse is not read again for it. Without the scanner, every line goes through the
+    Python workers (``fast_lines``, then pyoxigraph)."""
     lines = _text_lines(spark, path)
     python_parse = _python_line_parser(fmt, base_iri, token, default_graph, triple_graph, positions)
     udf = jvm.line_parser(spark)
     if udf is None:
         raw = lines.mapInArrow(python_parse, _RAW_DDL).persist(StorageLevel.MEMORY_AND_DISK)
-        return raw, [raw]
+        return raw, [raw], None
     cut = F.call_function(udf, F.col("value"), F.lit(fmt == "nquads"), F.lit(f"_:{token}_")).alias("r")
     # one row per line with something to read: the terms when the JVM read it, else the text for Python
     stage = (
@@ -260,11 +264,16 @@ def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str |
                 F.col("r.g").alias("g"), F.when(F.col("r").isNull(), F.col("value")).alias("value"), "blk", "idx")
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
-    try:
-        n_python = stage.filter(F.col("s").isNull()).count()  # the job that reads the file
+    read = F.col("s").isNotNull()
+    try:  # the job that reads the file, and _materialise's counts of what the JVM read (ord is 0 on this path)
+        per_split = stage.groupBy("blk").agg(
+            F.count(F.when(~read, 1)).alias("python"), F.count(F.when(read, 1)).alias("count"),
+            F.max(F.when(read, F.col("idx"))).alias("mi"), F.lit(0).alias("mo"),
+            *_row_flags(F.when(read, F.col("g")), pred)).collect()
     except BaseException:
         stage.unpersist()
         raise
+    n_python = sum(r["python"] for r in per_split)
     if fmt == "ntriples":
         graph = F.lit(triple_graph if triple_graph is not None else default_graph)
     else:
@@ -276,10 +285,10 @@ def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str |
         F.lit(None).cast("string").alias("msg"), null_long.alias("col"), F.lit(None).cast("string").alias("elem"),
     ).toDF(*(name for name, _, _ in _RAW_FIELDS))
     if not n_python:
-        return fast, [stage]
+        return fast, [stage], _counts([(_K_QUAD, r) for r in per_split], pred)
     rest = stage.filter(F.col("s").isNull()).select("value", "blk", "idx") \
         .mapInArrow(python_parse, _RAW_DDL).persist(StorageLevel.MEMORY_AND_DISK)
-    return fast.unionByName(rest), [stage, rest]
+    return fast.unionByName(rest), [stage, rest], None
 
 
 def _parse_document_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str,
@@ -314,16 +323,28 @@ def _parse_document_df(spark: SparkSession, path: str, *, fmt: str, base_iri: st
 
 
 def _parse(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str, default_graph: str,
-           triple_graph: str | None, strict: bool, stream: bool) -> tuple[DataFrame, list]:
-    """The raw rows of a file (schema ``_RAW_DDL``) and the DataFrames persisted for them (not yet all
-    materialised: :func:`_materialise` runs them)."""
+           triple_graph: str | None, strict: bool, pred: str | None = None) -> tuple[DataFrame, list, dict]:
+    """The raw rows of a file (schema ``_RAW_DDL``), the DataFrames persisted for them, and :func:`_materialise`'s
+    counts (the parse job's own when it could count them, else :func:`_materialise` runs the parse). ``pred``: a
+    stream's timestamp predicate (encoded), None for a graph."""
+    stream = pred is not None
     if fmt in rdf.LINE_FORMATS:
-        return _parse_lines_df(spark, path, fmt=fmt, base_iri=base_iri, token=token, default_graph=default_graph,
-                               triple_graph=triple_graph, positions=stream)
-    raw = _parse_document_df(spark, path, fmt=fmt, base_iri=base_iri, token=token, default_graph=default_graph,
-                             triple_graph=triple_graph, strict=strict, stream=stream)
-    raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
-    return raw, [raw]
+        raw, cached, counts = _parse_lines_df(spark, path, fmt=fmt, base_iri=base_iri, token=token,
+                                              default_graph=default_graph, triple_graph=triple_graph,
+                                              positions=stream, pred=pred)
+    else:
+        raw = _parse_document_df(spark, path, fmt=fmt, base_iri=base_iri, token=token, default_graph=default_graph,
+                                 triple_graph=triple_graph, strict=strict, stream=stream)
+        raw, counts = raw.persist(StorageLevel.MEMORY_AND_DISK), None
+        cached = [raw]
+    if counts is None:
+        try:
+            counts = _materialise(raw, pred)
+        except BaseException:
+            for df in cached:
+                df.unpersist()
+            raise
+    return raw, cached, counts
 
 
 class _Lines:
@@ -405,26 +426,44 @@ def _new_token() -> str:
     return "b" + uuid.uuid4().hex[:8]
 
 
-def _materialise(raw: DataFrame, pred: str | None = None) -> dict:
-    """Run the parse once into the cache; returns row counts per kind, and with ``pred`` (a stream's timestamp
-    predicate) also under ``"other"`` the default-graph quads whose predicate is another (element metadata), and
-    under ``"positions"`` what :class:`_FileOrder` needs (the splits' first bytes, the greatest line index and
-    statement ordinal): the same job, a few rows per input split."""
-    other = F.lit(False) if pred is None else (F.col("k") == _K_QUAD) & (F.col("g") == "") & (F.col("p") != pred)
-    keys = ["k", other.alias("other")] + (["blk"] if pred is not None else [])
-    counts: dict = {}
+def _row_flags(g: Column, pred: str | None) -> list[Column]:
+    """Counts of a stream's default-graph quads (``g`` is "" for them, NULL for rows that are no quad) whose
+    predicate is not the timestamp predicate (element metadata: ``other``), and of timestamp quads whose object is
+    not a canonical integer (``stamps_other``: when there is none, the load reads every timestamp as a long)."""
+    if pred is None:
+        return [F.lit(0).alias("other"), F.lit(0).alias("stamps_other")]
+    default = g == ""
+    return [F.count(F.when(default & (F.col("p") != pred), 1)).alias("other"),
+            F.count(F.when(default & (F.col("p") == pred) & ~F.col("o").rlike(_PLAIN_INTEGER_STAMP), 1))
+            .alias("stamps_other")]
+
+
+def _counts(rows: list, pred: str | None) -> dict:
+    """The counts of :func:`_materialise` from its aggregate's rows, given as (kind, row) pairs."""
+    counts: dict = {"other": 0, "stamps_other": 0}
     blks, max_idx, max_ord = set(), 0, 0
-    for row in raw.groupBy(*keys).agg(F.count(F.lit(1)).alias("count"), F.max("idx").alias("mi"),
-                                       F.max("ord").alias("mo")).collect():
-        counts[row["k"]] = counts.get(row["k"], 0) + row["count"]
-        if row["other"]:
-            counts["other"] = counts.get("other", 0) + row["count"]
-        if pred is not None and row["blk"] is not None:
+    for k, row in rows:
+        counts[k] = counts.get(k, 0) + row["count"]
+        counts["other"] += row["other"]
+        counts["stamps_other"] += row["stamps_other"]
+        if pred is not None and row["blk"] is not None and row["count"]:
             blks.add(row["blk"])
             max_idx, max_ord = max(max_idx, row["mi"] or 0), max(max_ord, row["mo"] or 0)
     if pred is not None:
         counts["positions"] = _FileOrder(sorted(blks), max_idx, max_ord)
     return counts
+
+
+def _materialise(raw: DataFrame, pred: str | None = None) -> dict:
+    """Run the parse once into the cache; returns row counts per kind, and with ``pred`` (a stream's timestamp
+    predicate) also the counts of :func:`_row_flags` and under ``"positions"`` what :class:`_FileOrder` needs (the
+    splits' first bytes, the greatest line index and statement ordinal): the same job, a few rows per input
+    split."""
+    keys = ["k"] + (["blk"] if pred is not None else [])
+    g = F.when(F.col("k") == _K_QUAD, F.col("g"))
+    rows = raw.groupBy(*keys).agg(F.count(F.lit(1)).alias("count"), F.max("idx").alias("mi"),
+                                  F.max("ord").alias("mo"), *_row_flags(g, pred)).collect()
+    return _counts([(row["k"], row) for row in rows], pred)
 
 
 # --------------------------------------------------------------------------------------------------- static RDF
@@ -448,15 +487,14 @@ def load_rdf(spark: SparkSession, path: str | Path, *, graph: str | None = None,
     fmt = rdf.detect_format(path, format)
     base = base_iri if base_iri is not None else rdf.file_base_iri(path)
     g = _graph_term(graph)
-    raw, cached = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph=g, triple_graph=g,
-                         strict=strict, stream=False)
+    raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph=g,
+                                 triple_graph=g, strict=strict)
 
     def free() -> None:
         for df in cached:
             df.unpersist()
 
     try:
-        counts = _materialise(raw)
         errors = _problems(raw, counts.get(_K_PROBLEM, 0), _Lines(spark, path, fmt), path)
     except BaseException:
         free()
@@ -586,14 +624,12 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     base = base_iri if base_iri is not None else rdf.file_base_iri(path)
     pred = _graph_term(timestamp_predicate)
     # strict or not, the whole file is parsed so that strict mode raises the first problem in file order
-    raw, cached = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph="",
-                         triple_graph=None, strict=False, stream=True)
+    raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph="",
+                                 triple_graph=None, strict=False, pred=pred)
     lines = _Lines(spark, path, fmt)
     try:
-        counts = _materialise(raw, pred)
         errors = _problems(raw, counts.get(_K_PROBLEM, 0), lines, path)
-        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts.get("other", 0),
-                               counts["positions"])
+        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts)
     except BaseException:
         for df in cached:
             df.unpersist()
@@ -645,35 +681,113 @@ class _FileOrder:
             rank = F.element_at(F.create_map(*pairs), blk)
         return rank * F.lit(self.r) + idx * F.lit(self.o) + ord_
 
+    def position(self, key: int) -> tuple[int, int, int]:
+        """The position ``(blk, idx, ord)`` of a key (the inverse of :meth:`key`, when ``fits``)."""
+        rank, rest = divmod(key, self.r)
+        idx, ord_ = divmod(rest, self.o)
+        return self.blks[rank], idx, ord_
 
-def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_other: int,
-                  order: _FileOrder) -> LoadedStream:
-    pos = ["blk", "idx", "ord"]
-    quads = raw.filter(F.col("k") == _K_QUAD)
-    named = quads.filter(F.col("g") != "")
-    default = quads.filter(F.col("g") == "")
 
-    # One aggregation by element name over the named graphs' quads, the timestamp triples and the rejected
-    # statements (instead of three aggregates joined): the element's first position, its timestamp values and
-    # their first position, and whether a statement of it was malformed.
+PLAIN_ELEMENTS = True  # a stream whose timestamps are all canonical integers: its elements checked by _plain_elements
+
+
+@dataclass
+class _Elements:
+    """What the element check of a stream load found: ``per_element`` (one row a name, cached: ``element``,
+    ``pos`` NULL for a name that has no statement in a named graph, ``rej`` whether one of its statements was
+    malformed, ``v0`` NULL when it has no timestamp), the valid ``elements`` (``element, ts, seq``, not yet
+    cached), the stream's time kind and scale exponent, how many valid elements there are, how many timestamp
+    triples name no element (metadata), and the rejected elements: the first MAX_ERRORS in file order as (element,
+    message, blk, idx), and their number."""
+
+    per_element: DataFrame
+    elements: DataFrame
+    kind: str
+    scale_exp: int
+    n_elements: int
+    n_meta: int
+    bad: list[tuple[str, str, int | None, int | None]]
+    n_bad: int
+
+
+_NO_TIMESTAMP = "no timestamp (a default-graph triple <element> <timestamp-predicate> literal)"
+
+
+def _element_rows(raw: DataFrame, pred: str, pos: Column, val: Column) -> DataFrame:
+    """The rows the element check aggregates by element name: each statement of a named graph (its ``pos``), each
+    timestamp triple (``val``, and its position as ``spos``), each malformed statement of an element (``rej``)."""
     is_named = (F.col("k") == _K_QUAD) & (F.col("g") != "")
     is_stamp = (F.col("k") == _K_QUAD) & (F.col("g") == "") & (F.col("p") == pred)
     is_rejected = (F.col("k") == _K_PROBLEM) & F.col("elem").isNotNull()
+    return raw.filter(is_named | is_stamp | is_rejected).select(
+        F.when(is_named, F.col("g")).when(is_stamp, F.col("s")).otherwise(F.col("elem")).alias("element"),
+        F.when(is_named, pos).alias("npos"),
+        F.when(is_stamp, val).alias("val"),
+        F.when(is_stamp, pos).alias("spos"),
+        is_rejected.alias("rej"),
+    )
+
+
+def _by_element(rows: DataFrame) -> DataFrame:
+    # the distinct timestamp values are only needed to tell one from several: their least and greatest
+    return rows.groupBy("element").agg(F.min("npos").alias("pos"), F.min("val").alias("v0"),
+                                       F.max("val").alias("v1"), F.min("spos").alias("tpos"),
+                                       F.max("rej").alias("rej")).persist(StorageLevel.MEMORY_AND_DISK)
+
+
+def _several(values: list[str]) -> str:
+    return "more than one timestamp: " + ", ".join(sorted(values))
+
+
+def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) -> _Elements:
+    """The element check of a stream whose timestamps are all canonical integers (``xsd:integer`` or
+    ``xsd:long`` of at most 17 digits) and whose positions fit :class:`_FileOrder`'s key: every value the
+    aggregation by element keeps is a long (the position key; a timestamp as twice its value, plus one for
+    ``xsd:long``, so that equal codes are equal terms), which Spark aggregates in a hash table rather than by
+    sorting the stream's rows; the summary is read in the job that caches the aggregate. Same results as
+    :func:`_general_elements`."""
+    key = order.key(F.col("blk"), F.col("idx"), F.col("ord"))
+    o = F.col("o")
+    code = F.substring_index(F.substring(o, 2, 1 << 30), '"', 1).cast("long") * 2 + o.endswith("#long>").cast("long")
+    per_element = _by_element(_element_rows(raw, pred, key, code))
+    cached.append(per_element)
+    candidate = F.col("pos").isNotNull() & ~F.col("rej")
+    ok = candidate & (F.col("v0") == F.col("v1"))  # NULL (no timestamp): not ok
+    summary = per_element.agg(
+        F.count(F.when(ok, 1)).alias("n_ok"),
+        F.count(F.when(candidate & ~F.coalesce(ok, F.lit(False)), 1)).alias("n_err"),
+        F.count(F.when(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull(), 1)).alias("n_meta"),
+    ).collect()[0]
+    bad = []
+    if summary["n_err"]:
+        rows = per_element.filter(candidate & ~F.coalesce(ok, F.lit(False))) \
+            .select("element", "v0", F.when(F.col("v0").isNull(), F.col("pos")).otherwise(F.col("tpos")).alias("at")) \
+            .orderBy("at").limit(MAX_ERRORS).collect()
+        several = [r["element"] for r in rows if r["v0"] is not None]
+        stamps: dict[str, set] = {}
+        if several:  # their timestamps as written (the general check lists the least and the greatest string)
+            for r in raw.filter((F.col("k") == _K_QUAD) & (F.col("g") == "") & (F.col("p") == pred)
+                                & F.col("s").isin(*several)).select("s", "o").collect():
+                stamps.setdefault(r["s"], set()).add(r["o"])
+        for r in rows:
+            blk, idx, _ = order.position(r["at"])
+            values = stamps.get(r["element"])
+            msg = _NO_TIMESTAMP if r["v0"] is None else _several([min(values), max(values)])
+            bad.append((r["element"], msg, blk, idx))
+    elements = per_element.filter(ok).select(
+        "element", F.shiftright(F.col("v0"), 1).alias("ts"), F.col("pos").alias("seq"))
+    return _Elements(per_element, elements, "number", 0, summary["n_ok"], summary["n_meta"], bad, summary["n_err"])
+
+
+def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, cached: list) -> _Elements:
+    """The element check of any stream: timestamps of every kind (row by row in Python workers for those that
+    are not canonical integers, :func:`_check_elements`), positions as (blk, idx, ord) structs."""
+    pos = ["blk", "idx", "ord"]
+    # One aggregation by element name over the named graphs' quads, the timestamp triples and the rejected
+    # statements (instead of three aggregates joined): the element's first position, its timestamp values and
+    # their first position, and whether a statement of it was malformed.
     position = F.struct(*pos)
-    per_element = (
-        raw.filter(is_named | is_stamp | is_rejected)
-        .select(
-            F.when(is_named, F.col("g")).when(is_stamp, F.col("s")).otherwise(F.col("elem")).alias("element"),
-            F.when(is_named, position).alias("npos"),
-            F.when(is_stamp, F.col("o")).alias("val"),
-            F.when(is_stamp, position).alias("spos"),
-            is_rejected.alias("rej"),
-        )
-        .groupBy("element")
-        # the distinct timestamp values are only needed to tell one from several: their least and greatest
-        .agg(F.min("npos").alias("pos"), F.min("val").alias("v0"), F.max("val").alias("v1"),
-             F.min("spos").alias("tpos"), F.max("rej").alias("rej"))
-    ).persist(StorageLevel.MEMORY_AND_DISK)
+    per_element = _by_element(_element_rows(raw, pred, position, F.col("o")))
     cached.append(per_element)
     vals = F.when(F.col("v0").isNull(), F.array().cast("array<string>")) \
         .when(F.col("v0") == F.col("v1"), F.array("v0")).otherwise(F.array("v0", "v1"))
@@ -707,39 +821,57 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
                 f"the timestamps need 10^{scale_exp} units per time unit to be integral, which overflows a 64-bit "
                 "count: use fewer decimal digits", file=path)
     other = "datetime" if kind == "number" else "number"
-    good = checked.filter(ok)
 
     n_bad = summary["n_err"] + summary["n_datetime" if kind == "number" else "n_number"]
+    bad = []
     if n_bad:
-        bad = checked.filter(F.col("err").isNotNull() | (F.col("kind") == other))
-        rows = bad.orderBy("eblk", "eidx", "eord").limit(MAX_ERRORS).collect()
+        rows = checked.filter(~ok | (F.col("kind") == other)).orderBy("eblk", "eidx", "eord") \
+            .limit(MAX_ERRORS).collect()
         for r in rows:
             msg = r["err"] or (
                 f"the timestamp is {'a number' if kind == 'datetime' else 'an xsd:dateTime'}, but the stream's "
                 f"first element has {'xsd:dateTime' if kind == 'datetime' else 'numeric'} timestamps (one stream "
                 "uses one kind)"
             )
-            errors.append(DataError(msg, file=path, line=lines.line(r["eblk"], r["eidx"]), element=r["element"]))
-        if n_bad > len(rows):
-            errors.append(DataError(f"{n_bad - len(rows)} more rejected elements not listed", file=path))
-        errors.sort(key=lambda e: (e.line is None, e.line or 0))
-    if strict and errors:
-        raise errors[0]
+            bad.append((r["element"], msg, r["eblk"], r["eidx"]))
 
-    valid = good.filter(F.col("kind") == kind)
+    valid = checked.filter(ok & (F.col("kind") == kind))
     if kind == "datetime":
         ts = F.col("ms")
     else:
         ts = F.col("m") * F.pow(F.lit(10.0), F.lit(scale_exp) - F.col("e")).cast("long")
-    n_elements = summary["n_datetime" if kind == "datetime" else "n_number"]
     seq = order.key(*(F.col(c) for c in pos))
-    elements = valid.select("element", ts.cast("long").alias("ts"), seq.alias("seq")) \
-        .persist(StorageLevel.MEMORY_AND_DISK)
+    elements = valid.select("element", ts.cast("long").alias("ts"), seq.alias("seq"))
+    n_elements = summary["n_datetime" if kind == "datetime" else "n_number"]
+    n_meta = per_element.filter(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull()).count()
+    return _Elements(per_element, elements, kind, scale_exp, n_elements, n_meta, bad, n_bad)
+
+
+def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts: dict) -> LoadedStream:
+    order = counts["positions"]
+    quads = raw.filter(F.col("k") == _K_QUAD)
+    named = quads.filter(F.col("g") != "")
+    default = quads.filter(F.col("g") == "")
+
+    if PLAIN_ELEMENTS and JVM_STAMPS and order.fits and not counts["stamps_other"]:
+        check = _plain_elements(raw, pred, order, cached)
+    else:
+        check = _general_elements(raw, pred, path, order, cached)
+    if check.n_bad:
+        for element, msg, blk, idx in check.bad:
+            errors.append(DataError(msg, file=path, line=lines.line(blk, idx), element=element))
+        if check.n_bad > len(check.bad):
+            errors.append(DataError(f"{check.n_bad - len(check.bad)} more rejected elements not listed", file=path))
+        errors.sort(key=lambda e: (e.line is None, e.line or 0))
+    if strict and errors:
+        raise errors[0]
+
+    elements = check.elements.persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(elements)
     # a hash join on the element (its table is one row an element, far smaller than the quads), not a sort of
     # every quad by element name; broadcast when the elements' table is small for the JVMs' memory, so that the
     # quads are not shuffled at all (1e7 triples: 7.4 s -> 4.9 s)
-    join = "broadcast" if n_elements <= _broadcast_limit(spark) else "shuffle_hash"
+    join = "broadcast" if check.n_elements <= _broadcast_limit(spark) else "shuffle_hash"
     named_quads = named.select("s", "p", "o", F.col("g").alias("element"))
 
     def dated(quads: DataFrame) -> DataFrame:
@@ -753,9 +885,10 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
     def restricted(predicates: frozenset) -> DataFrame:
         # the content's quads with one of these predicates, joined and cached apart
         return dated(named_quads.filter(F.col("p").isin(*sorted(predicates))))
+    per_element = check.per_element
     element_names = per_element.filter(F.col("pos").isNotNull() | F.col("rej")).select("element")
     # metadata: the other default-graph triples, and the timestamp triples of names that are no element
-    n_meta = n_other + per_element.filter(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull()).count()
+    n_meta = counts["other"] + check.n_meta
     meta = default.join(
         element_names, (default["s"] == element_names["element"]) & (default["p"] == F.lit(pred)), "left_anti"
     ).select("s", "p", "o")
@@ -770,8 +903,8 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, n_
         metadata=meta,
         has_metadata=n_meta > 0,
         quoted=quoted,
-        time_kind=kind,
-        time_scale=10 ** scale_exp,
+        time_kind=check.kind,
+        time_scale=10 ** check.scale_exp,
         errors=errors,
         _cached=cached,
     )
