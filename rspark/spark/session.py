@@ -9,11 +9,10 @@ from pyspark.sql import SparkSession
 
 from rspark.spark.jvm import jar_path
 
-# The JVM's options (see DEFAULT_CONF): the inlining limits of its optimising compiler (HotSpot's defaults are 2500,
-# 35 and 325 on JDK 17, x86-64) and the parallel (throughput) garbage collector; unknown options are ignored on
-# other JVMs
-JVM_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions -XX:InlineSmallCode=1000 -XX:MaxInlineSize=20 "
-               "-XX:FreqInlineSize=200 -XX:+UseParallelGC")
+# The JVM's inlining limits (see DEFAULT_CONF): HotSpot's defaults are 2500, 35 and 325 (JDK 17, x86-64);
+# unknown options are ignored on other JVMs
+JIT_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions -XX:InlineSmallCode=1000 -XX:MaxInlineSize=20 "
+               "-XX:FreqInlineSize=200")
 
 # Small data and 2-core machines: few shuffle partitions; adaptive execution coalesces further.
 DEFAULT_CONF = {
@@ -32,11 +31,8 @@ DEFAULT_CONF = {
     # with 32-41 s of compiler-thread time on 2 cores). With these limits the compiles are smaller and the code
     # about as fast: loading the two streams of benchmarks/replay_throughput.py at 1e7 and the first windowed
     # filter, 70.6 s and 70.8 s against 88.8 s and 97.5 s with the defaults (docs/evaluation.md "The JVM").
-    # The parallel collector instead of G1: a batch engine wants throughput, and G1's concurrent work and write
-    # barriers take CPU from the tasks on a small machine (the same run: 43.7 s and 44.3 s against 49.1 s and
-    # 49.2 s with G1).
-    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC " + JVM_OPTIONS,
-    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC " + JVM_OPTIONS,
+    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC " + JIT_OPTIONS,
+    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC " + JIT_OPTIONS,
     # Spark 4 defaults to ANSI mode, where a bad cast raises; SPARQL maps such errors to unbound values.
     "spark.sql.ansi.enabled": "false",
     # PySpark 4 records the Python call site of every DataFrame and Column call for its error messages, at four
