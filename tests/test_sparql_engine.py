@@ -124,6 +124,16 @@ def test_volatile_queries_are_compiled_at_every_run(engine):
     assert list(engine._plans) == [(ask, None, None)]
 
 
+def test_the_session_jvm_runs_with_rspark_s_options(spark):
+    """The JVM of rspark's session runs with rspark's options (rspark.spark.session.JIT_OPTIONS: the optimising
+    compiler's inlining limits) and in UTC."""
+    from rspark.spark.session import JIT_OPTIONS
+
+    args = set(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert {"-XX:InlineSmallCode=1000", "-XX:MaxInlineSize=20", "-XX:FreqInlineSize=200", "-Duser.timezone=UTC"} <= args
+    assert set(JIT_OPTIONS.split()) <= args
+
+
 def test_service_is_reported_not_supported(engine):
     with pytest.raises(NotSupportedError, match="not supported: SERVICE"):
         engine.sparql("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }")
