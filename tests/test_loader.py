@@ -828,6 +828,18 @@ def test_stream_with_integer_timestamps_is_checked_with_longs_the_same_as_any_st
     monkeypatch.setattr(loader._FileOrder, "LIMIT", 1)
     assert _stream_view(load_stream(spark, EX + "s", path)) == _stream_view(plain)
     assert calls == ["_general_elements"]
+    # TriG (parsed in one task, positions are statement lines): the same as the general check
+    monkeypatch.setattr(loader._FileOrder, "LIMIT", 1 << 62)
+    trig = write(tmp_path, "plain.trig", "PREFIX : <http://example.org/>\nPREFIX prov: <http://www.w3.org/ns/prov#>\n"
+                 ":g1 { :a :p :b }\n:g1 prov:generatedAtTime 5 .\n:g2 { :a :p :c .\n  :a :p :d }\n:g3 { :a :p :e }\n"
+                 ":g3 prov:generatedAtTime 7, 9 .\n:g2 prov:generatedAtTime 6 .\n")
+    calls.clear()
+    plain = load_stream(spark, EX + "s", trig)
+    monkeypatch.setattr(loader, "PLAIN_ELEMENTS", False)
+    assert _stream_view(plain) == _stream_view(load_stream(spark, EX + "s", trig))
+    assert calls == ["_plain_elements", "_general_elements"]
+    assert ranked(plain.elements) == {(e("g1"), 5, 0), (e("g2"), 6, 1)}
+    assert [(x.line, x.element) for x in plain.errors] == [(8, e("g3"))]
 
 
 def test_parse_job_counts_what_the_load_needs(spark, tmp_path):
