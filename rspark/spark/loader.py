@@ -580,7 +580,8 @@ def _check_rows(batch: pa.RecordBatch):
     yield pa.RecordBatch.from_pydict(out, schema=_CHECK_SCHEMA)
 
 
-JVM_STAMPS = True  # plain integer timestamps checked by Spark's functions (False: all through Python)
+# plain integer timestamps checked by Spark's functions (False: all through Python, and no _plain_elements)
+JVM_STAMPS = True
 
 
 def _checked_elements(candidates: DataFrame) -> DataFrame:
