@@ -548,6 +548,13 @@ def _check_elements(batches):
             yield from _check_rows(batch.filter(pc.invert(fast)))
 
 
+_NO_TIMESTAMP = "no timestamp (a default-graph triple <element> <timestamp-predicate> literal)"
+
+
+def _several(values: list[str]) -> str:
+    return "more than one timestamp: " + ", ".join(sorted(values))
+
+
 def _check_rows(batch: pa.RecordBatch):
     """:func:`_check_elements` for one batch, row by row in Python (every case)."""
     from rspark.io import rdf as _rdf
@@ -560,9 +567,9 @@ def _check_rows(batch: pa.RecordBatch):
         kind = m = e = ms = err = None
         epos = (cols["blk"][i], cols["idx"][i], cols["ord"][i])  # where a problem is reported
         if not vals:
-            err = "no timestamp (a default-graph triple <element> <timestamp-predicate> literal)"
+            err = _NO_TIMESTAMP
         elif len(vals) > 1:
-            err = "more than one timestamp: " + ", ".join(sorted(vals))
+            err = _several(vals)
             epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
         else:
             epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
@@ -711,14 +718,16 @@ class _Elements:
     n_bad: int
 
 
-_NO_TIMESTAMP = "no timestamp (a default-graph triple <element> <timestamp-predicate> literal)"
+def _is_stamp(pred: str) -> Column:
+    """A raw row that is a timestamp triple: a default-graph quad with the timestamp predicate."""
+    return (F.col("k") == _K_QUAD) & (F.col("g") == "") & (F.col("p") == pred)
 
 
 def _element_rows(raw: DataFrame, pred: str, pos: Column, val: Column) -> DataFrame:
     """The rows the element check aggregates by element name: each statement of a named graph (its ``pos``), each
     timestamp triple (``val``, and its position as ``spos``), each malformed statement of an element (``rej``)."""
     is_named = (F.col("k") == _K_QUAD) & (F.col("g") != "")
-    is_stamp = (F.col("k") == _K_QUAD) & (F.col("g") == "") & (F.col("p") == pred)
+    is_stamp = _is_stamp(pred)
     is_rejected = (F.col("k") == _K_PROBLEM) & F.col("elem").isNotNull()
     return raw.filter(is_named | is_stamp | is_rejected).select(
         F.when(is_named, F.col("g")).when(is_stamp, F.col("s")).otherwise(F.col("elem")).alias("element"),
@@ -736,10 +745,6 @@ def _by_element(rows: DataFrame) -> DataFrame:
                                        F.max("rej").alias("rej")).persist(StorageLevel.MEMORY_AND_DISK)
 
 
-def _several(values: list[str]) -> str:
-    return "more than one timestamp: " + ", ".join(sorted(values))
-
-
 def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) -> _Elements:
     """The element check of a stream whose timestamps are all canonical integers (``xsd:integer`` or
     ``xsd:long`` of at most 17 digits) and whose positions fit :class:`_FileOrder`'s key: every value the
@@ -754,21 +759,21 @@ def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) 
     cached.append(per_element)
     candidate = F.col("pos").isNotNull() & ~F.col("rej")
     ok = candidate & (F.col("v0") == F.col("v1"))  # NULL (no timestamp): not ok
+    rejected = candidate & ~F.coalesce(ok, F.lit(False))
     summary = per_element.agg(
         F.count(F.when(ok, 1)).alias("n_ok"),
-        F.count(F.when(candidate & ~F.coalesce(ok, F.lit(False)), 1)).alias("n_err"),
+        F.count(F.when(rejected, 1)).alias("n_err"),
         F.count(F.when(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull(), 1)).alias("n_meta"),
     ).collect()[0]
     bad = []
     if summary["n_err"]:
-        rows = per_element.filter(candidate & ~F.coalesce(ok, F.lit(False))) \
+        rows = per_element.filter(rejected) \
             .select("element", "v0", F.when(F.col("v0").isNull(), F.col("pos")).otherwise(F.col("tpos")).alias("at")) \
             .orderBy("at").limit(MAX_ERRORS).collect()
         several = [r["element"] for r in rows if r["v0"] is not None]
         stamps: dict[str, set] = {}
         if several:  # their timestamps as written (the general check lists the least and the greatest string)
-            for r in raw.filter((F.col("k") == _K_QUAD) & (F.col("g") == "") & (F.col("p") == pred)
-                                & F.col("s").isin(*several)).select("s", "o").collect():
+            for r in raw.filter(_is_stamp(pred) & F.col("s").isin(*several)).select("s", "o").collect():
                 stamps.setdefault(r["s"], set()).add(r["o"])
         for r in rows:
             blk, idx, _ = order.position(r["at"])
