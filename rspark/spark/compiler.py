@@ -181,7 +181,9 @@ class Compiler:
     def __init__(self, spark: SparkSession, dataset: DatasetView, env, extension=None) -> None:
         self.spark = spark
         self.dataset = dataset
-        self.env = env
+        from rspark.spark.jvm import sum_avg_result
+
+        self.env = dataclasses.replace(env, sum_avg=sum_avg_result(spark))  # the session's JVM helpers
         self.extension = extension
         self._graph_keys = itertools.count()
 

@@ -206,8 +206,14 @@ def _sum_avg(name: str, distinct: bool, per_row, aggs) -> str:
 def _sum_avg_split(name: str, per_row, aggs) -> str:
     """SUM / AVG without DISTINCT, summing each kind of number apart: integers written in at most 18 characters
     as two BIGINT sums (their high and low 32 bits: exact for fewer than 2^31 rows per group, and far cheaper than DECIMAL(38,18)
-    arithmetic), other integers and decimals as a decimal sum, floats and doubles as a double sum. A term from
-    the data is parsed once per row (lexical form, datatype, one regular-expression check)."""
+    arithmetic), other integers and decimals as a decimal sum (with their count, which tells an overflowed sum
+    from none), floats and doubles as a double sum. A term from the data is parsed once per row (lexical form,
+    datatype, one regular-expression check). A decimal sum beyond DECIMAL(38,18) (|x| >= 10^20) is an error.
+
+    The final value from those sums is one call of the session's JVM UDF (``rspark.jvm.SumAvgResult``) when it
+    has rspark's JVM helpers: the SQL below computes the same (tests/test_sum_avg_result.py compares them), but
+    Spark analyses, optimises, generates code for and ships that SQL with every query (at 1e5 triples, GROUP BY
+    with AVG took 0.39 s with it, 0.28 s with the final value left out)."""
     def fields(x) -> str:
         if type(x) is TermV:
             general = let(_lexical_and_type(x), _term_fields)
@@ -221,15 +227,25 @@ def _sum_avg_split(name: str, per_row, aggs) -> str:
                 f"'d', (CASE WHEN {t} <= {DEC} THEN {n.d} END), 'f', (CASE WHEN {t} >= {FLT} THEN {n.f} END))")
 
     row = per_row(fields)
-    parts = [f"'n', {aggs('count')}", f"'t', {aggs('max', row, 't')}",
-             f"'hi', {aggs('sum', f'shiftright({row}.i, 32)')}", f"'lo', {aggs('sum', f'({row}.i & {_TWO32 - 1})')}",
-             f"'ds', CAST({aggs('sum', row, 'd')} AS {DEC_T})", f"'fs', {aggs('sum', row, 'f')}"]
-    packed = "named_struct(" + ", ".join(parts) + ")"
+    sums = {"n": aggs("count"), "t": aggs("max", row, "t"), "hi": aggs("sum", f"shiftright({row}.i, 32)"),
+            "lo": aggs("sum", f"({row}.i & {_TWO32 - 1})"), "ds": f"CAST({aggs('sum', row, 'd')} AS {DEC_T})",
+            "dn": aggs("count", row, "d"), "fs": aggs("sum", row, "f")}
+    udf = aggs.compiler.env.sum_avg
+    if udf is not None:
+        args = [str(name == "AVG").upper(), f"CAST({sums['n']} AS BIGINT)", f"CAST({sums['t']} AS INT)",
+                f"CAST({sums['hi']} AS BIGINT)", f"CAST({sums['lo']} AS BIGINT)", f"CAST({sums['ds']} AS {DEC_T})",
+                f"CAST({sums['dn']} AS BIGINT)", f"CAST({sums['fs']} AS DOUBLE)"]
+        return f"{udf}({', '.join(args)})"
+    packed = "named_struct(" + ", ".join(f"'{k}', {v}" for k, v in sums.items()) + ")"
 
     def result(p: str) -> str:
         tm = f"{p}.t"
-        ints = f"CAST(CAST({p}.hi AS DECIMAL(38,0)) * {_TWO32} + CAST({p}.lo AS DECIMAL(38,0)) AS {DEC_T})"
-        dsum = dec_add(f"coalesce({ints}, CAST(0 AS {DEC_T}))", f"coalesce({p}.ds, CAST(0 AS {DEC_T}))")
+        zero = f"CAST(0 AS {DEC_T})"
+        # NULL (an error) when a sum leaves DECIMAL(38,18): the integers' (the cast is NULL) or the decimals'
+        ints = (f"(CASE WHEN {p}.hi IS NULL THEN {zero} ELSE CAST(CAST({p}.hi AS DECIMAL(38,0)) * {_TWO32} + "
+                f"CAST({p}.lo AS DECIMAL(38,0)) AS {DEC_T}) END)")
+        decs = f"(CASE WHEN {p}.dn = 0 THEN {zero} ELSE {p}.ds END)"
+        dsum = dec_add(ints, decs)
 
         def with_sum(s: str) -> str:
             fsum = f"(coalesce({p}.fs, 0D) + CAST({s} AS DOUBLE))"
@@ -305,9 +321,12 @@ def _term_fields(p: str) -> str:
     anything that is not a valid number (an error for SUM / AVG)."""
     lex, t0 = f"{p}.l", f"{p}.t0"
     valid = f"({t0} IS NOT NULL AND {lex} RLIKE try_element_at({NUM_RE_MAP}, {t0}))"
-    t = f"(CASE WHEN {valid} THEN (CASE WHEN {t0} = {DEC} AND instr({lex}, '.') = 0 THEN {DEC0} ELSE {t0} END) ELSE 99 END)"
     small = f"({t0} = {INT} AND length({lex}) <= 18)"  # |value| < 10^18: a BIGINT, and so are the 32-bit halves' sums
+    as_dec = f"({t0} = {DEC} OR ({t0} = {INT} AND NOT {small}))"
+    dec = f"CAST({lex} AS {DEC_T})"  # NULL beyond DECIMAL(38,18): an error
+    t = (f"(CASE WHEN {valid} AND NOT ({as_dec} AND {dec} IS NULL) THEN (CASE WHEN {t0} = {DEC} AND "
+         f"instr({lex}, '.') = 0 THEN {DEC0} ELSE {t0} END) ELSE 99 END)")
     dbl = f"CAST({lex} AS DOUBLE)"
     return (f"named_struct('t', {t}, 'i', (CASE WHEN {small} THEN CAST({lex} AS BIGINT) END), "
-            f"'d', (CASE WHEN {t0} = {DEC} OR ({t0} = {INT} AND NOT {small}) THEN CAST({lex} AS {DEC_T}) END), "
+            f"'d', (CASE WHEN {as_dec} THEN {dec} END), "
             f"'f', (CASE WHEN {t0} = {DBL} THEN {dbl} WHEN {t0} = {FLT} THEN {to_float_precision(dbl)} END))")

@@ -97,6 +97,7 @@ class ExprEnv:
     now: str  # the xsd:dateTime lexical form NOW() returns, fixed for one evaluation
     base_iri: str | None = None  # for IRI() / URI() of relative strings
     now_sql: str | None = None  # SQL giving NOW()'s encoded term per row instead (a replay: the evaluation instant)
+    sum_avg: str | None = None  # the session's JVM UDF for SUM's / AVG's final value (None: their SQL)
 
 
 def compile_expr(expr, scope: ExprScope, env: ExprEnv) -> Column:

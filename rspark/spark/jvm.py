@@ -4,12 +4,14 @@ user's cache directory and put on the Spark session's class path.
 Why: parsing N-Triples / N-Quads lines in Python workers costs most of a stream's load (moving every line to a
 Python worker and back through Arrow); the Java line scanner (``rspark.jvm.NQuadsLine``, a Spark UDF) reads the
 common lines inside the JVM (a 5,000,000-line stream's parse job: 8.9 s instead of 19.9 s, docs/evaluation.md
-"Loading"), and leaves every other line to the Python path.
+"Loading"), and leaves every other line to the Python path. ``rspark.jvm.SumAvgResult`` (a Spark UDF) gives SUM's
+and AVG's final value from their partial sums, in place of a large SQL expression Spark would analyse, optimise and
+compile with every query that averages (docs/evaluation.md, "Group and aggregates").
 
 The jar is built with the ``javac`` of the JDK that runs Spark (found through ``JAVA_HOME`` or the ``PATH``),
 against PySpark's own jars, and named after a hash of the sources and the PySpark version, so an upgrade rebuilds
 it. Without a JDK (a JRE alone), with ``RSPARK_JVM=0`` in the environment, or in a session created without the jar,
-everything works through the Python path, only slower.
+everything works through the Python path and rspark's SQL, only slower.
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ from pathlib import Path
 
 from rspark.cache import cache_dir
 
-__all__ = ["jar_path", "line_parser", "LINE_PARSER"]
+__all__ = ["jar_path", "line_parser", "sum_avg_result", "LINE_PARSER", "SUM_AVG_RESULT"]
 
 SOURCES = Path(__file__).resolve().parents[1] / "jvm"
-LINE_PARSER = "rspark_nquads_line"  # the UDF's name in a session
-_LINE_PARSER_CLASS = "rspark.jvm.NQuadsLine"
-_registered: dict[int, bool] = {}
+LINE_PARSER = "rspark_nquads_line"  # the UDFs' names in a session
+SUM_AVG_RESULT = "rspark_sum_avg"
+_registered: dict[tuple[int, str], bool] = {}
 
 
 def enabled() -> bool:
@@ -80,19 +82,32 @@ def jar_path() -> str | None:
     return str(target)
 
 
-def line_parser(spark) -> str | None:
-    """The name of the JVM line-scanner UDF in this session (registered on first use), or None when the session
-    cannot load it (built without the jar, or ``RSPARK_JVM=0``)."""
+def _register(spark, name: str, cls: str, return_type) -> str | None:
+    """``name`` once the Java UDF ``cls`` is registered in ``spark`` (on first use), None when the session cannot
+    load it (created without the jar, or ``RSPARK_JVM=0``)."""
     if not enabled():
         return None
-    key = id(spark._jsparkSession)
+    key = (id(spark._jsparkSession), name)
     if key not in _registered:
-        from pyspark.sql.types import StringType, StructField, StructType
-
-        schema = StructType([StructField(name, StringType()) for name in ("s", "p", "o", "g")])
         try:
-            spark.udf.registerJavaFunction(LINE_PARSER, _LINE_PARSER_CLASS, schema)
+            spark.udf.registerJavaFunction(name, cls, return_type)
             _registered[key] = True
         except Exception:  # the class is not on the session's class path
             _registered[key] = False
-    return LINE_PARSER if _registered[key] else None
+    return name if _registered[key] else None
+
+
+def line_parser(spark) -> str | None:
+    """The name of the JVM line-scanner UDF in this session (``rspark.jvm.NQuadsLine``), or None."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    schema = StructType([StructField(name, StringType()) for name in ("s", "p", "o", "g")])
+    return _register(spark, LINE_PARSER, "rspark.jvm.NQuadsLine", schema)
+
+
+def sum_avg_result(spark) -> str | None:
+    """The name of the UDF giving SUM's and AVG's final value from their partial sums in this session
+    (``rspark.jvm.SumAvgResult``, see :func:`rspark.spark.expr_aggregate._sum_avg_split`), or None."""
+    from pyspark.sql.types import StringType
+
+    return _register(spark, SUM_AVG_RESULT, "rspark.jvm.SumAvgResult", StringType())
