@@ -184,3 +184,17 @@ def test_averages_of_decimals_with_many_digits(spark, n):
         scale = rng.randint(0, 18)
         groups.append([lit(str(Decimal(rng.randint(-10**19, 10**19)).scaleb(-scale)), "decimal") for _ in range(n)])
     _assert_same(spark, groups)
+
+
+def test_inputs_that_are_expressions_rather_than_columns(spark):
+    # the aggregate calls are then Columns of their own and the final value is built over them through a lambda
+    from pyspark.sql import functions as F
+
+    udf = jvm.sum_avg_result(spark)
+    other = Scope(columns={"a": F.concat(F.col("a"), F.lit(""))})
+    df = spark.createDataFrame([(0, lit("1")), (0, lit("2.5", "decimal")), (1, lit("2", "double"))], "g int, a string")
+    cols = [compile_aggregate(Aggregate(n, Variable("a")), other, dataclasses.replace(ENV, sum_avg=u)).alias(f"c{k}")
+            for k, (n, u) in enumerate([("SUM", None), ("SUM", udf), ("AVG", None), ("AVG", udf)])]
+    got = sorted(tuple(r) for r in df.groupBy("g").agg(*cols).collect())
+    assert got == [(0, lit("3.5", "decimal"), lit("3.5", "decimal"), lit("1.75", "decimal"), lit("1.75", "decimal")),
+                   (1, lit("2.0E0", "double"), lit("2.0E0", "double"), lit("2.0E0", "double"), lit("2.0E0", "double"))]
