@@ -408,13 +408,12 @@ class Compiler:
         sols = self.compile(op.op, ctx)
         sols, flags = self.with_exists(sols, (op.expr,), ctx)
         value = compile_expr(op.expr, self.scope(sols, flags), self.env)
-        df = sols.df.withColumn(var_col(op.var.name), value)
-        if flags:
-            df = df.drop(*flags.values())
         names = sols.vars + ((op.var.name,) if op.var.name not in sols.vars else ())
         bound = sols.bound | ({op.var.name} if isinstance(op.expr, Variable) and op.expr.name in sols.bound else set())
-        # keep the hidden order columns last
-        df = df.select(*sols.keys, *[var_col(v) for v in names], *[c for c, _ in sols.order])
+        # one select (each DataFrame operation is analysed as it is built): the new column in place, the EXISTS
+        # flags left out, the hidden order columns last
+        cols = [value.alias(var_col(v)) if v == op.var.name else F.col(var_col(v)) for v in names]
+        df = sols.df.select(*sols.keys, *cols, *[c for c, _ in sols.order])
         return dataclasses.replace(sols, df=df, vars=names, bound=frozenset(bound))
 
     # ---------------------------------------------------------------------------------------- graphs (datasets)
@@ -564,7 +563,10 @@ class Compiler:
             out = out.select(*sols.keys, *[F.coalesce(F.col(var_col(v.name)), F.lit(empty[v.name])).alias(var_col(v.name))
                                            for v, _ in op.aggregates])
         keep = list(sols.keys) + [var_col(n) for n in names]
-        out = out.select(*keep)
+        produced = list(sols.keys) + [var_col(v.name) for v, _ in op.aggregates] if not key_cols and sols.keys \
+            else group_by + [var_col(v.name) for v, _ in op.aggregates]
+        if produced != keep:  # a grouping key without a variable is dropped
+            out = out.select(*keep)
         bound = frozenset(e.name for v, e in op.keys if v is None and isinstance(e, Variable) and e.name in sols.bound)
         return Solutions(out, tuple(names), bound, sols.keys)
 
