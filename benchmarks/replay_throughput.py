@@ -136,8 +136,7 @@ def worker_rspark(paths: dict, overlap: str, names: list[str], conf: list[str] =
         out["startup_s"] = time.perf_counter() - start
         start = time.perf_counter()
         engine.load(paths["static"])
-        engine.add_stream(EX + "traffic", paths["traffic"])
-        engine.add_stream(EX + "weather", paths["weather"])
+        engine.add_streams({EX + "traffic": paths["traffic"], EX + "weather": paths["weather"]})  # as `rspark replay`
         out["load_s"] = time.perf_counter() - start
         for name in names:
             q = queries(SLIDES[overlap])[name]

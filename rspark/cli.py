@@ -107,8 +107,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             engine.load(path)
         for iri, path in graphs:
             engine.load(path, graph=iri)
-        for iri, path in streams:
-            engine.add_stream(iri, path, strict=args.strict)
+        engine.add_streams(streams, strict=args.strict)  # loaded concurrently
         for err in engine.errors:
             print(f"rspark: warning: {err}", file=sys.stderr)
         outputs = engine.replay_iter([t for t, _ in texts], until=args.until, times=_times(args.times),

@@ -579,6 +579,42 @@ def test_bad_elements_are_reported_and_skipped(spark, tmp_path):
         assert got == [(1, ["1"]), (3, ["1", "3"])]
 
 
+def test_streams_added_together_load_concurrently_and_equal_streams_added_one_by_one(spark, tmp_path):
+    """add_streams loads its streams concurrently: the same sources and answers as add_stream one after the
+    other, errors in the given order; a failing load adds none of them; a repeated IRI fails before loading."""
+    from rspark.engine.engine import Engine
+
+    prefix = "@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+    bad1, bad2 = tmp_path / "b1.trig", tmp_path / "b2.trig"
+    bad1.write_text(prefix + ":g1 { :a :p 1 . }\n:g1 prov:generatedAtTime 1 .\n:g2 { :a :p 2 . }\n", encoding="utf-8")
+    bad2.write_text(prefix + ":h1 { :b :p 5 . }\n:h1 prov:generatedAtTime 5 .\n:h2 { :b :p 6 . }\n", encoding="utf-8")
+    q = P + ("SELECT ?s ?o FROM NAMED WINDOW :w ON :one [LANDMARK 0] FROM NAMED WINDOW :v ON :two [LANDMARK 0] "
+             "WHERE { { WINDOW :w { ?s ?p ?o } } UNION { WINDOW :v { ?s ?p ?o } } }")
+    streams = {EX + "one": bad1, EX + "two": bad2}
+    answers, errors = [], []
+    for together in (False, True):
+        with Engine(spark=spark) as eng:
+            if together:
+                eng.add_streams(streams)
+            else:
+                for iri, path in streams.items():
+                    eng.add_stream(iri, path)
+            assert list(eng.streams) == [EX + "one", EX + "two"]
+            errors.append([(Path(e.file).name, e.line, e.element) for e in eng.errors])
+            answers.append(table(eng.replay(q), "s", "o"))
+    one, five = (f'"{v}"^^<http://www.w3.org/2001/XMLSchema#integer' for v in (1, 5))  # local() cuts the last >
+    assert answers[0] == answers[1] == [(1, [(":a", one)]), (5, [(":a", one), (":b", five)])]
+    assert errors[0] == errors[1] == [("b1.trig", 5, "<http://example.org/g2>"), ("b2.trig", 5, "<http://example.org/h2>")]
+    with Engine(spark=spark) as eng:
+        with pytest.raises(RsparkError, match="g2"):  # strict: the first failure in the given order
+            eng.add_streams(streams, strict=True)
+        assert eng.streams == {} and eng.errors == []
+        eng.add_stream(EX + "one", bad1)
+        with pytest.raises(RsparkError, match="already added"):
+            eng.add_streams({EX + "two": tmp_path / "missing.trig", EX + "one": bad1})
+        assert list(eng.streams) == [EX + "one"]
+
+
 # ---------------------------------------------------------------------------------------------------------- CLI
 
 
