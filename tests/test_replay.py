@@ -606,6 +606,7 @@ def test_streams_added_together_load_concurrently_and_equal_streams_added_one_by
     assert answers[0] == answers[1] == [(1, [(":a", one)]), (5, [(":a", one), (":b", five)])]
     assert errors[0] == errors[1] == [("b1.trig", 5, "<http://example.org/g2>"), ("b2.trig", 5, "<http://example.org/h2>")]
     with Engine(spark=spark) as eng:
+        assert eng.add_streams({}) is eng and eng.streams == {}
         with pytest.raises(RsparkError, match="g2"):  # strict: the first failure in the given order
             eng.add_streams(streams, strict=True)
         assert eng.streams == {} and eng.errors == []

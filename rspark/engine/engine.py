@@ -330,8 +330,8 @@ class Engine:
             return load_stream(self.spark, iri, str(path), timestamp_predicate=timestamp_predicate,
                                base_iri=base_iri, strict=strict)
 
-        if len(pairs) == 1:
-            results = [load(pairs[0])]
+        if len(pairs) <= 1:
+            results = [load(pair) for pair in pairs]
         else:
             with ThreadPoolExecutor(max_workers=min(len(pairs), 4), thread_name_prefix="rspark-load") as pool:
                 futures = [pool.submit(load, pair) for pair in pairs]
