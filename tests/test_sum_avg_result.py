@@ -154,7 +154,7 @@ def _term(draw) -> str:
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(st.lists(_term(), min_size=1, max_size=6), min_size=20, max_size=40),
-       st.lists(st.lists(st.sampled_from(["int", "dec", "float"]), min_size=1, max_size=4), min_size=5, max_size=10),
+       st.lists(st.lists(st.sampled_from(["int", "dec", "double"]), min_size=1, max_size=4), min_size=5, max_size=10),
        st.integers(0, 2**32))
 def test_udf_equals_sql_on_generated_groups(spark, groups, kinds, seed):
     import random
@@ -167,7 +167,8 @@ def test_udf_equals_sql_on_generated_groups(spark, groups, kinds, seed):
             if k == "int":
                 vals.append(lit(str(rng.randint(-10**rng.randint(1, 19), 10**rng.randint(1, 19)))))
             elif k == "dec":
-                vals.append(lit(str(Decimal(rng.randint(-10**20, 10**20)).scaleb(-rng.randint(0, 19))), "decimal"))
+                scaled = Decimal(rng.randint(-10**20, 10**20)).scaleb(-rng.randint(0, 19))
+                vals.append(lit(_decimal_lexical(scaled, point=True), "decimal"))
             else:
                 vals.append(lit(repr(rng.uniform(-1e6, 1e6)), "double"))
         same_kind.append(vals)
@@ -182,7 +183,8 @@ def test_averages_of_decimals_with_many_digits(spark, n):
     groups = []
     for _ in range(30):
         scale = rng.randint(0, 18)
-        groups.append([lit(str(Decimal(rng.randint(-10**19, 10**19)).scaleb(-scale)), "decimal") for _ in range(n)])
+        groups.append([lit(_decimal_lexical(Decimal(rng.randint(-10**19, 10**19)).scaleb(-scale), point=True), "decimal")
+                       for _ in range(n)])
     _assert_same(spark, groups)
 
 
