@@ -563,8 +563,10 @@ class Compiler:
             out = out.select(*sols.keys, *[F.coalesce(F.col(var_col(v.name)), F.lit(empty[v.name])).alias(var_col(v.name))
                                            for v, _ in op.aggregates])
         keep = list(sols.keys) + [var_col(n) for n in names]
-        produced = list(sols.keys) + [var_col(v.name) for v, _ in op.aggregates] if not key_cols and sols.keys \
-            else group_by + [var_col(v.name) for v, _ in op.aggregates]
+        # the aggregation's columns: its grouping columns (the context keys alone after the empty-group join) and
+        # the aggregates
+        produced = (list(sols.keys) if not key_cols and sols.keys else group_by) + \
+            [var_col(v.name) for v, _ in op.aggregates]
         if produced != keep:  # a grouping key without a variable is dropped
             out = out.select(*keep)
         bound = frozenset(e.name for v, e in op.keys if v is None and isinstance(e, Variable) and e.name in sols.bound)
