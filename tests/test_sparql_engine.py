@@ -126,12 +126,16 @@ def test_volatile_queries_are_compiled_at_every_run(engine):
 
 def test_the_session_jvm_runs_with_rspark_s_options(spark):
     """The JVM of rspark's session runs with rspark's options (rspark.spark.session.JIT_OPTIONS: the optimising
-    compiler's inlining limits) and in UTC."""
-    from rspark.spark.session import JIT_OPTIONS
+    compiler's inlining limits; GC_OPTIONS: the throughput collector and its overhead limit) and in UTC."""
+    from rspark.spark.session import GC_OPTIONS, JIT_OPTIONS
 
-    args = set(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
-    assert {"-XX:InlineSmallCode=1000", "-XX:MaxInlineSize=20", "-XX:FreqInlineSize=200", "-Duser.timezone=UTC"} <= args
-    assert set(JIT_OPTIONS.split()) <= args
+    jvm = spark.sparkContext._jvm
+    args = set(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert {"-XX:InlineSmallCode=1000", "-XX:MaxInlineSize=20", "-XX:FreqInlineSize=200", "-Duser.timezone=UTC",
+            "-XX:+UseParallelGC", "-XX:GCTimeLimit=90", "-XX:GCHeapFreeLimit=10"} <= args
+    assert set(JIT_OPTIONS.split()) | set(GC_OPTIONS.split()) <= args
+    collectors = {bean.getName() for bean in jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()}
+    assert collectors == {"PS Scavenge", "PS MarkSweep"}  # the parallel collector's young and old generations
 
 
 def test_service_is_reported_not_supported(engine):
