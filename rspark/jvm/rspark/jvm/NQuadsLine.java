@@ -195,47 +195,68 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
         return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
     }
 
-    /** unreserved characters of an IRI (RFC 3987's iunreserved within the Basic Multilingual Plane). */
-    private static boolean unreserved(char c) {
-        if (c < 0x80) {
-            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                    || c == '-' || c == '.' || c == '_' || c == '~';
+    // Character classes of the ASCII characters, one bit each (unit() tests a class in one table lookup):
+    private static final byte UNRESERVED = 1;  // a-z A-Z 0-9 - . _ ~
+    private static final byte SUB_DELIM = 2;   // ! $ & ' ( ) * + , ; =
+    private static final byte COLON = 4;
+    private static final byte AT = 8;
+    private static final byte SLASH_QUESTION = 16;
+    private static final byte[] ASCII = new byte[128];
+
+    static {
+        for (char c = 0; c < 128; c++) {
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~".indexOf(c) >= 0) {
+                ASCII[c] |= UNRESERVED;
+            }
+            if ("!$&'()*+,;=".indexOf(c) >= 0) {
+                ASCII[c] |= SUB_DELIM;
+            }
         }
+        ASCII[':'] |= COLON;
+        ASCII['@'] |= AT;
+        ASCII['/'] |= SLASH_QUESTION;
+        ASCII['?'] |= SLASH_QUESTION;
+    }
+
+    /** The ASCII classes a character of class cls may have: 'u' userinfo (unreserved, sub-delims, ':'), 'h' host
+     *  (unreserved, sub-delims), 'p' pchar (unreserved, sub-delims, ':', '@'), 'q' query and fragment characters
+     *  (pchar, '/', '?'). */
+    private static int mask(char cls) {
+        switch (cls) {
+            case 'u':
+                return UNRESERVED | SUB_DELIM | COLON;
+            case 'p':
+                return UNRESERVED | SUB_DELIM | COLON | AT;
+            case 'q':
+                return UNRESERVED | SUB_DELIM | COLON | AT | SLASH_QUESTION;
+            default:
+                return UNRESERVED | SUB_DELIM;
+        }
+    }
+
+    /** A non-ASCII unreserved character of an IRI (RFC 3987's ucschar within the Basic Multilingual Plane). */
+    private static boolean unreservedWide(char c) {
         return (c >= 0xA0 && c <= 0xD7FF) || (c >= 0xF900 && c <= 0xFDCF) || (c >= 0xFDF0 && c <= 0xFFEF);
     }
 
-    private static boolean subDelim(char c) {
-        return "!$&'()*+,;=".indexOf(c) >= 0;
-    }
-
-    /** At i one character of the given class, or a %XX escape: its length (1 or 3), else 0. Classes: 'u' userinfo
-     *  (unreserved, sub-delims, ':'), 'h' host (unreserved, sub-delims), 'p' pchar (unreserved, sub-delims, ':', '@'),
-     *  'q' query and fragment characters (pchar, '/', '?'). */
-    private static int unit(String line, int i, char cls) {
+    /** At i one character of the classes in mask (see mask()), or a %XX escape: its length (1 or 3), else 0. */
+    private static int unit(String line, int i, int mask) {
         char c = line.charAt(i);
-        if (c == '%') {
-            return i + 2 < line.length() && hex(line.charAt(i + 1)) && hex(line.charAt(i + 2)) ? 3 : 0;
+        if (c < 128) {
+            if ((ASCII[c] & mask) != 0) {
+                return 1;
+            }
+            return c == '%' && i + 2 < line.length() && hex(line.charAt(i + 1)) && hex(line.charAt(i + 2)) ? 3 : 0;
         }
-        if (unreserved(c) || subDelim(c)) {
-            return 1;
-        }
-        switch (cls) {
-            case 'u':
-                return c == ':' ? 1 : 0;
-            case 'p':
-                return c == ':' || c == '@' ? 1 : 0;
-            case 'q':
-                return c == ':' || c == '@' || c == '/' || c == '?' ? 1 : 0;
-            default:
-                return 0;
-        }
+        return unreservedWide(c) ? 1 : 0;
     }
 
     /** The index after a run of characters of class cls from i (stops at the first other character). */
     private static int run(String line, int i, char cls) {
         int n = line.length();
+        int mask = mask(cls);
         while (i < n) {
-            int len = unit(line, i, cls);
+            int len = unit(line, i, mask);
             if (len == 0) {
                 return i;
             }
