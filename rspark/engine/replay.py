@@ -31,6 +31,7 @@ from rspark.model.terms import IRI, XSD, BlankNode, Variable
 from rspark.spark import encoding as E
 from rspark.spark import solutions as S
 from rspark.spark.bgp_window import BGPWindow
+from rspark.spark.frames import local_frame
 from rspark.spark.compiler import Compiler, DatasetView, _once
 from rspark.spark.loader import quoted_table
 from rspark.spark.solutions import Solutions, var_col
@@ -306,7 +307,7 @@ class ReplayCompiler(Compiler):
                 df = df.content(op.op)
             part = df.withColumn(key, F.lit(name))
             union = part if union is None else union.unionByName(part)
-        names = self.spark.createDataFrame([(n,) for n in windows], f"{key} string")
+        names = local_frame(self.spark, [(n,) for n in windows], f"{key} string")
         domain = ctx.domain.crossJoin(names)
         keys = S.merge_keys(ctx.keys, (key,), (KEY,))
         builders = self.dataset.named_graphs
@@ -514,11 +515,11 @@ class Replayer:
             if isinstance(rw, CountSpec) and rw.unit == "BGP":
                 bw = bgp_windows[id(d)] = self._bgp_window(comp, plan.op, d, rw, src)
                 matches = bw.match_times()
-            inputs.append(WindowInput(rw, src.elements, src.quads, matches))
+            inputs.append(WindowInput(rw, src.elements, src.quads, matches, src.bounds()))
         et = evaluation_instants(inputs, profile, every=every, times=ticks_times, until=ticks_until,
                                  spark=self.spark)
         instant_values = et.values()
-        instants = self.spark.createDataFrame([(t,) for t in instant_values], f"{KEY} long")
+        instants = local_frame(self.spark, [(t,) for t in instant_values], f"{KEY} long")
 
         predicates = pattern_predicates(plan.op)
         for d, rw, src in zip(decls, resolved, sources):

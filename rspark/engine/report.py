@@ -36,6 +36,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from rspark.engine.profiles import CONTENT_CHANGE, NON_EMPTY, PERIODIC, WINDOW_CLOSE, Profile, get_profile
+from rspark.spark.frames import local_frame
 from rspark.spark.windows import (
     INSTANT,
     CountSpec,
@@ -58,12 +59,14 @@ class ReportError(ValueError):
 class WindowInput:
     """One window of a query: its resolved spec and its stream (``element, ts, seq``; ``quads`` for a
     ``[RANGE TRIPLES n]`` window's non-empty test; ``matches``, a ``ts`` column, for a ``[RANGE BGP n]`` window's:
-    the times of its pattern's matches, None when no pattern reads the window)."""
+    the times of its pattern's matches, None when no pattern reads the window; ``bounds``, the elements' least and
+    greatest ``ts`` when the caller knows them, else they are computed)."""
 
     window: ResolvedWindow
     elements: DataFrame
     quads: DataFrame | None = None
     matches: DataFrame | None = None
+    bounds: tuple[int | None, int | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ class EvaluationInstants:
 
 
 def _empty(spark: SparkSession) -> DataFrame:
-    return spark.createDataFrame([], f"{INSTANT} long")
+    return local_frame(spark, [], f"{INSTANT} long")
 
 
 def _sequence(spark: SparkSession, first: int, last: int, origin: int, step: int) -> DataFrame | None:
@@ -163,7 +166,7 @@ def evaluation_instants(windows: Sequence[WindowInput], profile: Profile | str |
     bounds: dict[int, tuple] = {}  # id(elements) -> (first, last): one aggregate per distinct stream frame
     for w in windows:
         if id(w.elements) not in bounds:
-            bounds[id(w.elements)] = stream_bounds(w.elements)
+            bounds[id(w.elements)] = w.bounds if w.bounds is not None else stream_bounds(w.elements)
     lasts = [hi for _, hi in bounds.values() if hi is not None]
     if until is None:
         until = max(lasts) if lasts else None

@@ -23,6 +23,7 @@ from rspark.errors import NotSupportedError
 from rspark.model.terms import BlankNode, QuotedTriple, Variable
 from rspark.spark import solutions as S
 from rspark.spark.encoding import encode
+from rspark.spark.frames import local_frame
 from rspark.spark.solutions import Solutions, fresh, var_col
 from rspark.syntax import ast
 
@@ -217,7 +218,7 @@ class Compiler:
         if not names:
             df = self.spark.range(len(rows)).select()
         else:
-            df = self.spark.createDataFrame(rows, schema)
+            df = local_frame(self.spark, rows, schema)
         bound = frozenset(n for i, n in enumerate(names) if all(r[i] is not None for r in rows))
         return Solutions(df, tuple(names), bound, ())
 

@@ -62,6 +62,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from rspark.model.time import Duration
+from rspark.spark.frames import local_frame
 from rspark.syntax.ast import CountWindow, Instant, IntervalWindow, LandmarkWindow, NowWindow, TimeWindow
 
 if TYPE_CHECKING:  # profiles live in rspark.engine; only their attributes are read here
@@ -347,7 +348,7 @@ def instants_frame(spark, instants) -> tuple[DataFrame, int | None]:
             raise WindowError(f"the instants DataFrame needs an {INSTANT!r} column (has {instants.columns})")
         return instants.select(F.col(INSTANT).cast("long").alias(INSTANT)), None
     values = sorted({int(t) for t in instants})
-    return spark.createDataFrame([(t,) for t in values], f"{INSTANT} long"), len(values)
+    return local_frame(spark, [(t,) for t in values], f"{INSTANT} long"), len(values)
 
 
 def _small(df: DataFrame, rows: int | None) -> DataFrame:
