@@ -43,6 +43,7 @@ from pyspark.sql import functions as F
 from rspark.errors import DataError
 from rspark.io import rdf
 from rspark.spark import jvm
+from rspark.spark.frames import local_frame
 
 __all__ = ["LoadedGraph", "LoadedStream", "load_rdf", "load_stream", "PROV_GENERATED_AT_TIME", "MAX_ERRORS"]
 
@@ -297,7 +298,7 @@ def _parse_document_df(spark: SparkSession, path: str, *, fmt: str, base_iri: st
     local = _local_path(path)
     compressed = rdf.is_compressed(path)
     if local is not None:
-        source = spark.createDataFrame([(local,)], "path string").coalesce(1)
+        source = local_frame(spark, [(local,)], "path string")  # read by the JVM: no Python worker for the path
     else:
         source = spark.read.format("binaryFile").load(path).select("content")
 
