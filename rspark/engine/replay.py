@@ -562,8 +562,11 @@ class Replayer:
                 df = relation_to_stream(df, cols, r2s, instants)
             df = df.select(KEY, *cols, *[c for c, _ in sols.order])  # the order's hidden columns last
 
+            columns = [(i + 1, n) for i, n in enumerate(names)]  # (the row's column, the variable)
+            decode = E.decode
+
             def item(row):
-                return {n: E.decode(row[i + 1]) for i, n in enumerate(names) if row[i + 1] is not None}
+                return {n: decode(row[i]) for i, n in columns if row[i] is not None}
         elif form == "ASK":
             df = sols.df.select(KEY).distinct()
 
