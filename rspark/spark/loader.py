@@ -12,7 +12,7 @@ Parsing runs on executors, never on the driver (pyoxigraph inside ``mapInArrow``
   reported at its physical line number (from the split's ``input_file_block_start()`` and the line's index in the
   split; the lines per split are counted by a second, JVM-only pass that only runs when there is something to
   report).
-* Turtle, TriG and RDF/XML are parsed in one task (a one-row DataFrame of the path, read by the executor;
+* Turtle, TriG and RDF/XML are parsed in one task (a one-row local relation of the path, read by the executor;
   a path with a URI scheme other than ``file`` is read with Spark's ``binaryFile`` source instead), which yields
   Arrow batches of quads.
 
@@ -23,9 +23,10 @@ semantics); pyoxigraph's RDF 1.2 reifiers are undone as :mod:`rspark.io.results`
 
 Cache policy: the parsed rows are ``persist()``-ed (MEMORY_AND_DISK) and materialised at load time, because the
 load must report its errors (and raise in strict mode) anyway; the returned DataFrames are lazy projections of that
-cache, so using them again never re-parses the file. Derived tables that need a shuffle (``quoted``, the stream's
-``elements`` and ``quads``, and ``restricted(...)``'s subsets of ``quads``) are persisted too and materialise on
-first use. ``unpersist()`` on the result frees them.
+cache, so using them again never re-parses the file. Derived tables that need a shuffle or a join (``quoted``, a
+stream's per-element check, which the load reads, its ``quads`` and ``restricted(...)``'s subsets of ``quads``) are
+persisted too and materialise on first use; a stream's ``elements`` is a filter of its per-element check.
+``unpersist()`` on the result frees them.
 """
 
 from __future__ import annotations
