@@ -31,8 +31,8 @@ from rspark.model.terms import IRI, XSD, BlankNode, Variable
 from rspark.spark import encoding as E
 from rspark.spark import solutions as S
 from rspark.spark.bgp_window import BGPWindow
-from rspark.spark.frames import local_frame
 from rspark.spark.compiler import Compiler, DatasetView, _once
+from rspark.spark.frames import local_frame
 from rspark.spark.loader import quoted_table
 from rspark.spark.solutions import Solutions, var_col
 
