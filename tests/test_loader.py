@@ -19,6 +19,7 @@ from rspark.io import rdf
 from rspark.io.results import DatasetResult, from_rdf, results_equal
 from rspark.spark.encoding import decode
 from rspark.spark.loader import LoadedGraph, LoadedStream, load_rdf, load_stream
+from rspark.spark.windows import stream_bounds
 
 TESTDATA = Path(__file__).resolve().parents[1].parent / "shared" / "testdata"
 W3C = TESTDATA / "w3c"
@@ -807,6 +808,9 @@ def test_stream_with_integer_timestamps_is_checked_with_longs_the_same_as_any_st
     assert calls == ["_plain_elements", "_general_elements"]
     assert _stream_view(plain) == _stream_view(general)
     assert ranked(plain.elements) == {(e("g1"), 5, 0), (e("g2"), -3, 1), (e("g8"), 12, 2), (e("g9"), 5, 3)}
+    # the plain check's summary also gives the stream's bounds (the valid elements' least and greatest ts, as
+    # stream_bounds finds them: rejected g4's 10 and metadata g7's 7 do not count); the general check leaves them
+    assert plain.bounds == stream_bounds(plain.elements) == (-3, 12) and general.bounds is None
     assert rows(plain.metadata) == {(e("g7"), f"<{PROV}>", f'"7"^^<{XSD}integer>'), (e("g1"), e("source"), e("x"))}
     assert [(x.line, x.element) for x in plain.errors] == [(5, e("g3")), (7, e("g4")), (11, e("g5")), (14, e("g6"))]
     assert [x.reason for x in plain.errors][:3] == [

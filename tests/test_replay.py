@@ -310,6 +310,7 @@ def test_a_triple_in_two_elements_is_one_triple_of_the_window(spark, tmp_path):
              "WHERE { WINDOW :w { ?s a :Sensor } }")
     with Engine(spark=spark) as eng:
         eng.add_stream(EX + "d", path)
+        assert eng.streams[EX + "d"]._bounds == (1, 3)  # found by the load's element check: no job of the replay's
         got = [(o.time, o.rows[0]["n"].lexical) for o in eng.replay(q, times=[1, 2, 3])]
         assert eng.streams[EX + "d"].triples_unique() is False
     assert got == [(1, "1"), (2, "1"), (3, "2")]

@@ -353,7 +353,7 @@ class Engine:
         self._loaded.append(loaded)
         self.streams[iri] = StreamSource(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
                                          "datetime" if loaded.time_kind == "datetime" else "number",
-                                         loaded.time_scale, _has_metadata=loaded.has_metadata,
+                                         loaded.time_scale, _bounds=loaded.bounds, _has_metadata=loaded.has_metadata,
                                          candidates=loaded.candidates, restricted=loaded.restricted,
                                          stamp_predicate=encode(IRI(timestamp_predicate)))
 

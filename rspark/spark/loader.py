@@ -107,7 +107,9 @@ class LoadedStream:
     ``metadata``: the default-graph triples other than the elements' timestamps (``s, p, o``). ``quoted``: as in
     :class:`LoadedGraph`, over ``quads`` and ``metadata``. ``time_kind``: ``"datetime"`` (``ts`` in epoch
     milliseconds, UTC) or ``"number"`` (``ts`` = value * ``time_scale``, the smallest power of ten that makes every
-    timestamp integral). ``has_metadata``: whether ``metadata`` has a row (counted at load). ``errors``: rejected
+    timestamp integral). ``has_metadata``: whether ``metadata`` has a row (counted at load). ``bounds``: the least
+    and greatest ``ts`` of ``elements`` ((None, None) without elements) when the load found them, else None.
+    ``errors``: rejected
     elements and malformed statements, in file order (an element with several timestamps is reported with the least
     and the greatest).
     """
@@ -122,6 +124,7 @@ class LoadedStream:
     time_kind: str
     time_scale: int
     has_metadata: bool = True
+    bounds: tuple[int | None, int | None] | None = None
     errors: list[DataError] = field(default_factory=list)
     _cached: list[DataFrame] = field(default_factory=list, repr=False)
 
@@ -718,6 +721,7 @@ class _Elements:
     n_meta: int
     bad: list[tuple[str, str, int | None, int | None]]
     n_bad: int
+    bounds: tuple[int | None, int | None] | None = None  # the valid elements' least and greatest ts, when known
 
 
 def _is_stamp(pred: str) -> Column:
@@ -766,6 +770,9 @@ def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) 
         F.count(F.when(ok, 1)).alias("n_ok"),
         F.count(F.when(rejected, 1)).alias("n_err"),
         F.count(F.when(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull(), 1)).alias("n_meta"),
+        # the stream's bounds (as stream_bounds computes them over the elements below), in the same job
+        F.min(F.when(ok, F.shiftright(F.col("v0"), 1))).alias("lo"),
+        F.max(F.when(ok, F.shiftright(F.col("v0"), 1))).alias("hi"),
     ).collect()[0]
     bad = []
     if summary["n_err"]:
@@ -784,7 +791,8 @@ def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) 
             bad.append((r["element"], msg, blk, idx))
     elements = per_element.filter(ok).select(
         "element", F.shiftright(F.col("v0"), 1).alias("ts"), F.col("pos").alias("seq"))
-    return _Elements(per_element, elements, "number", 0, summary["n_ok"], summary["n_meta"], bad, summary["n_err"])
+    return _Elements(per_element, elements, "number", 0, summary["n_ok"], summary["n_meta"], bad, summary["n_err"],
+                     (summary["lo"], summary["hi"]))
 
 
 def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, cached: list) -> _Elements:
@@ -915,6 +923,7 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, co
         restricted=restricted,
         metadata=meta,
         has_metadata=n_meta > 0,
+        bounds=check.bounds,
         quoted=quoted,
         time_kind=check.kind,
         time_scale=10 ** check.scale_exp,
