@@ -109,9 +109,8 @@ class LoadedStream:
     milliseconds, UTC) or ``"number"`` (``ts`` = value * ``time_scale``, the smallest power of ten that makes every
     timestamp integral). ``has_metadata``: whether ``metadata`` has a row (counted at load). ``bounds``: the least
     and greatest ``ts`` of ``elements`` ((None, None) without elements) when the load found them, else None.
-    ``errors``: rejected
-    elements and malformed statements, in file order (an element with several timestamps is reported with the least
-    and the greatest).
+    ``errors``: rejected elements and malformed statements, in file order (an element with several timestamps is
+    reported with the least and the greatest).
     """
 
     iri: str
@@ -882,9 +881,10 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, co
     if strict and errors:
         raise errors[0]
 
-    # not cached apart: a filter and projection of the cached per-element check, read when used (a replay reads the
-    # elements once for their bounds and once for the content join; a cache of its own cost a job of 0.7 s), unless
-    # seq is a row number over all the elements (positions beyond _FileOrder's long key), a sort not to repeat
+    # not cached apart: a filter and projection of the cached per-element check, read when used (by the content
+    # join, and for the bounds when the check did not find them; a cache of its own cost the first 1e7 replay a job
+    # of 0.7 s), unless seq is a row number over all the elements (positions beyond _FileOrder's long key): a sort
+    # not to repeat
     elements = check.elements
     if not order.fits:
         elements = elements.persist(StorageLevel.MEMORY_AND_DISK)
