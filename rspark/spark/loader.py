@@ -764,14 +764,15 @@ def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) 
     cached.append(per_element)
     candidate = F.col("pos").isNotNull() & ~F.col("rej")
     ok = candidate & (F.col("v0") == F.col("v1"))  # NULL (no timestamp): not ok
+    ts = F.shiftright(F.col("v0"), 1)  # a valid element's timestamp (its code without the xsd:long bit)
     rejected = candidate & ~F.coalesce(ok, F.lit(False))
     summary = per_element.agg(
         F.count(F.when(ok, 1)).alias("n_ok"),
         F.count(F.when(rejected, 1)).alias("n_err"),
         F.count(F.when(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull(), 1)).alias("n_meta"),
         # the stream's bounds (as stream_bounds computes them over the elements below), in the same job
-        F.min(F.when(ok, F.shiftright(F.col("v0"), 1))).alias("lo"),
-        F.max(F.when(ok, F.shiftright(F.col("v0"), 1))).alias("hi"),
+        F.min(F.when(ok, ts)).alias("lo"),
+        F.max(F.when(ok, ts)).alias("hi"),
     ).collect()[0]
     bad = []
     if summary["n_err"]:
@@ -789,7 +790,7 @@ def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) 
             msg = _NO_TIMESTAMP if r["v0"] is None else _several([min(values), max(values)])
             bad.append((r["element"], msg, blk, idx))
     elements = per_element.filter(ok).select(
-        "element", F.shiftright(F.col("v0"), 1).alias("ts"), F.col("pos").alias("seq"))
+        "element", ts.alias("ts"), F.col("pos").alias("seq"))
     return _Elements(per_element, elements, "number", 0, summary["n_ok"], summary["n_meta"], bad, summary["n_err"],
                      (summary["lo"], summary["hi"]))
 
