@@ -202,3 +202,145 @@ def test_line_numbers_across_splits_either_way(spark, tmp_path, monkeypatch, jvm
     assert sorted(int(r.o.strip('"')) for r in rows) == sorted(set(range(1, 801)) - bad - blank)
     assert len({r.s for r in rows}) == 7  # one node per label across splits
     lg.unpersist()
+
+
+# ------------------------------------------------------------------------------------------ rspark's data source
+# rspark/jvm/rspark/jvm/NQuadsSource.java reads a local line-format file itself (no text source, no UDF): its rows
+# must be those of Spark's text source cut by the scanner UDF, at the same physical lines.
+
+
+def _udf_rows(spark, path, quads: bool, prefix: str = "_:bX_") -> tuple[list, int]:
+    """The text source + scanner UDF reading of a file: (line number, s, p, o, g, value) per line with something
+    to read, and the file's number of lines."""
+    from rspark.spark.loader import _text_lines
+
+    lines = _text_lines(spark, str(path))
+    cut = F.call_function(jvm.line_parser(spark), F.col("value"), F.lit(quads), F.lit(prefix)).alias("r")
+    rows = lines.select(cut, "value", "blk", "idx").filter(F.col("r").isNull() | F.col("r.s").isNotNull()) \
+        .select("r.s", "r.p", "r.o", "r.g", F.when(F.col("r").isNull(), F.col("value")).alias("value"), "blk",
+                "idx").collect()
+    splits = lines.groupBy("blk").agg(F.count(F.lit(1)).alias("n"), F.min("idx").alias("first")).collect()
+    return _numbered(rows, [(r.blk, r.n, r.first) for r in splits])
+
+
+def _source_rows(spark, path, quads: bool, prefix: str = "_:bX_") -> tuple[list, int]:
+    """The same from rspark's data source; a row without a line index (a run's continuation) gets the line of
+    the row before it in its split + 1 only when that row was read with the same graph (checked here)."""
+    df = jvm.lines_source(spark, str(path), quads=quads, prefix=prefix)
+    assert df is not None
+    counts = jvm.lines_source(spark, str(path), quads=quads, prefix=prefix, mode="count").collect()
+    rows = df.collect()  # one partition after the other, each in file order
+    last = None
+    for r in rows:
+        if r.idx is None:  # continues a run: the last row read in its split had its graph
+            assert last is not None and last.blk == r.blk and last.g == r.g != "", (last, r)
+        if r.s is not None:
+            last = r
+    return _numbered(rows, [(r.blk, r.n, 0) for r in counts])
+
+
+def _numbered(rows, splits) -> tuple[list, int]:
+    before, total = {}, 0
+    for blk, n, first in sorted(splits):
+        before[blk] = (total, first)
+        total += n
+    out = []
+    for r in rows:
+        line = None if r.idx is None else before[r.blk][0] + r.idx - before[r.blk][1] + 1
+        out.append((line, r.s, r.p, r.o, r.g, r.value))
+    return out, total
+
+
+def _same_reading(udf: tuple[list, int], source: tuple[list, int]) -> None:
+    """Equal rows in file order; the source's run continuations (no line) match the UDF's rows at their place."""
+    (a, n_a), (b, n_b) = udf, source
+    assert n_a == n_b
+    assert len(a) == len(b)
+    a, b = sorted(a, key=lambda r: r[0]), b  # the source's rows are in file order already
+    for x, y in zip(a, b):
+        assert y[1:] == x[1:], (x, y)
+        assert y[0] is None or y[0] == x[0], (x, y)
+
+
+PIECES = [
+    '<http://e/s> <http://e/p> "x"@en <http://e/g> .',
+    '<http://e/s> <http://e/q> "y" <http://e/g> .',
+    '_:a <http://e/p> _:b .',
+    '_:a <http://e/p> _:b _:g .',
+    '', '   ', '# a comment', 'garbage',
+    '<http://e/é> <http://e/p> "ü 😀" <http://e/g2> .',
+    '<rel> <http://e/p> "\\u0041" .',
+    '<http://e/s> <http://e/p> "1"^^<http://www.w3.org/2001/XMLSchema#string> .',
+    '<http://e/s> <http://e/p> "1"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString> <http://e/g> .',
+    '  <http://e/s> <http://e/p> "1"^^<http://www.w3.org/2001/XMLSchema#integer> <http://e/g> . # x',
+    '<http://e/g> <http://www.w3.org/ns/prov#generatedAtTime> "1"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+]
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_source_reads_files_as_the_text_source_and_udf(spark, tmp_path, ending):
+    """Generated files of canonical and other lines, blank lines and comments, non-ASCII and invalid UTF-8, a
+    byte order mark, with and without a final line end, at split sizes down to 16 bytes (splits that begin inside
+    a line, inside a CRLF, at a line's first byte): the same rows at the same lines as Spark's text source cut by
+    the scanner UDF, N-Quads and N-Triples."""
+    import random
+
+    rnd = random.Random(7)
+    for case in range(6):
+        lines = [rnd.choice(PIECES) for _ in range(rnd.randint(0, 40))]
+        data = ending.join(lines).encode() + (ending.encode() if case % 2 else b"")
+        if case == 2:
+            data = b"\xef\xbb\xbf" + data
+        if case == 3:
+            data += b'<http://e/s> <http://e/p> "\xff\xfe" <http://e/g> .' + ending.encode()
+        path = tmp_path / f"c{case}.nq"
+        path.write_bytes(data)
+        for split in ("16", "97", "4096"):
+            spark.conf.set("spark.sql.files.maxPartitionBytes", split)
+            try:
+                for quads in (True, False):
+                    _same_reading(_udf_rows(spark, path, quads), _source_rows(spark, path, quads))
+            finally:
+                spark.conf.unset("spark.sql.files.maxPartitionBytes")
+
+
+def test_source_reads_w3c_data_as_the_udf(spark, tmp_path):
+    """The W3C suites' data as N-Quads and N-Triples lines (test_w3c_data_read_as_python_reads_it): the source's
+    ASCII byte path and its UTF-8 path read every line as the UDF does."""
+    texts = {"nquads": [], "ntriples": []}
+    for _, fmt, lines in w3c_lines():
+        texts[fmt] += lines
+    for fmt, lines in texts.items():
+        path = tmp_path / f"w3c.{'nq' if fmt == 'nquads' else 'nt'}"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        udf, source = _udf_rows(spark, path, fmt == "nquads"), _source_rows(spark, path, fmt == "nquads")
+        _same_reading(udf, source)
+        assert sum(1 for r in source[0] if r[1] is not None) > len(lines) * 9 // 10
+
+
+def test_source_marks_runs_of_an_elements_lines(spark, tmp_path):
+    """A line read with the graph of the line read before it in its split has no position: the element check
+    only needs the first line of each run (tests/test_loader.py checks the elements' order and errors)."""
+    g = "<http://e/g{}> ."
+    lines = [f"<http://e/s> <http://e/p> <http://e/o{i}> " + g.format(k) for i, k in enumerate([1, 1, 1, 2, 1, 1])]
+    lines.insert(2, "garbage")  # a line the scanner does not read does not end a run
+    lines.append('<http://e/g1> <http://www.w3.org/ns/prov#generatedAtTime> "1" .')
+    path = tmp_path / "runs.nq"
+    path.write_text("\n".join(lines) + "\n")
+    rows = jvm.lines_source(spark, str(path), quads=True, prefix="_:b_").collect()
+    assert [(r.g, r.idx) for r in rows] == [
+        ("<http://e/g1>", 0), ("<http://e/g1>", None), (None, 2), ("<http://e/g1>", None), ("<http://e/g2>", 4),
+        ("<http://e/g1>", 5), ("<http://e/g1>", None), ("", 7)]
+
+
+def test_source_is_used_for_local_plain_files_only(spark, tmp_path, monkeypatch):
+    path = tmp_path / "a.nq"
+    path.write_text("<http://e/s> <http://e/p> <http://e/o> .\n")
+    assert jvm.lines_source(spark, str(path), quads=True, prefix="_:b_") is not None
+    gz = tmp_path / "a.nq.gz"
+    gz.write_bytes(b"")
+    assert jvm.lines_source(spark, str(gz), quads=True, prefix="_:b_") is None  # Hadoop's codecs read it
+    assert jvm.lines_source(spark, "a.nq", quads=True, prefix="_:b_") is None  # not an absolute path
+    assert jvm.lines_source(spark, str(tmp_path), quads=True, prefix="_:b_") is None  # a folder
+    monkeypatch.setenv("RSPARK_JVM", "0")
+    assert jvm.lines_source(spark, str(path), quads=True, prefix="_:b_") is None

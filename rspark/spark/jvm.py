@@ -26,11 +26,15 @@ from pathlib import Path
 
 from rspark.cache import cache_dir
 
-__all__ = ["jar_path", "line_parser", "sum_avg_result", "LINE_PARSER", "SUM_AVG_RESULT"]
+__all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "LINE_PARSER", "SUM_AVG_RESULT",
+           "LINES_SOURCE"]
 
 SOURCES = Path(__file__).resolve().parents[1] / "jvm"
 LINE_PARSER = "rspark_nquads_line"  # the UDFs' names in a session
 SUM_AVG_RESULT = "rspark_sum_avg"
+LINES_SOURCE = "rspark.jvm.NQuadsSource"  # the data source reading N-Triples / N-Quads files (by class name)
+# extensions of the files Hadoop's codecs decompress when Spark reads text: read by the text source, not ours
+_CODEC_SUFFIXES = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".br", ".xz", ".lzo", ".lzma")
 _registered: dict[tuple[int, str], bool] = {}
 
 
@@ -103,6 +107,51 @@ def line_parser(spark) -> str | None:
 
     schema = StructType([StructField(name, StringType()) for name in ("s", "p", "o", "g")])
     return _register(spark, LINE_PARSER, "rspark.jvm.NQuadsLine", schema)
+
+
+def _split_bytes(spark, size: int) -> int:
+    """The bytes of an input split of a ``size``-byte file, as Spark's file sources choose it
+    (``FilePartition.maxSplitBytes``): at most ``spark.sql.files.maxPartitionBytes``, and small enough that every
+    core gets a split (``spark.sql.files.minPartitionNum``, else the default parallelism), but not below
+    ``spark.sql.files.openCostInBytes``."""
+    conf = spark._jsparkSession.sessionState().conf()
+    max_bytes, open_cost = conf.filesMaxPartitionBytes(), conf.filesOpenCostInBytes()
+    min_partitions = conf.filesMinPartitionNum()
+    if min_partitions.isDefined():
+        cores = int(min_partitions.get())
+    else:
+        leaf = spark.conf.get("spark.sql.leafNodeDefaultParallelism", None)
+        cores = int(leaf) if leaf else spark.sparkContext.defaultParallelism
+    return int(min(max_bytes, max(open_cost, (size + open_cost) // max(1, cores))))
+
+
+def lines_source(spark, path: str, *, quads: bool, prefix: str, mode: str = "rows"):
+    """The lines of a local N-Triples / N-Quads file read by rspark's data source (``rspark.jvm.NQuadsSource``):
+    mode "rows" gives ``s, p, o, g, value, blk, idx`` (the terms of each line the JVM scanner reads, else its text
+    for the Python path; a position per line), mode "count" gives ``blk, n`` (the lines of each input split).
+    None when the source cannot be used, and the loader reads the file with Spark's text source and the scanner
+    UDF instead: without rspark's jar in the session or with ``RSPARK_JVM=0``, on a cluster (the file is read
+    where the task runs), for a compressed file, or for anything but a regular local file. Both give the same rows
+    (tests/test_jvm_parser.py)."""
+    if not enabled() or not spark.sparkContext.master.startswith("local"):
+        return None
+    local = Path(path)
+    if not local.is_absolute() or not local.is_file() or local.name.lower().endswith(_CODEC_SUFFIXES):
+        return None
+    key = (id(spark._jsparkSession), LINES_SOURCE)
+    if _registered.get(key) is False:
+        return None
+    reader = spark.read.format(LINES_SOURCE).option("path", str(local)) \
+        .option("splitBytes", str(_split_bytes(spark, local.stat().st_size))) \
+        .option("quads", "true" if quads else "false").option("prefix", prefix).option("mode", mode)
+    try:
+        df = reader.load()
+    except Exception as exc:
+        if "DATA_SOURCE_NOT_FOUND" in str(exc) or "ClassNotFound" in str(exc):
+            _registered[key] = False  # the class is not on the session's class path
+        return None
+    _registered[key] = True
+    return df
 
 
 def sum_avg_result(spark) -> str | None:

@@ -3,10 +3,11 @@
 Parsing runs on executors, never on the driver (pyoxigraph inside ``mapInArrow``; the pure-Python helpers are in
 :mod:`rspark.io.rdf`):
 
-* N-Triples / N-Quads are read with ``spark.read.text``, so a large file is split across tasks. The lines already
-  in the canonical term encoding are cut into terms inside the JVM by rspark's Java line scanner
-  (:mod:`rspark.spark.jvm`, a Spark UDF; in one job, whose result is cached with the text of the lines it did not
-  read). Those other lines (and every line when the scanner is not available) go to Python workers in Arrow
+* N-Triples / N-Quads are read in input splits, so a large file is split across tasks. The lines already in the
+  canonical term encoding are cut into terms inside the JVM by rspark's Java line scanner (:mod:`rspark.spark.jvm`;
+  in one job, whose result is cached with the text of the lines it did not read): for a local uncompressed file in
+  local mode by rspark's data source, which reads the file's bytes itself, else by ``spark.read.text`` and the
+  scanner as a UDF (the same rows at the same positions). Those other lines (and every line when the scanner is not available) go to Python workers in Arrow
   batches: vectorised RE2 matches first (:func:`rspark.io.rdf.fast_lines`, tested to read exactly what pyoxigraph
   reads), then pyoxigraph, together, and line by line when the batch holds a bad line, so that a bad line is
   reported at its physical line number (from the split's ``input_file_block_start()`` and the line's index in the
@@ -212,6 +213,15 @@ def _text_lines(spark: SparkSession, path: str) -> DataFrame:
         (F.monotonically_increasing_id().bitwiseAND(F.lit(_LINE_INDEX_BITS))).alias("idx"))
 
 
+def _lines_source(spark: SparkSession, path: str, fmt: str, prefix: str, mode: str = "rows") -> DataFrame | None:
+    """rspark's data source over a local line-format file (:func:`rspark.spark.jvm.lines_source`), or None when the
+    file is read with Spark's text source instead. A load and its line numbers (:class:`_Lines`) ask the same."""
+    local = _local_path(path)
+    if local is None:
+        return None
+    return jvm.lines_source(spark, local, quads=fmt == "nquads", prefix=prefix, mode=mode)
+
+
 def _python_line_parser(fmt: str, base_iri: str | None, token: str, default_graph: str, triple_graph: str | None,
                         positions: bool):
     """The mapInArrow function parsing batches of (value, blk, idx) lines in a Python worker."""
@@ -253,21 +263,27 @@ def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str |
     workers. That job also counts what the load needs to know of the rows (:func:`_materialise`), so that when
     the JVM read every line the parse is not read again for it. Without the scanner, every line goes through the
     Python workers (``fast_lines``, then pyoxigraph)."""
-    lines = _text_lines(spark, path)
     python_parse = _python_line_parser(fmt, base_iri, token, default_graph, triple_graph, positions)
-    udf = jvm.line_parser(spark)
-    if udf is None:
-        raw = lines.mapInArrow(python_parse, _RAW_DDL).persist(StorageLevel.MEMORY_AND_DISK)
-        return raw, [raw], None
-    cut = F.call_function(udf, F.col("value"), F.lit(fmt == "nquads"), F.lit(f"_:{token}_")).alias("r")
+    prefix = f"_:{token}_"
     # one row per line with something to read: the terms when the JVM read it, else the text for Python
-    stage = (
-        lines.select(cut, "value", "blk", "idx")
-        .filter(F.col("r").isNull() | F.col("r.s").isNotNull())
-        .select(F.col("r.s").alias("s"), F.col("r.p").alias("p"), F.col("r.o").alias("o"),
-                F.col("r.g").alias("g"), F.when(F.col("r").isNull(), F.col("value")).alias("value"), "blk", "idx")
-        .persist(StorageLevel.MEMORY_AND_DISK)
-    )
+    source = _lines_source(spark, path, fmt, prefix)
+    if source is not None:  # rspark's data source: lines cut from the file's bytes
+        stage = source.persist(StorageLevel.MEMORY_AND_DISK)
+    else:  # Spark's text source and the scanner as a UDF
+        lines = _text_lines(spark, path)
+        udf = jvm.line_parser(spark)
+        if udf is None:
+            raw = lines.mapInArrow(python_parse, _RAW_DDL).persist(StorageLevel.MEMORY_AND_DISK)
+            return raw, [raw], None
+        cut = F.call_function(udf, F.col("value"), F.lit(fmt == "nquads"), F.lit(prefix)).alias("r")
+        stage = (
+            lines.select(cut, "value", "blk", "idx")
+            .filter(F.col("r").isNull() | F.col("r.s").isNotNull())
+            .select(F.col("r.s").alias("s"), F.col("r.p").alias("p"), F.col("r.o").alias("o"),
+                    F.col("r.g").alias("g"), F.when(F.col("r").isNull(), F.col("value")).alias("value"), "blk",
+                    "idx")
+            .persist(StorageLevel.MEMORY_AND_DISK)
+        )
     read = F.col("s").isNotNull()
     try:  # the job that reads the file, and _materialise's counts of what the JVM read (ord is 0 on this path)
         per_split = stage.groupBy("blk").agg(
@@ -366,8 +382,12 @@ class _Lines:
         if self.fmt not in rdf.LINE_FORMATS:
             return idx + 1
         if self._splits is None:
-            rows = _text_lines(self.spark, self.path).groupBy("blk") \
-                .agg(F.count(F.lit(1)).alias("n"), F.min("idx").alias("first")).collect()
+            counts = _lines_source(self.spark, self.path, self.fmt, "_:b_", mode="count")
+            if counts is not None:  # the positions of rspark's data source: idx from 0 in each split
+                rows = counts.select("blk", "n", F.lit(0).alias("first")).collect()
+            else:
+                rows = _text_lines(self.spark, self.path).groupBy("blk") \
+                    .agg(F.count(F.lit(1)).alias("n"), F.min("idx").alias("first")).collect()
             splits, total = {}, 0
             for row in sorted(rows, key=lambda r: r["blk"]):
                 splits[row["blk"]] = (total, row["first"])
@@ -734,7 +754,10 @@ def _element_rows(raw: DataFrame, pred: str, pos: Column, val: Column) -> DataFr
     is_named = (F.col("k") == _K_QUAD) & (F.col("g") != "")
     is_stamp = _is_stamp(pred)
     is_rejected = (F.col("k") == _K_PROBLEM) & F.col("elem").isNotNull()
-    return raw.filter(is_named | is_stamp | is_rejected).select(
+    # a statement without a line index continues a run of its element's lines (rspark's data source): the run's
+    # first statement, which has one, is before it in the file, so it cannot be the element's first
+    first = F.col("idx").isNotNull()
+    return raw.filter((is_named & first) | is_stamp | is_rejected).select(
         F.when(is_named, F.col("g")).when(is_stamp, F.col("s")).otherwise(F.col("elem")).alias("element"),
         F.when(is_named, pos).alias("npos"),
         F.when(is_stamp, val).alias("val"),

@@ -23,60 +23,110 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
     private static final String RDF_DATATYPE = "\"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#";
     private static final String XSD_STRING = "\"^^<http://www.w3.org/2001/XMLSchema#string>";
 
+    /** What {@link #scan} found: a line with nothing to read (blank, or a comment alone). */
+    static final int NOTHING_READ = 0;
+    /** What {@link #scan} found: a line this scanner does not read (left to the Python path). */
+    static final int UNREAD = 1;
+    /** What {@link #scan} found: a line read into terms, whose bounds it wrote into its array. */
+    static final int READ = 2;
+
     @Override
     public Row call(String line, Boolean quads, String prefix) {
         if (line == null) {
             return null;
         }
+        int[] at = new int[8];
+        switch (scan(line, quads, at)) {
+            case NOTHING_READ:
+                return NOTHING;
+            case UNREAD:
+                return null;
+            default:
+                String g = at[6] < 0 ? "" : term(line, at[6], at[7], prefix);
+                return RowFactory.create(term(line, at[0], at[1], prefix), line.substring(at[2], at[3]),
+                        term(line, at[4], at[5], prefix), g);
+        }
+    }
+
+    /**
+     * Scans one line (without its line terminator): NOTHING_READ, UNREAD, or READ with the bounds of the terms
+     * written into at: subject at[0]..at[1], predicate at[2]..at[3], object at[4]..at[5], graph at[6]..at[7]
+     * (at[6] = -1 when the line has no graph). A blank-node term's bounds include its "_:". The line is a String
+     * (the UDF) or the ASCII bytes of a file ({@link NQuadsSource}): the same scanner reads both.
+     */
+    static int scan(CharSequence line, boolean quads, int[] at) {
         int n = line.length();
         int i = spaces(line, 0);
         if (i == n || line.charAt(i) == '#') {
-            return NOTHING;
+            return NOTHING_READ;
         }
-        if (line.indexOf('\uFFFD') >= 0 || line.contains(RDF_DATATYPE) || line.contains(XSD_STRING)) {
-            return null;  // a replaced invalid byte, or a datatype the encoding rewrites
+        if (indexOf(line, '\uFFFD') >= 0 || contains(line, RDF_DATATYPE) || contains(line, XSD_STRING)) {
+            return UNREAD;  // a replaced invalid byte, or a datatype the encoding rewrites
         }
         int se = node(line, i);
         if (se < 0) {
-            return null;
+            return UNREAD;
         }
         int ps = spaces(line, se);
         if (ps == se) {
-            return null;
+            return UNREAD;
         }
         int pe = iri(line, ps);
         if (pe < 0) {
-            return null;
+            return UNREAD;
         }
         int os = spaces(line, pe);
         if (os == pe || os == n) {
-            return null;
+            return UNREAD;
         }
         int oe = line.charAt(os) == '"' ? literal(line, os) : node(line, os);
         if (oe < 0) {
-            return null;
+            return UNREAD;
         }
         int m = spaces(line, oe);
-        String g = "";
+        at[6] = -1;
+        at[7] = -1;
         if (m > oe && m < n && line.charAt(m) != '.') {
             if (!quads) {
-                return null;
+                return UNREAD;
             }
             int ge = node(line, m);
             if (ge < 0) {
-                return null;
+                return UNREAD;
             }
-            g = term(line, m, ge, prefix);
+            at[6] = m;
+            at[7] = ge;
             m = spaces(line, ge);
         }
         if (m == n || line.charAt(m) != '.') {
-            return null;
+            return UNREAD;
         }
         m = spaces(line, m + 1);
         if (m < n && line.charAt(m) != '#') {
-            return null;
+            return UNREAD;
         }
-        return RowFactory.create(term(line, i, se, prefix), line.substring(ps, pe), term(line, os, oe, prefix), g);
+        at[0] = i;
+        at[1] = se;
+        at[2] = ps;
+        at[3] = pe;
+        at[4] = os;
+        at[5] = oe;
+        return READ;
+    }
+
+    private static int indexOf(CharSequence line, char c) {
+        if (!(line instanceof String)) {
+            return -1;  // ASCII bytes: no replacement character
+        }
+        return ((String) line).indexOf(c);
+    }
+
+    /** Whether t occurs in line; ASCII bytes answer for themselves ({@link NQuadsSource.AsciiLine#contains}). */
+    private static boolean contains(CharSequence line, String t) {
+        if (line instanceof String) {
+            return ((String) line).contains(t);
+        }
+        return ((NQuadsSource.AsciiLine) line).contains(t);
     }
 
     private static String term(String line, int start, int end, String prefix) {
@@ -86,7 +136,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
         return line.substring(start, end);
     }
 
-    private static int spaces(String line, int i) {
+    private static int spaces(CharSequence line, int i) {
         int n = line.length();
         while (i < n && (line.charAt(i) == ' ' || line.charAt(i) == '\t')) {
             i++;
@@ -95,7 +145,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
     }
 
     /** An IRI or a blank node from i: the index after it, or -1. */
-    private static int node(String line, int i) {
+    private static int node(CharSequence line, int i) {
         if (i >= line.length()) {
             return -1;
         }
@@ -110,7 +160,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
     }
 
     /** _:[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_-])? : the longest such label (a final '.' ends the statement). */
-    private static int bnode(String line, int i) {
+    private static int bnode(CharSequence line, int i) {
         int n = line.length();
         if (i + 2 >= n || line.charAt(i + 1) != ':' || !labelChar(line.charAt(i + 2))) {
             return -1;
@@ -130,7 +180,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
     }
 
     /** "..." with only the escapes \" \\ \n \r, then @lang ([a-z]{2,3}(-[a-z]{2}|-[0-9]{3})?) or ^^IRI. */
-    private static int literal(String line, int i) {
+    private static int literal(CharSequence line, int i) {
         int n = line.length();
         int j = i + 1;
         while (true) {
@@ -240,7 +290,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
     }
 
     /** At i one character of the classes in mask (see mask()), or a %XX escape: its length (1 or 3), else 0. */
-    private static int unit(String line, int i, int mask) {
+    private static int unit(CharSequence line, int i, int mask) {
         char c = line.charAt(i);
         if (c < 128) {
             if ((ASCII[c] & mask) != 0) {
@@ -252,7 +302,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
     }
 
     /** The index after a run of characters of class cls from i (stops at the first other character). */
-    private static int run(String line, int i, char cls) {
+    private static int run(CharSequence line, int i, char cls) {
         int n = line.length();
         int mask = mask(cls);
         while (i < n) {
@@ -266,7 +316,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
     }
 
     /** An absolute IRI <scheme:...> from i, of FAST_LINE's shape: the index after '>', or -1. */
-    private static int iri(String line, int i) {
+    private static int iri(CharSequence line, int i) {
         int n = line.length();
         if (i >= n || line.charAt(i) != '<') {
             return -1;
