@@ -23,6 +23,8 @@ VALUES = [
     f'"95.50"^^<{X}decimal>', f'".5"^^<{X}decimal>', f'"96."^^<{X}decimal>', f'"-0.0"^^<{X}decimal>',
     f'"1234567890123456789.5"^^<{X}decimal>', f'"9.6E1"^^<{X}double>', f'"-INF"^^<{X}double>', f'"NaN"^^<{X}double>',
     f'"95.5e0"^^<{X}double>', f'"96"^^<{X}float>', f'"1.5.5"^^<{X}decimal>', f'"1e"^^<{X}double>',
+    # quotes in the lexical form (the guards read the text between the first two quotes of the term)
+    f'"9\\"6"^^<{X}integer>', f'"\\"96"^^<{X}integer>', f'"96\\""^^<{X}decimal>', f'"1\\"e2"^^<{X}double>',
 ]
 FILTERS = [
     "?v > 95", "95 < ?v", "?v = 96", "?v != 96", "?v <= -5", "?v >= 95.5", "?v < 96.0", "?v = 5",
@@ -77,7 +79,7 @@ def test_shapes_taken_and_left():
     v, w = Variable("v"), Variable("w")
     i95, d955 = Literal("95", XSD_INTEGER), Literal("95.5", XSD_DECIMAL)
     col = {"v": "cv", "w": "cw"}.get
-    lex = "substring(cv, 2, length(cv) - length(substring_index(cv, '\"', -1)) - 2)"
+    lex = "substring_index(substring_index(cv, '\"', 2), '\"', -1)"
     sql = expr_guarded.numeric_comparisons(Call(">", (v, i95)), col, "GENERAL")
     assert sql.startswith("(CASE WHEN ") and sql.endswith(" ELSE GENERAL END)")
     assert f"THEN (CAST({lex} AS BIGINT) > 95L)" in sql

@@ -63,7 +63,11 @@ _DOUBLE_RE = r"'^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?$'"  # xsd
 def _classes(col: str) -> tuple[str, list[tuple[str, str]]]:
     """A term's lexical form, and the guards of the number classes handled: integer, decimal, double."""
     sfx = f"substring_index({col}, '\"', -1)"
-    lexical = f"substring({col}, 2, length({col}) - length({sfx}) - 2)"
+    # The text between the first two quotes, found on bytes (substring and length count characters, which costs a
+    # pass over the string per call): it is the lexical form whenever a guard below holds, since then the lexical
+    # form is digits, signs and a point. A lexical form with a quote (written \") is cut at its backslash, which
+    # no guard accepts, as none accepted the whole form either.
+    lexical = f"substring_index(substring_index({col}, '\"', 2), '\"', -1)"
     quoted = f"startswith({col}, '\"')"
     return lexical, [
         ("int", f"({quoted} AND {sfx} IN ({_SUFFIXES}) AND {lexical} RLIKE '^[+-]?[0-9]{{1,18}}$')"),
