@@ -344,3 +344,50 @@ def test_source_is_used_for_local_plain_files_only(spark, tmp_path, monkeypatch)
     assert jvm.lines_source(spark, str(tmp_path), quads=True, prefix="_:b_") is None  # a folder
     monkeypatch.setenv("RSPARK_JVM", "0")
     assert jvm.lines_source(spark, str(path), quads=True, prefix="_:b_") is None
+
+
+def test_stream_loads_agree_through_the_source_and_the_udf(spark, tmp_path):
+    """One generated stream loaded through rspark's data source (a plain local file) and through the text source
+    and the scanner UDF (the same file gzipped: Hadoop's codec reads it): the same elements in the same order,
+    the same content and the same errors at the same lines. Its elements' lines are interleaved and split across
+    input splits (runs of an element's lines, and elements written in several runs), some statements are left to
+    Python, and some elements are bad (no timestamp, two timestamps, a malformed statement)."""
+    import gzip
+    import random
+
+    rnd = random.Random(5)
+    x = "http://www.w3.org/2001/XMLSchema#integer"
+    lines = []
+    for i in range(300):
+        g = f"<http://e/g{i % 40}>" if i % 3 else f"<http://e/g{i}>"  # g0..g39 in many runs; others alone
+        for k in range(rnd.randint(1, 3)):
+            lines.append(f'<http://e/s{i}> <http://e/p{k}> "{i}"^^<{x}> {g} .' if i % 7 else
+                         f'<http://e/s{i}> <http://e/p{k}> "v"@EN {g} .')  # upper-case tag: Python's
+        if i % 11 == 0:
+            lines.append("garbage")
+        if i % 3 == 0 and i % 13:
+            lines.append(f'<http://e/g{i}> <http://www.w3.org/ns/prov#generatedAtTime> "{i % 50}"^^<{x}> .')
+    lines += [f'<http://e/g{j}> <http://www.w3.org/ns/prov#generatedAtTime> "{j}"^^<{x}> .' for j in range(40)]
+    lines.append(f'<http://e/g1> <http://www.w3.org/ns/prov#generatedAtTime> "99"^^<{x}> .')  # g1: two stamps
+    text = "\n".join(lines) + "\n"
+    plain, packed = tmp_path / "s.nq", tmp_path / "s.nq.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")
+    try:
+        a, b = load_stream(spark, "http://e/s", plain), load_stream(spark, "http://e/s", packed)
+        assert jvm.lines_source(spark, str(plain), quads=True, prefix="_:b_").rdd.getNumPartitions() > 4
+        def order(st):
+            return [(r.element, r.ts) for r in sorted(st.elements.collect(), key=lambda r: (r.ts, r.seq))]
+
+        assert order(a) == order(b)
+        assert len(order(a)) > 30
+        assert _canonical(a.quads.select("s", "p", "o", "element", "ts").collect()) == \
+            _canonical(b.quads.select("s", "p", "o", "element", "ts").collect())
+        assert [(e.line, e.element, str(e)) for e in a.errors] == \
+            [(e.line, e.element, str(e).replace(str(packed), str(plain))) for e in b.errors]
+        assert len(a.errors) > 10
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    a.unpersist()
+    b.unpersist()
