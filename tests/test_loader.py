@@ -1190,3 +1190,27 @@ def test_fast_line_path_property_same_as_pyoxigraph():
 
     check()
     assert seen["fast"] > 100
+
+
+def test_plain_check_of_a_stream_read_whole_by_the_jvm_equals_the_general_check(spark, tmp_path, monkeypatch):
+    """A stream the JVM reads whole (rspark's data source: no line left to Python, so runs of an element's lines
+    carry one position, their first): the plain check gives the same elements, order, content, metadata and
+    errors as the general check, with elements written in several runs of lines, timestamps before and after their
+    graphs, an element without timestamp, one with several, one with the same value as two terms, and metadata."""
+    from rspark.spark import loader
+
+    ts, i = f"<{PROV}>", f"^^<{XSD}integer>"
+    lines = [x for x in _plain_stamp_lines() if "broken" not in x]
+    lines += [f'{e("a")} {e("q")} {e("c")} {e("g1")} .', f'{e("a")} {e("q")} {e("d")} {e("g9")} .',  # more runs
+              f'{e("a")} {e("q")} {e("e")} {e("g1")} .', f'{e("g10")} {ts} "0"{i} .',
+              f'{e("x")} {e("q")} "ü" {e("g10")} .', f'{e("x")} {e("r")} "ü" {e("g10")} .']
+    path = write(tmp_path, "runs.nq", "\n".join(lines) + "\n")
+    plain = load_stream(spark, EX + "s", path)
+    monkeypatch.setattr(loader, "PLAIN_ELEMENTS", False)
+    general = load_stream(spark, EX + "s", path)
+    assert _stream_view(plain) == _stream_view(general)
+    assert ranked(plain.elements) == {(e("g1"), 5, 0), (e("g2"), -3, 1), (e("g6"), 6, 2), (e("g8"), 12, 3),
+                                      (e("g9"), 5, 4), (e("g10"), 0, 5)}
+    assert [x.element for x in plain.errors] == [e("g3"), e("g4"), e("g5")]
+    plain.unpersist()
+    general.unpersist()
