@@ -7,12 +7,12 @@ Parsing runs on executors, never on the driver (pyoxigraph inside ``mapInArrow``
   canonical term encoding are cut into terms inside the JVM by rspark's Java line scanner (:mod:`rspark.spark.jvm`;
   in one job, whose result is cached with the text of the lines it did not read): for a local uncompressed file in
   local mode by rspark's data source, which reads the file's bytes itself, else by ``spark.read.text`` and the
-  scanner as a UDF (the same rows at the same positions). Those other lines (and every line when the scanner is not available) go to Python workers in Arrow
-  batches: vectorised RE2 matches first (:func:`rspark.io.rdf.fast_lines`, tested to read exactly what pyoxigraph
-  reads), then pyoxigraph, together, and line by line when the batch holds a bad line, so that a bad line is
-  reported at its physical line number (from the split's ``input_file_block_start()`` and the line's index in the
-  split; the lines per split are counted by a second, JVM-only pass that only runs when there is something to
-  report).
+  scanner as a UDF (the same rows at the same positions). Those other lines (and every line when the scanner is
+  not available) go to Python workers in Arrow batches: vectorised RE2 matches first
+  (:func:`rspark.io.rdf.fast_lines`, tested to read exactly what pyoxigraph reads), then pyoxigraph, together, and
+  line by line when the batch holds a bad line, so that a bad line is reported at its physical line number (from
+  its split's first byte and the line's index in the split; the lines per split are counted by a second,
+  JVM-only pass that only runs when there is something to report).
 * Turtle, TriG and RDF/XML are parsed in one task (a one-row local relation of the path, read by the executor;
   a path with a URI scheme other than ``file`` is read with Spark's ``binaryFile`` source instead), which yields
   Arrow batches of quads.

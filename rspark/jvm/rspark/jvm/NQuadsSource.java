@@ -414,35 +414,27 @@ public final class NQuadsSource implements TableProvider {
             Object[] values = new Object[7];
             values[5] = start;
             values[6] = idx;
+            CharSequence text = ascii;
+            String decoded = null;  // the line as a String when it is not ASCII
             if (isAscii) {
                 ascii.bytes = buf;
                 ascii.offset = from;
                 ascii.length = to - from;
-                int found = NQuadsLine.scan(ascii, options.quads, at);
-                if (found == NQuadsLine.NOTHING_READ) {
-                    return null;
-                }
-                if (found == NQuadsLine.UNREAD) {
-                    values[4] = UTF8String.fromBytes(buf, from, to - from);
-                } else {
-                    values[0] = term(from, at[0], at[1]);
-                    values[1] = UTF8String.fromBytes(buf, from + at[2], at[3] - at[2]);
-                    values[2] = term(from, at[4], at[5]);
-                    values[3] = at[6] < 0 ? empty : term(from, at[6], at[7]);
-                }
             } else {
-                String line = new String(buf, from, to - from, StandardCharsets.UTF_8);
-                int found = NQuadsLine.scan(line, options.quads, at);
-                if (found == NQuadsLine.NOTHING_READ) {
-                    return null;
-                }
-                if (found == NQuadsLine.UNREAD) {
-                    values[4] = UTF8String.fromBytes(buf, from, to - from);
-                } else {
-                    values[0] = term(line, at[0], at[1]);
-                    values[1] = UTF8String.fromString(line.substring(at[2], at[3]));
-                    values[2] = term(line, at[4], at[5]);
-                    values[3] = at[6] < 0 ? empty : term(line, at[6], at[7]);
+                decoded = new String(buf, from, to - from, StandardCharsets.UTF_8);
+                text = decoded;
+            }
+            int found = NQuadsLine.scan(text, options.quads, at);
+            if (found == NQuadsLine.NOTHING_READ) {
+                return null;
+            }
+            if (found == NQuadsLine.UNREAD) {
+                values[4] = UTF8String.fromBytes(buf, from, to - from);
+            } else {
+                for (int k = 0; k < 4; k++) {  // s, p, o, g
+                    int s = at[2 * k];
+                    int e = at[2 * k + 1];
+                    values[k] = s < 0 ? empty : decoded == null ? term(from, s, e) : term(decoded, s, e);
                 }
             }
             if (values[0] != null) {  // read: a line continuing a run of its graph's lines has no position
