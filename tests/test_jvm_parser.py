@@ -224,8 +224,8 @@ def _udf_rows(spark, path, quads: bool, prefix: str = "_:bX_") -> tuple[list, in
 
 
 def _source_rows(spark, path, quads: bool, prefix: str = "_:bX_") -> tuple[list, int]:
-    """The same from rspark's data source; a row without a line index (a run's continuation) gets the line of
-    the row before it in its split + 1 only when that row was read with the same graph (checked here)."""
+    """The same from rspark's data source (a run's continuation has no line index: checked here to follow a row
+    its split read with the same graph)."""
     df = jvm.lines_source(spark, str(path), quads=quads, prefix=prefix)
     assert df is not None
     counts = jvm.lines_source(spark, str(path), quads=quads, prefix=prefix, mode="count").collect()

@@ -129,7 +129,8 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
         return ((NQuadsSource.AsciiLine) line).contains(t);
     }
 
-    private static String term(String line, int start, int end, String prefix) {
+    /** The term at line[start, end): a blank node's label gets the load's prefix in place of "_:". */
+    static String term(String line, int start, int end, String prefix) {
         if (line.charAt(start) == '_') {
             return prefix + line.substring(start + 2, end);
         }

@@ -269,7 +269,7 @@ public final class NQuadsSource implements TableProvider {
         private final long start;
         private final long end;
         private final UTF8String prefix;
-        private final UTF8String empty = UTF8String.EMPTY_UTF8;
+        private final String prefixText;
         private final AsciiLine ascii = new AsciiLine();
         private final int[] at = new int[8];
         private byte[] buf = new byte[0];
@@ -287,6 +287,7 @@ public final class NQuadsSource implements TableProvider {
             this.start = start;
             this.end = end;
             this.prefix = UTF8String.fromString(options.prefix);
+            this.prefixText = options.prefix;
             this.file = new RandomAccessFile(options.path, "r");
             long from = Math.max(0, start - 1);  // the byte before the split tells whether a line begins at start
             file.seek(from);
@@ -434,13 +435,12 @@ public final class NQuadsSource implements TableProvider {
                 for (int k = 0; k < 4; k++) {  // s, p, o, g
                     int s = at[2 * k];
                     int e = at[2 * k + 1];
-                    values[k] = s < 0 ? empty : decoded == null ? term(from, s, e) : term(decoded, s, e);
+                    values[k] = s < 0 ? UTF8String.EMPTY_UTF8 : decoded == null ? term(from, s, e)
+                            : UTF8String.fromString(NQuadsLine.term(decoded, s, e, prefixText));
                 }
-            }
-            if (values[0] != null) {  // read: a line continuing a run of its graph's lines has no position
                 UTF8String g = (UTF8String) values[3];
                 if (g.numBytes() > 0 && g.equals(lastGraph)) {
-                    values[6] = null;
+                    values[6] = null;  // a line continuing a run of its graph's lines has no position
                 }
                 lastGraph = g;
             }
@@ -452,13 +452,6 @@ public final class NQuadsSource implements TableProvider {
                 return UTF8String.concat(prefix, UTF8String.fromBytes(buf, from + s + 2, e - s - 2));
             }
             return UTF8String.fromBytes(buf, from + s, e - s);
-        }
-
-        private UTF8String term(String line, int s, int e) {
-            if (line.charAt(s) == '_') {
-                return UTF8String.concat(prefix, UTF8String.fromString(line.substring(s + 2, e)));
-            }
-            return UTF8String.fromString(line.substring(s, e));
         }
 
         @Override
