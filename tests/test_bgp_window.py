@@ -1,5 +1,6 @@
-"""[RANGE BGP n]: count-based windows over the matches of a basic graph pattern (seed 002, "Count-based window based
-on Basic Graph Pattern"; rspark's definition is in rspark/spark/bgp_window.py and docs/language.md)."""
+"""[RANGE BGP n]: count-based windows over the matches of a basic graph pattern (the W3C RSP CG requirements,
+"Count-based window based on Basic Graph Pattern"; rspark's definition is in rspark/spark/bgp_window.py and
+docs/language.md)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ EX = "http://example.org/"
 PREFIXES = ("PREFIX : <http://example.org/> PREFIX ssn: <http://purl.oclc.org/NET/ssnx/ssn#> "
             "PREFIX due: <http://example.org/due#> ")
 
-# Each element one observation of who is in which room (seed 002's Observation), except g4 (two observations) and
-# obs7, whose location arrives in a later element (g7). The observations of :axel, by completion:
+# Each element one observation of who is in which room (the W3C RSP CG requirements' Observation), except g4 (two
+# observations) and obs7, whose location arrives in a later element (g7). The observations of :axel, by completion:
 #   obs3 @3, obs4 @4, obs5 @4, obs7 @7 (its last triple is in g7); the others: obs1 :darko @1, obs6 :minh @5.
 STREAM = """@prefix : <http://example.org/> . @prefix ssn: <http://purl.oclc.org/NET/ssnx/ssn#> .
 @prefix due: <http://example.org/due#> . @prefix prov: <http://www.w3.org/ns/prov#> .
@@ -73,8 +74,10 @@ def rows(outputs, *names) -> list:
 
 
 def test_seed002_last_three_observations_of_axel(engine):
-    # seed 002's query, its pattern read through WINDOW :win (RSP-QL: a named window is read by a WINDOW block)
-    q = PREFIXES + f"SELECT ?obs ?room FROM NAMED WINDOW :win ON :social [RANGE BGP 3] WHERE {{ WINDOW :win {{ {AXEL} }} }}"
+    # the W3C RSP CG requirements' query, its pattern read through WINDOW :win (RSP-QL: a named window is read by a
+    # WINDOW block)
+    q = PREFIXES + (f"SELECT ?obs ?room FROM NAMED WINDOW :win ON :social [RANGE BGP 3] "
+                    f"WHERE {{ WINDOW :win {{ {AXEL} }} }}")
     got = rows(engine.replay(q, times=[1, 2, 3, 4, 5, 6, 7]), "obs", "room")
     assert got == [
         (1, []), (2, []),
@@ -89,7 +92,8 @@ def test_seed002_last_three_observations_of_axel(engine):
 def test_a_triple_window_cuts_the_observations_a_bgp_window_does_not(engine):
     # the seed's point: the last 4 triples at 4 (g4's, in s, p, o order) are obs5 without its location, no whole
     # observation; the last BGP match is one
-    triples = PREFIXES + f"SELECT ?obs FROM NAMED WINDOW :win ON :social [RANGE TRIPLES 4] WHERE {{ WINDOW :win {{ {AXEL} }} }}"
+    triples = PREFIXES + (f"SELECT ?obs FROM NAMED WINDOW :win ON :social [RANGE TRIPLES 4] "
+                          f"WHERE {{ WINDOW :win {{ {AXEL} }} }}")
     bgp = PREFIXES + f"SELECT ?obs FROM NAMED WINDOW :win ON :social [RANGE BGP 1] WHERE {{ WINDOW :win {{ {AXEL} }} }}"
     assert rows(engine.replay(triples, times=[4]), "obs") == [(4, [])]
     # ties (obs4 and obs5 complete in the same element) are cut by the terms' order: obs5 is the last
@@ -144,7 +148,8 @@ def test_non_empty_profiles_start_at_the_first_match(engine):
 def test_a_window_block_without_triple_patterns_is_not_supported(engine):
     q = PREFIXES + ("SELECT ?x FROM NAMED WINDOW :w ON :social [RANGE BGP 2] "
                     "WHERE { WINDOW :w { { ?x :status :ok } UNION { ?x :status :down } } }")
-    with pytest.raises(NotSupportedError, match=r"\[RANGE BGP n\] window \(<http://example.org/w>\) read by a pattern without"):
+    with pytest.raises(NotSupportedError,
+                       match=r"\[RANGE BGP n\] window \(<http://example.org/w>\) read by a pattern without"):
         list(engine.replay(q, times=[2]))
 
 

@@ -212,7 +212,7 @@ def test_now_over_static_data_alone_is_keyed_by_instant(spark, tmp_path):
 
 def test_istream_construct_compares_solutions_not_triples(spark, tmp_path):
     # CONSTRUCT ISTREAM { ?x :seen :yes }: at 4 the solution (?x=:a, ?v=2) is new although the triple it builds
-    # was built at 2 too: R2S maps sequences of solution mappings (seed 001), the template comes after
+    # was built at 2 too: R2S maps sequences of solution mappings (RSP-QL), the template comes after
     from rspark.engine.engine import Engine
 
     (tmp_path / "s.trig").write_text("""@prefix : <http://e/> . @prefix prov: <http://www.w3.org/ns/prov#> .
@@ -240,13 +240,13 @@ def test_register_stream_with_graph_blocks_is_not_supported(engine):
 
 def test_sparql_construct_with_graph_blocks(spark, tmp_path):
     from rspark.engine.engine import Engine
-    from rspark.io.results import DatasetResult
+    from rspark.results import DatasetResult
 
     (tmp_path / "d.ttl").write_text('@prefix : <http://e/> . :a :p 1 . :b :p 2 . :c :p "x" .')
     with Engine(spark=spark) as eng:
         eng.load(tmp_path / "d.ttl")
-        res = eng.sparql("""PREFIX : <http://e/> CONSTRUCT { ?s :copied true . GRAPH ?s { ?s :v ?o } GRAPH :all { ?s :v ?o }
-                              GRAPH ?o { ?s :bad 1 } }
+        res = eng.sparql("""PREFIX : <http://e/> CONSTRUCT { ?s :copied true . GRAPH ?s { ?s :v ?o }
+                              GRAPH :all { ?s :v ?o } GRAPH ?o { ?s :bad 1 } }
                             WHERE { ?s :p ?o FILTER(isNumeric(?o)) }""")
     assert isinstance(res.value, DatasetResult)
     quads = sorted(" ".join("-" if t is None else t.n3().replace("http://e/", "") for t in q) for q in res)

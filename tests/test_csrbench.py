@@ -24,9 +24,10 @@ import re
 import pytest
 
 from rspark.engine.engine import Engine
-from rspark.engine.profiles import get_profile
-from rspark.io.results import SolutionSequence, results_equal
 from rspark.model.terms import Literal
+from rspark.results import SolutionSequence
+from rspark.rsp.profiles import get_profile
+from rspark.testing import results_equal
 from tests.support import csrbench as C
 
 PROFILES = list(C.ENGINES)  # csparql, cqels, sparqlstream

@@ -1,4 +1,4 @@
-"""The guarded fast path for FILTERs comparing numeric literals with constants (rspark.spark.expr_guarded): the
+"""The guarded fast path for FILTERs comparing numeric literals with constants (rspark.spark.expr.guarded): the
 same answers as the general compilation and as pyoxigraph, on the values at its edges (signs, leading zeros, 18
 and 19 digits, other integer datatypes, decimal and double lexical forms, INF, NaN, floats, ill-typed literals,
 strings, IRIs, unbound)."""
@@ -8,10 +8,11 @@ from __future__ import annotations
 import pyoxigraph as ox
 import pytest
 
-from rspark.io.results import from_json, results_equal
 from rspark.model.terms import XSD_DECIMAL, XSD_INTEGER, Literal, Variable
-from rspark.spark import expr_guarded, expressions
+from rspark.spark.expr import compile as expressions
+from rspark.spark.expr import guarded as expr_guarded
 from rspark.syntax.ast import Call
+from rspark.testing import from_json, results_equal
 
 X = "http://www.w3.org/2001/XMLSchema#"
 VALUES = [
@@ -100,7 +101,7 @@ def test_shapes_taken_and_left():
 def test_sum_avg_guarded_rows_agree(loaded, monkeypatch):
     """SUM and AVG read guarded integers (xsd:integer, at most 18 characters) in generated code and every other
     number through the general path: the same sums and averages as the general path alone and as pyoxigraph."""
-    from rspark.spark import expr_aggregate
+    from rspark.spark.expr import aggregate as expr_aggregate
 
     engine, store = loaded
     q = ("SELECT ?k (SUM(?v) AS ?sum) (AVG(?v) AS ?avg) (COUNT(?v) AS ?n) WHERE { ?s <http://ex.org/v> ?v "
@@ -108,7 +109,8 @@ def test_sum_avg_guarded_rows_agree(loaded, monkeypatch):
     fast = engine.sparql(q).value
     assert len(fast.rows) == 2  # subjects s0-s9 and s10-s21
     # pyoxigraph writes doubles and long decimal quotients differently: compared on the smaller non-doubles
-    small = q.replace("FILTER(isNumeric(?v))", f"FILTER(isNumeric(?v) && DATATYPE(?v) != <{X}double> && ABS(?v) < 1000)")
+    small = q.replace("FILTER(isNumeric(?v))",
+                      f"FILTER(isNumeric(?v) && DATATYPE(?v) != <{X}double> && ABS(?v) < 1000)")
     import json
     from decimal import Decimal
 
@@ -126,9 +128,9 @@ def test_sum_avg_guarded_rows_agree(loaded, monkeypatch):
 def test_min_max_guarded_sort_key_is_the_general_one(spark):
     """MIN and MAX key guarded integers (xsd:integer, at most 18 characters) in generated code: for every such
     term the fast (sort key, term) struct equals the general one, field by field; no other term is guarded."""
-    from rspark.spark.expr_aggregate import _integer_sort_guarded
-    from rspark.spark.expr_compare import sort_struct
-    from rspark.spark.expr_values import TermV
+    from rspark.spark.expr.aggregate import _integer_sort_guarded
+    from rspark.spark.expr.compare import sort_struct
+    from rspark.spark.expr.values import TermV
 
     x = TermV("enc", True)
     general = f"(CASE WHEN enc IS NOT NULL THEN named_struct('k', {sort_struct(x)}, 'e', enc) END)"
@@ -147,7 +149,7 @@ def test_min_max_guarded_sort_key_is_the_general_one(spark):
 def test_min_max_guarded_rows_agree(loaded, monkeypatch):
     """MIN and MAX over every kind of term (guarded integers, ties like 5 / +5 / 007, other numbers, strings,
     IRIs, blank nodes): the same answers with the guarded path as with the general path alone."""
-    from rspark.spark import expr_aggregate
+    from rspark.spark.expr import aggregate as expr_aggregate
 
     engine, _ = loaded
     q = ("SELECT ?k (MIN(?v) AS ?lo) (MAX(?v) AS ?hi) (MAX(?n) AS ?nh) (MIN(?n) AS ?nl) WHERE { "

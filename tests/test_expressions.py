@@ -1,4 +1,4 @@
-"""SPARQL expressions compiled to Spark Columns (rspark.spark.expressions).
+"""SPARQL expressions compiled to Spark Columns (rspark.spark.expr.compile).
 
 Three layers of checks, all with exact assertions on encoded terms:
 
@@ -27,9 +27,9 @@ from pyspark.sql import functions as F
 from rspark import compile_query
 from rspark.algebra import ops
 from rspark.errors import NotSupportedError
+from rspark.model.codec import encode, encode_oxigraph
 from rspark.model.terms import IRI, XSD_INTEGER, Literal, Variable
-from rspark.spark.encoding import encode, encode_oxigraph
-from rspark.spark.expressions import (
+from rspark.spark.expr.compile import (
     ExprEnv,
     compile_aggregate,
     compile_ebv,
@@ -658,7 +658,7 @@ def test_order_keys(ev, spark):
 def test_effective_boolean_value(ev):
     values = ["true", "false", '"1"^^xsd:boolean', '"2"^^xsd:boolean', "0", "1", "0.0", "-1.5e0", '"NaN"^^xsd:double',
               '"abc"^^xsd:integer', '""', '"x"', '"x"@en', "<http://ex.org/a>", "UNDEF", '"x"^^<http://ex.org/u>',
-              f'"2006-08-23T00:00:00Z"^^xsd:dateTime']
+              '"2006-08-23T00:00:00Z"^^xsd:dateTime']
     got = ev.run(["?a", "!?a || ?a"], [[v] for v in values], ebv=True)
     expected = [True, False, True, False, False, True, False, True, False, False, False, True, None, None, None, None,
                 None]

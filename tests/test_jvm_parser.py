@@ -1,6 +1,6 @@
 """rspark's JVM line scanner (rspark/jvm/rspark/jvm/NQuadsLine.java, a Spark UDF): it must read a subset of what
-the Python fast path reads (rspark.io.rdf.fast_lines, itself tested against pyoxigraph in test_loader.py), term
-for term, and leave every other line to Python. Loads with and without it give the same quads and errors."""
+the Python fast path reads (rspark.spark.loading.rdf.fast_lines, itself tested against pyoxigraph in test_loader.py),
+term for term, and leave every other line to Python. Loads with and without it give the same quads and errors."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
+from test_loader import _fast_terms, _line_strategy, w3c_lines
 
 from rspark.spark import jvm
-from rspark.spark.loader import load_rdf, load_stream
-from test_loader import _fast_terms, _line_strategy, w3c_lines
+from rspark.spark.loading.loader import load_rdf, load_stream
 
 NOTHING = "nothing"
 
@@ -212,7 +212,7 @@ def test_line_numbers_across_splits_either_way(spark, tmp_path, monkeypatch, jvm
 def _udf_rows(spark, path, quads: bool, prefix: str = "_:bX_") -> tuple[list, int]:
     """The text source + scanner UDF reading of a file: (line number, s, p, o, g, value) per line with something
     to read, and the file's number of lines."""
-    from rspark.spark.loader import _text_lines
+    from rspark.spark.loading.loader import _text_lines
 
     lines = _text_lines(spark, str(path))
     cut = F.call_function(jvm.line_parser(spark), F.col("value"), F.lit(quads), F.lit(prefix)).alias("r")

@@ -1,6 +1,7 @@
-"""Tests for rspark.spark.loader (static RDF and recorded streams into Spark) and rspark.io.rdf (parsing helpers).
+"""Tests for rspark.spark.loading.loader (static RDF and recorded streams into Spark) and rspark.spark.loading.rdf
+(parsing helpers).
 
-Loaded data is compared with exact expected rows and with pyoxigraph's own parse (``rspark.io.results.from_rdf``,
+Loaded data is compared with exact expected rows and with pyoxigraph's own parse (``rspark.results.from_rdf``,
 which undoes RDF 1.2 reifiers the same way), blank nodes up to isomorphism. Test data is read in place from
 ../shared/testdata; crafted files are written to tmp_path.
 """
@@ -15,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from rspark.errors import DataError
-from rspark.io import rdf
-from rspark.io.results import DatasetResult, from_rdf, results_equal
-from rspark.spark.encoding import decode
-from rspark.spark.loader import LoadedGraph, LoadedStream, load_rdf, load_stream
-from rspark.spark.windows import stream_bounds
+from rspark.model.codec import decode
+from rspark.results import DatasetResult
+from rspark.spark.loading import rdf
+from rspark.spark.loading.loader import LoadedGraph, LoadedStream, load_rdf, load_stream
+from rspark.spark.streaming.windows import stream_bounds
+from rspark.testing import from_rdf, results_equal
 
 TESTDATA = Path(__file__).resolve().parents[1].parent / "shared" / "testdata"
 W3C = TESTDATA / "w3c"
@@ -183,7 +185,8 @@ NQUADS = """\
 <http://example.org/s> <http://example.org/p> "default" .
 _:b <http://example.org/p> "in g2" <http://example.org/g2> .
 <http://example.org/s> <http://example.org/p> "bnode graph" _:g .
-<< <http://example.org/a> <http://example.org/b> <http://example.org/c> >> <http://example.org/p> "star" <http://example.org/g1> .
+<< <http://example.org/a> <http://example.org/b> <http://example.org/c> >> <http://example.org/p> \
+"star" <http://example.org/g1> .
 """
 
 
@@ -320,7 +323,7 @@ def test_language_tags_lower_cased(spark, tmp_path):
 def test_gzip_and_non_local_sources(spark, tmp_path, monkeypatch):
     import gzip
 
-    from rspark.spark import loader
+    from rspark.spark.loading import loader
 
     ttl = tmp_path / "data.ttl.gz"
     ttl.write_bytes(gzip.compress(TURTLE.encode()))
@@ -552,7 +555,7 @@ def test_stream_nquads_same_as_trig(spark, tmp_path):
 def test_stream_content_join_broadcasts_a_small_element_table(spark, tmp_path, monkeypatch):
     """The content joins its elements by broadcasting their table when it is small for the JVM's memory (the
     quads are not shuffled), else by a shuffled hash join: the same content either way."""
-    from rspark.spark import loader
+    from rspark.spark.loading import loader
 
     def plan(st) -> str:
         return st.quads._jdf.queryExecution().executedPlan().toString()
@@ -572,7 +575,7 @@ def test_stream_seq_sorts_elements_in_file_order_across_splits(spark, tmp_path, 
     line and ordinal), sorts the elements in file order (by first line), whatever the timestamps, with an element
     whose timestamp comes before its graph, another whose graph lines are split apart, and a rejected element in
     between. The row-number fallback (for positions too large for one long) gives the same order."""
-    from rspark.spark import loader
+    from rspark.spark.loading import loader
 
     lines, order = [], []
     for i in range(300):
@@ -612,7 +615,7 @@ def test_file_order_key_is_split_rank_line_and_ordinal(spark):
     position of the file gets its own value and they sort as (blk, idx, ord) do."""
     from pyspark.sql import functions as F
 
-    from rspark.spark.loader import _FileOrder
+    from rspark.spark.loading.loader import _FileOrder
 
     order = _FileOrder([0, 4096, 8192], max_idx=9, max_ord=2)
     assert (order.o, order.r, order.fits) == (3, 30, True)
@@ -645,7 +648,7 @@ def test_stream_datetime_timezones(spark, tmp_path):
         f':g{i} {{ :a :p {i} }}\n:g{i} prov:generatedAtTime "{s}"^^<{XSD}dateTime> .\n'
         for i, s in enumerate(stamps))
     st = load_stream(spark, "http://example.org/s", write(tmp_path, "dt.trig", text))
-    base = int(dt.datetime(2016, 3, 1, 13, tzinfo=dt.timezone.utc).timestamp() * 1000)
+    base = int(dt.datetime(2016, 3, 1, 13, tzinfo=dt.UTC).timestamp() * 1000)
     assert (st.time_kind, st.time_scale, st.errors) == ("datetime", 1, [])
     assert ranked(st.elements) == {(e("g0"), base, 0), (e("g1"), base + 250, 1), (e("g2"), base + 1000, 2),
                                  (e("g3"), base + 999, 3), (e("g4"), -500, 4)}
@@ -794,7 +797,7 @@ def test_stream_with_integer_timestamps_is_checked_with_longs_the_same_as_any_st
     file-order keys, a timestamp as a code), which Spark aggregates in a hash table; the general check (structs
     and strings, sorted) gives the same elements, content, metadata and errors, one timestamp in another form
     sends the whole stream to the general check, and so does a position that does not fit the key."""
-    from rspark.spark import loader
+    from rspark.spark.loading import loader
 
     calls = []
     for name in ("_plain_elements", "_general_elements"):
@@ -850,7 +853,7 @@ def test_parse_job_counts_what_the_load_needs(spark, tmp_path):
     """When the JVM line scanner reads every line, the job that parses the file also counts what
     ``_materialise`` would count by reading the parse again (per kind, metadata, timestamps that are not canonical
     integers, the file-order key's bounds); with lines left to Python, ``_materialise`` runs."""
-    from rspark.spark import loader
+    from rspark.spark.loading import loader
 
     pred = f"<{PROV}>"
     lines = [x for x in _plain_stamp_lines() if "broken" not in x]
@@ -882,7 +885,8 @@ def test_stream_custom_predicate_and_format_check(spark, tmp_path):
     assert ranked(st.elements) == {(e("g1"), 7, 0)}
     assert rows(st.metadata) == {(e("g2"), e("at"), f'"8"^^<{XSD}integer>')}
     assert st.has_metadata is True
-    st = load_stream(spark, EX + "s", write(tmp_path, "s3.trig", text.rsplit(":g2", 1)[0]), timestamp_predicate=EX + "at")
+    st = load_stream(spark, EX + "s", write(tmp_path, "s3.trig", text.rsplit(":g2", 1)[0]),
+                     timestamp_predicate=EX + "at")
     assert (rows(st.metadata), st.has_metadata) == (set(), False)
     with pytest.raises(ValueError, match="TriG or N-Quads"):
         load_stream(spark, "http://example.org/s", write(tmp_path, "s.ttl", "<http://e/a> <http://e/b> 1 ."))
@@ -909,14 +913,14 @@ def test_parse_timestamp():
 def test_datetime_millis_matches_python():
     rnd = random.Random(7)
     for _ in range(500):
-        moment = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(
+        moment = dt.datetime(1, 1, 1, tzinfo=dt.UTC) + dt.timedelta(
             seconds=rnd.randrange(0, 9999 * 365 * 86400), microseconds=rnd.randrange(0, 1000) * 1000)
         offset = dt.timedelta(minutes=rnd.randrange(-14 * 60, 14 * 60 + 1))
         local = moment.astimezone(dt.timezone(offset))
         text = f"{local.year:04d}" + local.strftime("-%m-%dT%H:%M:%S") + f".{local.microsecond // 1000:03d}" \
             + local.strftime("%z")
         text = text[:-2] + ":" + text[-2:]
-        expected = (moment - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(milliseconds=1)
+        expected = (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
         assert rdf.datetime_millis(text) == expected, text
 
 
@@ -956,17 +960,17 @@ def _w3c_rdf_files():
 
 
 def test_parsing_helpers_match_pyoxigraph_on_all_w3c_data():
-    """Every RDF file of the W3C suites, through each parsing path of rspark.io.rdf (whole document, statement
-    by statement, stream blocks, line batches) gives the same dataset as pyoxigraph (blank nodes up to
+    """Every RDF file of the W3C suites, through each parsing path of rspark.spark.loading.rdf (whole document,
+    statement by statement, stream blocks, line batches) gives the same dataset as pyoxigraph (blank nodes up to
     isomorphism, reifiers undone)."""
-    from rspark.io.results import _parse_quads
+    from rspark.testing.readers import parse_quads
 
     checked = 0
     for path in _w3c_rdf_files():
         fmt = rdf.detect_format(path)
         base = path.resolve().as_uri()
         data = path.read_bytes()
-        expected = _parse_quads(data, "TURTLE" if fmt == "ntriples" else rdf.OX_FORMATS[fmt], base, "cg")
+        expected = parse_quads(data, "TURTLE" if fmt == "ntriples" else rdf.OX_FORMATS[fmt], base, "cg")
         modes = ["lines"] if fmt in rdf.LINE_FORMATS else ["strict", "split"] + (["stream"] if fmt == "trig" else [])
         for mode in modes:
             if mode == "lines":
@@ -1012,7 +1016,7 @@ def _stamp_candidates():
 def test_timestamp_check_vectorised_path_equals_row_by_row():
     """The Arrow fast path for canonical integer timestamps gives exactly what the row-by-row check gives, and
     every other case (non-canonical integers, decimals, date-times, none, two, bad) still goes row by row."""
-    from rspark.spark.loader import _check_elements, _check_rows
+    from rspark.spark.loading.loader import _check_elements, _check_rows
 
     batch = _stamp_candidates()
 
@@ -1031,7 +1035,7 @@ def test_timestamp_check_in_spark_equals_row_by_row(spark, monkeypatch):
     """The same candidates through the load's check (loader._checked_elements): canonical integer timestamps read
     by Spark's functions, the rest by Python workers, together exactly the row-by-row results; with no other
     case, no Python at all."""
-    from rspark.spark import loader
+    from rspark.spark.loading import loader
 
     batch = _stamp_candidates()
     expected = sorted((tuple(r.values()) for b in loader._check_rows(batch) for r in b.to_pylist()), key=repr)
@@ -1197,7 +1201,7 @@ def test_plain_check_of_a_stream_read_whole_by_the_jvm_equals_the_general_check(
     carry one position, their first): the plain check gives the same elements, order, content, metadata and
     errors as the general check, with elements written in several runs of lines, timestamps before and after their
     graphs, an element without timestamp, one with several, one with the same value as two terms, and metadata."""
-    from rspark.spark import loader
+    from rspark.spark.loading import loader
 
     ts, i = f"<{PROV}>", f"^^<{XSD}integer>"
     lines = [x for x in _plain_stamp_lines() if "broken" not in x]

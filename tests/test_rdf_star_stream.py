@@ -1,6 +1,6 @@
-"""RSP-QL* (seed 004): RDF-star streams and triple-star patterns in continuous queries.
+"""RSP-QL* (RSP-QL*): RDF-star streams and triple-star patterns in continuous queries.
 
-Seed 004 section 4 describes its query (Listing 1.1 is an image; tests/queries/seeds/s004_query_shape.rq is its shape):
+RSP-QL*, Sec. 4 describes its query (Listing 1.1 is an image; tests/queries/seeds/s004_query_shape.rq is its shape):
 a window of 1 min sliding every 10 s over a heart-rate stream, an RDF-star pattern matching each observation's value
 and its confidence, a threshold filter. The stream below has three observations with hand-checked answers."""
 
@@ -44,14 +44,14 @@ def rows(outputs, *names) -> list:
 
 def test_seed004_confident_heart_rates_in_the_last_minute(engine):
     q = PREFIXES + ("SELECT ?obs ?hr ?c FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT1M STEP PT10S] "
-                    "WHERE { WINDOW :w { ?obs a sosa:Observation . << ?obs sosa:hasSimpleResult ?hr >> ex:confidence ?c "
-                    "FILTER(?c > 0.9) } }")
+                    "WHERE { WINDOW :w { ?obs a sosa:Observation . "
+                    "<< ?obs sosa:hasSimpleResult ?hr >> ex:confidence ?c FILTER(?c > 0.9) } }")
     o1 = (":o1", '"80"^^<http://www.w3.org/2001/XMLSchema#integer')
     o3 = (":o3", '"90"^^<http://www.w3.org/2001/XMLSchema#integer')
     # default profile: at t the window (t' - 1 min, t'] of the last slide t' <= t
     got = rows(engine.replay(q, until="2022-01-01T00:00:30Z"), "obs", "hr")
     assert got == [("2022-01-01T00:00:10Z", [o1]), ("2022-01-01T00:00:20Z", [o1]), ("2022-01-01T00:00:30Z", [o1, o3])]
-    # rspql-star (seed 004 Def. 6, 14): the window is a dataset whose default graph holds the elements' default
+    # rspql-star (RSP-QL*, Def. 6, 14): the window is a dataset whose default graph holds the elements' default
     # graphs only (their timestamp triples); the observations are in its named graphs, so this pattern finds nothing
     got = rows(engine.replay(q, profile="rspql-star", until="2022-01-01T00:00:30Z"), "obs", "hr")
     assert got == [("2022-01-01T00:00:10Z", []), ("2022-01-01T00:00:20Z", []), ("2022-01-01T00:00:30Z", [])]
@@ -69,7 +69,7 @@ def test_seed004_query_as_written_under_rspql_star(engine):
            for rec in engine.replay(text, profile="rspql-star", until="2022-01-01T00:00:30Z")]
     o1 = ("80", "2022-01-01T00:00:05Z")
     assert got == [("2022-01-01T00:00:10Z", []), ("2022-01-01T00:00:20Z", [o1]), ("2022-01-01T00:00:30Z", [o1])]
-    # under the default profile the window is one graph without timestamp triples (CONTRACT s3): no ?time
+    # under the default profile the window is one graph without timestamp triples (docs/profiles.md): no ?time
     assert [rec.rows for rec in engine.replay(text, until="2022-01-01T00:00:30Z")] == [[], [], []]
 
 
@@ -88,9 +88,10 @@ def test_graph_inside_window_reads_the_elements(engine):
 
 
 def test_nested_quoted_patterns_and_quoted_triples_as_values(engine):
-    # two layers of nesting (seed 004 section 9: who assessed the confidence of a value)
+    # two layers of nesting (RSP-QL*, Sec. 9: who assessed the confidence of a value)
     q = PREFIXES + ("SELECT ?obs ?who FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT1M STEP PT10S] "
-                    "WHERE { WINDOW :w { << << ?obs sosa:hasSimpleResult ?hr >> ex:confidence ?c >> ex:assessedBy ?who } }")
+                    "WHERE { WINDOW :w { << << ?obs sosa:hasSimpleResult ?hr >> ex:confidence ?c >> "
+                    "ex:assessedBy ?who } }")
     assert rows(engine.replay(q, times=["2022-01-01T00:00:20Z"]), "obs", "who") == [
         ("2022-01-01T00:00:20Z", [(":o2", ":nurse")])]
     q = PREFIXES + ("SELECT ?hr FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT1M STEP PT10S] "
@@ -105,8 +106,10 @@ def test_construct_quoted_triples_feed_a_registered_stream(engine):
     # a query network over RDF-star: the producer annotates confident values, the consumer decomposes them
     producer = PREFIXES + ("REGISTER STREAM :confident AS CONSTRUCT { << ?obs sosa:hasSimpleResult ?hr >> :flag :ok } "
                            "FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT10S STEP PT10S] "
-                           "WHERE { WINDOW :w { << ?obs sosa:hasSimpleResult ?hr >> ex:confidence ?c FILTER(?c > 0.9) } }")
-    consumer = PREFIXES + ("REGISTER QUERY :q AS SELECT ?obs FROM NAMED WINDOW :v ON :confident [RANGE PT10S STEP PT10S] "
+                           "WHERE { WINDOW :w { << ?obs sosa:hasSimpleResult ?hr >> ex:confidence ?c "
+                           "FILTER(?c > 0.9) } }")
+    consumer = PREFIXES + ("REGISTER QUERY :q AS SELECT ?obs "
+                           "FROM NAMED WINDOW :v ON :confident [RANGE PT10S STEP PT10S] "
                            "WHERE { WINDOW :v { << ?obs ?p ?v >> :flag :ok } }")
     out = [rec for rec in engine.replay([producer, consumer], until="2022-01-01T00:00:30Z") if rec.form == "SELECT"]
     assert rows(out, "obs") == [("2022-01-01T00:00:10Z", [(":o1",)]), ("2022-01-01T00:00:20Z", []),

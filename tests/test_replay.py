@@ -41,7 +41,7 @@ def table(outputs, *names) -> list:
     return out
 
 
-# -------------------------------------------------------------------------------- seed 000 (RSEP-QL) section 3
+# -------------------------------------------------------------------------------- RSEP-QL (RSEP-QL) section 3
 
 
 def test_seed000_example6_window_graph_pattern_at_12(engine):
@@ -88,7 +88,7 @@ def test_window_variable_ranges_over_named_windows(engine):
         (4, [(":w1", ":a1"), (":w1", ":a2"), (":w2", ":a2")])]
 
 
-# ------------------------------------------------------------------------- seed 002 (W3C RSP CG) running example
+# ----------------------------------------------------- the W3C RSP CG requirements (W3C RSP CG) running example
 # social.trig: e1 13:00:00 {axel, darko in RedRoom}; e2 13:00:20 {axel in BlueRoom}; e3 13:00:50 {minh in RedRoom};
 # e4 13:01:10 {darko in room1}; e5 13:01:40 {axel in room2, minh in room1}. Default profile: windows (c-range, c],
 # closing every slide from t0 = the epoch; the first reported window is the one holding e1 (closing 13:00:00).
@@ -139,7 +139,8 @@ def test_seed002_optional(engine):
 def test_seed002_minus_with_static_graph(engine):
     # persons who entered room1 without a doctorate (degrees graph: darko has one)
     q = P + ("SELECT ?person FROM NAMED WINDOW :win ON :social [RANGE PT1M] FROM NAMED :degrees "
-             "WHERE { WINDOW :win { ?person :isIn :room1 } MINUS { GRAPH :degrees { ?person :hasDegree :doctorate } } }")
+             "WHERE { WINDOW :win { ?person :isIn :room1 } "
+             "MINUS { GRAPH :degrees { ?person :hasDegree :doctorate } } }")
     assert table(engine.replay(q, until=T2), "person") == [(T0, []), (T1, []), (T2, [(":minh",)])]
 
 
@@ -233,19 +234,19 @@ def test_replay_iter_checks_the_queries_before_it_returns(engine):
 
 
 def test_fetch_ranges_hold_whole_instants_of_about_the_given_rows():
-    from rspark.engine.replay import _fetch_ranges
+    from rspark.spark.streaming.fetch import fetch_ranges
 
     counts = [(1, 3), (2, 3), (5, 1), (7, 9), (8, 1), (9, 2)]
-    assert _fetch_ranges(counts, rows=5) == [(1, 2), (5, 7), (8, 9)]
-    assert _fetch_ranges(counts, rows=100) == [(1, 9)]
-    assert _fetch_ranges(counts, rows=1) == [(t, t) for t, _ in counts]
-    assert _fetch_ranges([]) == []
+    assert fetch_ranges(counts, rows=5) == [(1, 2), (5, 7), (8, 9)]
+    assert fetch_ranges(counts, rows=100) == [(1, 9)]
+    assert fetch_ranges(counts, rows=1) == [(t, t) for t, _ in counts]
+    assert fetch_ranges([]) == []
 
 
 def test_answers_come_in_instant_order_across_fetches(engine, monkeypatch):
     """Answers fetched in several ranges (here of about 2 rows) keep instant order, and ORDER BY within each
     instant; the records equal those of one fetch."""
-    from rspark.engine import replay as R
+    from rspark.spark.streaming import fetch as R
 
     q = P + ("SELECT ?x ?y FROM NAMED WINDOW :w ON :S [RANGE 6 SLIDE 2] WHERE { WINDOW :w { ?x ?p ?y } } "
              "ORDER BY DESC(?y)")
@@ -261,13 +262,14 @@ def test_answers_come_in_instant_order_across_fetches(engine, monkeypatch):
 def test_answer_ranges_are_fetched_ahead_and_released_when_the_reader_stops(spark, monkeypatch):
     """The next range of answers is fetched while the reader reads the current one; a reader that stops early (a
     closed iterator) leaves no cached answers behind, and a whole read gives every row in instant order."""
-    from rspark.engine import replay as R
+    from rspark.spark.streaming import fetch as R
+    from rspark.spark.streaming.keys import KEY
 
     monkeypatch.setattr(R, "ROWS_PER_FETCH", 3)
-    df = spark.createDataFrame([(t, f"v{t}-{k}") for t in range(1, 9) for k in range(2)], f"{R.KEY} long, v string")
+    df = spark.createDataFrame([(t, f"v{t}-{k}") for t in range(1, 9) for k in range(2)], f"{KEY} long, v string")
     persisted = lambda: spark.sparkContext._jsc.getPersistentRDDs().size()  # noqa: E731
     before = persisted()
-    rows = list(R._rows_by_instant(df, ["v"]))
+    rows = list(R.rows_by_instant(df, ["v"]))
     assert rows == [(t, f"v{t}-{k}") for t in range(1, 9) for k in range(2)]
     assert persisted() == before
     fetched = []
@@ -279,7 +281,7 @@ def test_answer_ranges_are_fetched_ahead_and_released_when_the_reader_stops(spar
             return super().submit(fn, *args)
 
     monkeypatch.setattr(R, "ThreadPoolExecutor", Counting)
-    it = R._rows_by_instant(df, ["v"])
+    it = R.rows_by_instant(df, ["v"])
     assert next(it) == (1, "v1-0")
     assert fetched == [(1, 2), (3, 4)]  # the second range was asked for before the first was read
     it.close()
@@ -287,12 +289,12 @@ def test_answer_ranges_are_fetched_ahead_and_released_when_the_reader_stops(spar
 
 
 def test_group_by_instant_keeps_empty_instants_and_order():
-    from rspark.engine.replay import _group_by_instant
+    from rspark.spark.streaming.fetch import group_by_instant
 
     rows = [(2, "a"), (2, "b"), (6, "c"), (7, "d")]
-    got = list(_group_by_instant(rows, [2, 4, 6, 6, 8], lambda r: r[1]))
+    got = list(group_by_instant(rows, [2, 4, 6, 6, 8], lambda r: r[1]))
     assert got == [(2, ["a", "b"]), (4, []), (6, ["c"]), (7, ["d"]), (8, [])]
-    assert list(_group_by_instant([], [1, 3], lambda r: r)) == [(1, []), (3, [])]
+    assert list(group_by_instant([], [1, 3], lambda r: r)) == [(1, []), (3, [])]
 
 
 def test_a_triple_in_two_elements_is_one_triple_of_the_window(spark, tmp_path):
@@ -322,8 +324,8 @@ def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark,
     over all the triples, it reads the file's named graphs, rejected elements included (a superset). The
     answers are sets either way."""
     from rspark.engine.engine import Engine
+    from rspark.model.codec import encode
     from rspark.model.terms import IRI
-    from rspark.spark.encoding import encode
 
     path = tmp_path / "dup.trig"
     path.write_text(
@@ -454,7 +456,8 @@ def test_out_of_memory_is_reported_as_a_memory_limit(engine, monkeypatch):
     iteration: a real one ends the JVM, see the next tests) becomes a MemoryLimitError that says what
     to change; other failures pass through unchanged."""
     from rspark.engine import replay as R
-    from rspark.errors import MemoryLimitError, memory_limit_error
+    from rspark.errors import MemoryLimitError
+    from rspark.spark.failures import memory_limit_error
 
     spark_text = ("An error occurred while calling o123.toLocalIterator.\n: org.apache.spark.SparkException: Job "
                   "aborted due to stage failure: Task 0 in stage 7.0 failed 1 times, most recent failure: "
@@ -464,7 +467,7 @@ def test_out_of_memory_is_reported_as_a_memory_limit(engine, monkeypatch):
         raise RuntimeError(spark_text)
         yield  # a generator, as the real one
 
-    monkeypatch.setattr(R, "_rows_by_instant", dying)
+    monkeypatch.setattr(R, "rows_by_instant", dying)
     q = P + "SELECT ?x FROM NAMED WINDOW :w ON :S [RANGE 5 SLIDE 1] WHERE { WINDOW :w { ?x :p ?y } }"
     with pytest.raises(MemoryLimitError, match=r"the replay ran out of memory \(java.lang.OutOfMemoryError\).*"
                                                r"smaller window RANGE.*spark.driver.memory") as info:
@@ -480,13 +483,14 @@ def test_memory_limit_error_reads_the_exception_chain_and_a_running_jvm(spark):
     after an out-of-memory error, which may be ending it)."""
     import time
 
-    from rspark.errors import MemoryLimitError, jvm_exit_code, memory_limit_error
+    from rspark.errors import MemoryLimitError
+    from rspark.spark.failures import jvm_exit_code, memory_limit_error
 
     try:
         try:
             raise RuntimeError("Job aborted: java.lang.OutOfMemoryError: Java heap space")
         except RuntimeError:
-            raise ValueError("while cleaning up")
+            raise ValueError("while cleaning up")  # noqa: B904 - the implicit chain (__context__) is under test
     except ValueError as exc:
         err = memory_limit_error(exc, "the query")
     assert isinstance(err, MemoryLimitError)
@@ -504,7 +508,7 @@ def test_memory_limit_error_reads_the_exception_chain_and_a_running_jvm(spark):
 def test_an_error_whose_text_the_jvm_cannot_give_means_the_jvm_is_going():
     """PySpark's Java errors ask the JVM for their text; when it cannot answer (a JVM ending after an
     OutOfMemoryError), the error is read as a lost JVM, so the exit code is waited for."""
-    from rspark.errors import jvm_gone
+    from rspark.spark.failures import jvm_gone
 
     class JavaError(Exception):
         def __str__(self):
@@ -545,7 +549,8 @@ def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
     ours = [line for line in proc.stderr.splitlines() if line.startswith("rspark:")]
     assert len(ours) == 1, proc.stderr[-3000:]
     assert re.fullmatch(
-        r"rspark: the replay ran out of memory \(java\.lang\.OutOfMemoryError(: the Spark JVM exited with code 52)?\):"
+        r"rspark: error: the replay ran out of memory "
+        r"\(java\.lang\.OutOfMemoryError(: the Spark JVM exited with code 52)?\):"
         r" the windows' content or the answers held at once did not fit\. Use a smaller window RANGE or fewer "
         r"evaluation instants \(--until, --times\), or give Spark more memory \(Engine\(conf=\{'spark\.driver\.memory'"
         r": '8g'\}\), or --conf spark\.driver\.memory=8g on the command line\)\. The Spark JVM has stopped: a new "
@@ -558,7 +563,7 @@ def test_cli_conf_must_be_key_value(tmp_path, capsys):
     query = tmp_path / "q.rq"
     query.write_text(P + "SELECT * FROM NAMED WINDOW :w ON :S [RANGE 5 SLIDE 1] WHERE { WINDOW :w { ?s ?p ?o } }")
     assert main(["replay", str(query), "--stream", "http://example.org/S=x.trig", "--conf", "spark.driver.memory"]) == 2
-    assert capsys.readouterr().err == ("rspark: --conf expects KEY=VALUE (a Spark setting, e.g. "
+    assert capsys.readouterr().err == ("rspark: error: --conf expects KEY=VALUE (a Spark setting, e.g. "
                                        "spark.driver.memory=8g), got 'spark.driver.memory'\n")
 
 

@@ -1,7 +1,7 @@
 """Differential property test of replay: random streams, window parameters, evaluation times and queries; at every
 evaluation instant rspark's answer equals pyoxigraph's on that instant's window snapshot.
 
-The snapshot is computed here from seed 000's definitions, independently of rspark.spark.windows: under the
+The snapshot is computed here from RSEP-QL's definitions, independently of rspark.spark.streaming.windows: under the
 default profile the window of [RANGE r SLIDE s] evaluated at t is the last one that closed at or before t,
 (c - r, c] with c = floor(t / s) * s (t0 = 0); its content is the union of the graphs of the elements whose
 timestamp lies in it. The query then runs on pyoxigraph as plain SPARQL over that union (the WINDOW block's

@@ -1,4 +1,4 @@
-"""Tests for rspark.io.results: readers, writers and comparison of SPARQL query results.
+"""Tests for rspark.results: readers, writers and comparison of SPARQL query results.
 
 The W3C test files are read in place from /work/shared/testdata (never copied into the project).
 """
@@ -11,18 +11,23 @@ from pathlib import Path
 
 import pytest
 
-from rspark.io.results import (
+from rspark.model.terms import (
+    IRI,
+    RDF_LANGSTRING,
+    XSD,
+    XSD_BOOLEAN,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_INTEGER,
+    BlankNode,
+    Literal,
+    QuotedTriple,
+)
+from rspark.results import (
     BooleanResult,
     DatasetResult,
     GraphResult,
     SolutionSequence,
-    from_csv,
-    from_json,
-    from_rdf,
-    from_tsv,
-    from_xml,
-    read_expected,
-    results_equal,
     to_csv,
     to_json,
     to_nquads,
@@ -31,18 +36,7 @@ from rspark.io.results import (
     to_tsv,
     to_xml,
 )
-from rspark.model.terms import (
-    RDF_LANGSTRING,
-    XSD,
-    XSD_BOOLEAN,
-    XSD_DECIMAL,
-    XSD_DOUBLE,
-    XSD_INTEGER,
-    BlankNode,
-    IRI,
-    Literal,
-    QuotedTriple,
-)
+from rspark.testing import from_csv, from_json, from_rdf, from_tsv, from_xml, read_expected, results_equal
 
 TESTDATA = Path(__file__).resolve().parents[1].parent / "shared" / "testdata"
 W3C = TESTDATA / "w3c"
@@ -87,7 +81,10 @@ TRICKY = SolutionSequence(
         {"s": ex("d")},  # o and x unbound
         {},  # nothing bound
         {"o": lit(" spaced ", XSD + "token"), "x": lit("", lang="en-GB")},
-        {"s": QuotedTriple(b("b0"), ex("p"), QuotedTriple(ex("s"), ex("q"), lit("1e0", XSD_DOUBLE))), "o": lit("true", XSD_BOOLEAN)},
+        {
+            "s": QuotedTriple(b("b0"), ex("p"), QuotedTriple(ex("s"), ex("q"), lit("1e0", XSD_DOUBLE))),
+            "o": lit("true", XSD_BOOLEAN),
+        },
         {"s": b("b1"), "o": b("b0"), "x": lit("")},  # the empty string literal
     ],
 )
@@ -199,10 +196,13 @@ def test_to_table_and_ntriples():
         '| "日本" |',
     ]
 
-    graph = GraphResult([(QuotedTriple(ex("a"), ex("b"), ex("c")), ex("q"), lit("x\ny", lang="en")), (b("g"), ex("p"), ex("o"))])
+    graph = GraphResult(
+        [(QuotedTriple(ex("a"), ex("b"), ex("c")), ex("q"), lit("x\ny", lang="en")), (b("g"), ex("p"), ex("o"))]
+    )
     nt = to_ntriples(graph)
     assert nt == (
-        '<< <http://example.org/a> <http://example.org/b> <http://example.org/c> >> <http://example.org/q> "x\\ny"@en .\n'
+        "<< <http://example.org/a> <http://example.org/b> <http://example.org/c> >> "
+        '<http://example.org/q> "x\\ny"@en .\n'
         "_:g <http://example.org/p> <http://example.org/o> .\n"
     )
     assert from_rdf(nt, "TURTLE") == graph  # CG-style << >> reads back as a quoted triple
@@ -248,7 +248,9 @@ def test_read_csv_is_lossy_and_compares_in_csv_view():
     csv3 = read_expected(SPARQL11 / "csv-tsv-res" / "csvtsv03.csv")
     assert csv3.rows[3]["o"] == lit("4,4")
     # A typed literal is its lexical form in CSV, so a wrong datatype is invisible ...
-    typed = SolutionSequence(["s", "p", "o"], [dict(row) for row in read_expected(SPARQL11 / "csv-tsv-res" / "csvtsv03.tsv").rows])
+    typed = SolutionSequence(
+        ["s", "p", "o"], [dict(row) for row in read_expected(SPARQL11 / "csv-tsv-res" / "csvtsv03.tsv").rows]
+    )
     typed.rows[5]["o"] = lit("1.0E6", XSD_DOUBLE)
     assert equal(typed, csv3)
     # ... but a different lexical form is not.
@@ -300,7 +302,9 @@ def test_read_srj_including_rdf_star_and_boolean():
 
 def test_read_rdf_result_sets():
     bev6 = read_expected(SPARQL10 / "boolean-effective-value" / "result-bev-6.ttl")
-    assert bev6 == SolutionSequence(["w", "a"], [{"a": IRI("http://example.org/ns#x2"), "w": lit("false", XSD_BOOLEAN)}])
+    assert bev6 == SolutionSequence(
+        ["w", "a"], [{"a": IRI("http://example.org/ns#x2"), "w": lit("false", XSD_BOOLEAN)}]
+    )
 
     ordered = read_expected(SPARQL10 / "solution-seq" / "slice-results-01.ttl")
     assert ordered == SolutionSequence(["v"], [{"v": lit("1", XSD_INTEGER)}], ordered=True)
@@ -319,22 +323,35 @@ def test_read_rdf_result_sets():
         {"g": IRI(base + "/singleton.ttl"), "c": lit("0", XSD_INTEGER)},
         {"g": IRI(base + "/pair.ttl"), "c": lit("2", XSD_INTEGER)},
     ]
-    assert read_expected(SPARQL11 / "aggregates" / "agg-empty-group-count-graph.ttl", base_iri="http://x/").rows[0]["g"] == IRI("http://x/singleton.ttl")
+    singleton = read_expected(SPARQL11 / "aggregates" / "agg-empty-group-count-graph.ttl", base_iri="http://x/")
+    assert singleton.rows[0]["g"] == IRI("http://x/singleton.ttl")
 
 
 def test_read_graph_results():
     reif = read_expected(SPARQL10 / "construct" / "result-reif.ttl")
     assert isinstance(reif, GraphResult) and len(reif.triples) == 24
-    renamed = GraphResult([tuple(BlankNode("x" + t.id) if isinstance(t, BlankNode) else t for t in tr) for tr in reversed(reif.triples)])
+    renamed = GraphResult(
+        [tuple(BlankNode("x" + t.id) if isinstance(t, BlankNode) else t for t in tr) for tr in reversed(reif.triples)]
+    )
     assert results_equal(renamed, reif, ordered=False) == (True, "graphs are isomorphic")
 
     star = read_expected(STAR / "eval" / "sparql-star-construct-1.ttl")
     assert star == GraphResult(
-        [(QuotedTriple(IRI("http://example/a"), IRI("http://example/b"), IRI("http://example/c")), IRI("http://example/q"), IRI("http://example/z"))]
+        [
+            (
+                QuotedTriple(IRI("http://example/a"), IRI("http://example/b"), IRI("http://example/c")),
+                IRI("http://example/q"),
+                IRI("http://example/z"),
+            )
+        ]
     )
     nested = read_expected(STAR / "eval" / "sparql-star-expr-01.ttl")
     assert (
-        QuotedTriple(QuotedTriple(b("b0"), IRI("http://example/r"), IRI("http://example/o3")), IRI("http://example/pb"), lit("abc")),
+        QuotedTriple(
+            QuotedTriple(b("b0"), IRI("http://example/r"), IRI("http://example/o3")),
+            IRI("http://example/pb"),
+            lit("abc"),
+        ),
         IRI("http://example/graph"),
         IRI("http://example/g2"),
     ) in nested.triples
@@ -342,7 +359,9 @@ def test_read_graph_results():
 
     dataset = read_expected(STAR / "eval" / "update-result-1.trig")
     assert isinstance(dataset, DatasetResult)
-    assert (IRI("http://example/s1"), IRI("http://example/p1"), IRI("http://example/o1"), IRI("http://example/g1")) in dataset.quads
+    assert (
+        IRI("http://example/s1"), IRI("http://example/p1"), IRI("http://example/o1"), IRI("http://example/g1")
+    ) in dataset.quads
     assert (
         QuotedTriple(IRI("http://example/s1"), IRI("http://example/p1"), IRI("http://example/o1")),
         IRI("http://example/source"),
@@ -431,7 +450,9 @@ def test_bnodes_equal_under_consistent_renaming():
     assert results_equal(actual, expected, ordered=False) == (True, "results are equal")
     # Quoted triples are looked into.
     assert equal(seq({"t": QuotedTriple(b("a"), ex("p"), b("a"))}), seq({"t": QuotedTriple(b("z"), ex("p"), b("z"))}))
-    assert not equal(seq({"t": QuotedTriple(b("a"), ex("p"), b("a"))}), seq({"t": QuotedTriple(b("z"), ex("p"), b("y"))}))
+    assert not equal(
+        seq({"t": QuotedTriple(b("a"), ex("p"), b("a"))}), seq({"t": QuotedTriple(b("z"), ex("p"), b("y"))})
+    )
 
 
 def test_bnodes_unequal_when_mapping_would_be_inconsistent():
@@ -475,10 +496,17 @@ def test_literal_comparison_is_exact_but_language_case_insensitive():
 
 
 def test_ordered_comparison():
-    rows = [{"k": lit("1", XSD_INTEGER), "v": b("a")}, {"k": lit("2", XSD_INTEGER), "v": b("b")}, {"k": lit("2", XSD_INTEGER), "v": ex("c")}]
+    rows = [
+        {"k": lit("1", XSD_INTEGER), "v": b("a")},
+        {"k": lit("2", XSD_INTEGER), "v": b("b")},
+        {"k": lit("2", XSD_INTEGER), "v": ex("c")},
+    ]
     expected = SolutionSequence(["k", "v"], rows)
     swapped = SolutionSequence(["k", "v"], [rows[0], rows[2], rows[1]])
-    renamed = SolutionSequence(["k", "v"], [{"k": r["k"], "v": BlankNode("n" + r["v"].id) if isinstance(r["v"], BlankNode) else r["v"]} for r in rows])
+    renamed = SolutionSequence(
+        ["k", "v"],
+        [{"k": r["k"], "v": BlankNode("n" + r["v"].id) if isinstance(r["v"], BlankNode) else r["v"]} for r in rows],
+    )
     assert equal(renamed, expected, ordered=True)
     assert equal(swapped, expected, ordered=False)
     # Exact order by default ...
@@ -519,7 +547,9 @@ def test_graph_isomorphism():
     # Triples are a set: duplicates do not count.
     g = GraphResult([(ex("s"), p, lit("o")), (ex("s"), p, lit("o"))])
     assert equal(g, GraphResult([(ex("s"), p, lit("o"))]))
-    ok, message = results_equal(GraphResult([(ex("s"), p, lit("o"))]), GraphResult([(ex("s"), p, lit("x"))]), ordered=False)
+    ok, message = results_equal(
+        GraphResult([(ex("s"), p, lit("o"))]), GraphResult([(ex("s"), p, lit("x"))]), ordered=False
+    )
     assert not ok and '<http://example.org/s> <http://example.org/p> "x"' in message
 
 

@@ -429,7 +429,8 @@ class _Gen:
         if kind == "start":
             return f"[RANGE {d} SLIDE {self.pick(DURATIONS)} STARTING AT {self.pick(INSTANTS)}]"
         if kind == "landmark":
-            return self.pick(("[LANDMARK]", "[ALL]", f"[LANDMARK {self.pick(INSTANTS)}]", f"[LND {self.pick(INSTANTS)}]"))
+            return self.pick(("[LANDMARK]", "[ALL]", f"[LANDMARK {self.pick(INSTANTS)}]",
+                              f"[LND {self.pick(INSTANTS)}]"))
         if kind == "interval":
             return self.pick(("[FROM 5 TO 10]", "[FROM 2016-03-01T13:00:00Z TO 2016-03-01T14:00:00Z]",
                               '[FROM "1" TO 1.5]'))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rspark.io.results import from_json, results_equal
+from rspark.testing import from_json, results_equal
 
 EX = "http://ex.org/"
 SUBJECTS = [f"<{EX}s{i}>" for i in range(5)]

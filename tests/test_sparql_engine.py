@@ -103,14 +103,15 @@ def test_a_repeated_query_reuses_its_compiled_plan_until_the_data_changes(engine
 
 def test_volatile_queries_are_compiled_at_every_run(engine):
     from rspark.algebra.translate import compile_query
-    from rspark.spark.query import reusable
+    from rspark.spark.sparql.query import reusable
 
     for q in ["SELECT (RAND() AS ?r) WHERE {}", "SELECT (NOW() AS ?t) WHERE {}", "SELECT (UUID() AS ?u) WHERE {}",
               "SELECT (STRUUID() AS ?u) WHERE {}", "SELECT ?b WHERE { BIND(BNODE() AS ?b) }",
               P + "SELECT ?x WHERE { :alice :knows+ ?x }", P + "SELECT ?x WHERE { :alice :knows* ?x }",
               P + "DESCRIBE :alice", P + "ASK { FILTER EXISTS { ?x :age ?a FILTER(?a < RAND()) } }"]:
         assert reusable(compile_query(q)) is False, q
-    for q in [P + "SELECT ?x WHERE { :alice :knows/:knows? ?x }", P + "CONSTRUCT { ?b :knownBy ?a } WHERE { ?a :knows ?b }",
+    for q in [P + "SELECT ?x WHERE { :alice :knows/:knows? ?x }",
+              P + "CONSTRUCT { ?b :knownBy ?a } WHERE { ?a :knows ?b }",
               P + "ASK { :alice :knows :bob }"]:
         assert reusable(compile_query(q)) is True, q
     rand = "SELECT (RAND() AS ?r) WHERE {}"
@@ -174,3 +175,13 @@ def test_cli_sparql_bad_data_exit_1(tmp_path, capsys, spark):
     q.write_text("SELECT * WHERE { ?s ?p ?o }", encoding="utf-8")
     assert main(["sparql", str(q), "--data", str(bad)]) == 1
     assert f"{bad}:2:" in capsys.readouterr().err
+
+
+def test_limit_and_offset_beyond_32_bits(engine):
+    """LIMIT / OFFSET take any integer (the parser saturates at 2^63 - 1); Spark's limit and offset take 32-bit
+    counts, so a longer LIMIT keeps every row and a longer OFFSET skips every row, with no error."""
+    q = "SELECT ?x WHERE { VALUES ?x { 1 2 3 } } ORDER BY ?x "
+    assert [r["x"].lexical for r in engine.sparql(q + "LIMIT 99999999999999")] == ["1", "2", "3"]
+    assert list(engine.sparql(q + "OFFSET 99999999999999")) == []
+    assert [r["x"].lexical for r in engine.sparql(q + "OFFSET 1 LIMIT 99999999999")] == ["2", "3"]
+    assert [r["x"].lexical for r in engine.sparql(q + "LIMIT " + "9" * 40)] == ["1", "2", "3"]

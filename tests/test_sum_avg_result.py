@@ -1,5 +1,5 @@
 """SUM's and AVG's final value: the JVM UDF (rspark/jvm/rspark/jvm/SumAvgResult.java) against the SQL it replaces
-(rspark.spark.expr_aggregate._sum_avg_split, the path of a session without rspark's JVM helpers). They must give the
+(rspark.spark.expr.aggregate._sum_avg_split, the path of a session without rspark's JVM helpers). They must give the
 same encoded literal, or both an error, for every group: generated groups of integers (short, long, beyond
 DECIMAL(38,18)), decimals (with and without a point, up to and beyond 18 fraction digits), floats, doubles (INF,
 NaN, -0), and non-numbers; and the edge cases of the decimal arithmetic (Spark's division rounding, sums at the
@@ -14,13 +14,13 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_expressions import ENV, Scope
 
+from rspark.model.codec import encode
 from rspark.model.terms import Literal, Variable
 from rspark.spark import jvm
-from rspark.spark.encoding import encode
-from rspark.spark.expressions import compile_aggregate
+from rspark.spark.expr.compile import compile_aggregate
 from rspark.syntax.ast import Aggregate
-from test_expressions import ENV, Scope
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
@@ -53,8 +53,8 @@ def _assert_same(spark, groups: list[list[str]]) -> list[tuple]:
 
 def test_a_query_that_averages_calls_the_udf(spark, tmp_path):
     from rspark import compile_query
-    from rspark.spark.query import make_env, projected_names, select_frame, solutions_of
     from rspark.engine.engine import Engine
+    from rspark.spark.sparql.query import make_env, projected_names, select_frame, solutions_of
 
     data = tmp_path / "d.nt"
     data.write_text("".join(f'<http://ex.org/s{i}> <http://ex.org/p> {lit(str(i))} .\n' for i in range(4)))
@@ -107,8 +107,13 @@ def test_edges(spark):
     out = _assert_same(spark, groups)
     sums = [s for s, _, _, _ in out]
     avgs = [a for _, _, a, _ in out]
-    dec = (lambda v: f'"{v}"^^<{XSD}decimal>')
-    integer = (lambda v: f'"{v}"^^<{XSD}integer>')
+
+    def dec(v):
+        return f'"{v}"^^<{XSD}decimal>'
+
+    def integer(v):
+        return f'"{v}"^^<{XSD}integer>'
+
     assert avgs[0] == dec("0.000000000000000001") and sums[0] == dec("0.000000000000000199")
     assert avgs[2] == dec("3586419725308641970.75")
     assert sums[3] == integer("99999999999999999999") and sums[4] is None and avgs[4] is None
@@ -183,7 +188,8 @@ def test_averages_of_decimals_with_many_digits(spark, n):
     groups = []
     for _ in range(30):
         scale = rng.randint(0, 18)
-        groups.append([lit(_decimal_lexical(Decimal(rng.randint(-10**19, 10**19)).scaleb(-scale), point=True), "decimal")
+        groups.append([lit(_decimal_lexical(Decimal(rng.randint(-10**19, 10**19)).scaleb(-scale), point=True),
+                           "decimal")
                        for _ in range(n)])
     _assert_same(spark, groups)
 

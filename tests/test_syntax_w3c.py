@@ -1,6 +1,6 @@
 """W3C syntax suites: every positive syntax test (and every evaluation-test query) parses and translates; every
 negative syntax test is rejected with a QuerySyntaxError. SPARQL Update tests are out of scope (rspark is a query
-engine; CONTRACT section 2 is a superset of SPARQL 1.1 Query) and are counted separately."""
+engine; docs/language.md is a superset of SPARQL 1.1 Query) and are counted separately."""
 
 from __future__ import annotations
 

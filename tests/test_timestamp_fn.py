@@ -1,4 +1,4 @@
-"""C-SPARQL timestamp(s, p, o) (CONTRACT section 2): the timestamp of the most recent occurrence of that triple in the
+"""C-SPARQL timestamp(s, p, o) (docs/language.md): the timestamp of the most recent occurrence of that triple in the
 active window, unbound when none."""
 
 from __future__ import annotations
@@ -79,18 +79,22 @@ def test_timestamp_outside_a_window_is_refused(engine):
 
 
 def test_seed002_seq_in_csparql_with_timestamps(spark, tmp_path):
-    # seed 002 "SEQ" in C-SPARQL (tests/queries/seeds/s002_27_seq_csparql.rq, run as written): rooms where Axel and
-    # Darko were together, and then together in another room of the same level
+    # the W3C RSP CG requirements "SEQ" in C-SPARQL (tests/queries/seeds/s002_27_seq_csparql.rq, run as written): rooms
+    # where Axel and Darko were together, and then together in another room of the same level
     from rspark.engine.engine import Engine
 
     (tmp_path / "s1.trig").write_text(
         "@prefix : <http://example.org/> . @prefix prov: <http://www.w3.org/ns/prov#> . "
         "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
-        ':q1 { :axel :isIn :RedRoom . :darko :isIn :RedRoom } :q1 prov:generatedAtTime "2016-03-01T13:00:00Z"^^xsd:dateTime .\n'
-        ':q2 { :axel :isIn :BlueRoom . :darko :isIn :BlueRoom } :q2 prov:generatedAtTime "2016-03-01T13:01:00Z"^^xsd:dateTime .\n'
-        ':q3 { :axel :isIn :Kitchen } :q3 prov:generatedAtTime "2016-03-01T13:02:00Z"^^xsd:dateTime .\n', encoding="utf-8")
+        ':q1 { :axel :isIn :RedRoom . :darko :isIn :RedRoom } '
+        ':q1 prov:generatedAtTime "2016-03-01T13:00:00Z"^^xsd:dateTime .\n'
+        ':q2 { :axel :isIn :BlueRoom . :darko :isIn :BlueRoom } '
+        ':q2 prov:generatedAtTime "2016-03-01T13:01:00Z"^^xsd:dateTime .\n'
+        ':q3 { :axel :isIn :Kitchen } :q3 prov:generatedAtTime "2016-03-01T13:02:00Z"^^xsd:dateTime .\n',
+        encoding="utf-8")
     (tmp_path / "floor.ttl").write_text(
-        "@prefix : <http://example.org/> . @prefix lv: <http://example.org/lv#> . :RedRoom lv:sameLevelWith :BlueRoom . "
+        "@prefix : <http://example.org/> . @prefix lv: <http://example.org/lv#> . "
+        ":RedRoom lv:sameLevelWith :BlueRoom . "
         ":BlueRoom lv:sameLevelWith :RedRoom . :BlueRoom lv:sameLevelWith :Kitchen .", encoding="utf-8")
     query = (Path(__file__).parent / "queries" / "seeds" / "s002_27_seq_csparql.rq").read_text(encoding="utf-8")
     with Engine(spark=spark) as eng:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.w3c import evaluation_tests, run_test, case_key
+from tests.support.w3c import case_key, evaluation_tests, run_test
 
 KNOWN = json.loads((Path(__file__).parent / "w3c_known_failures.json").read_text(encoding="utf-8"))
 

@@ -1,7 +1,8 @@
-"""Window assignment (rspark.spark.windows), report policies (rspark.engine.report) and engine profiles.
+"""Window assignment (rspark.spark.streaming.windows), report policies (rspark.spark.streaming.report) and engine
+profiles.
 
-The expectations are the seeds' worked examples (seed 000 Examples 2, 3, 5, 6 on the Figure 1 stream; seed 004
-Def. 15), the 12 RSP4J window scenarios, the engine heterogeneity of seed 001 section 3 reproduced through the
+The expectations are the seeds' worked examples (RSEP-QL, Examples 2, 3, 5, 6 on the Figure 1 stream; RSP-QL*
+Def. 15), the 12 RSP4J window scenarios, the engine heterogeneity of RSP-QL, Sec. 3 reproduced through the
 profiles, and property tests against a per-instant pure-Python reading of the definitions.
 """
 
@@ -20,28 +21,27 @@ from pyspark.sql import functions as F
 
 from rspark import compile_query
 from rspark.algebra.translate import QueryError
-from rspark.engine.profiles import PROFILES, Profile, ProfileError, get_profile, profile_names
-from rspark.engine.report import WindowInput, evaluation_instants
 from rspark.model.time import Duration
-from rspark.spark.windows import (
-    RANK_BUCKETS,
+from rspark.rsp.profiles import PROFILES, Profile, ProfileError, get_profile, profile_names
+from rspark.rsp.windows import (
     CountSpec,
     IntervalSpec,
     LandmarkSpec,
     NowSpec,
-    TimeSpec,
     Timeline,
+    TimeSpec,
+    TimeWindow,
     WindowError,
-    assign_count,
-    assign_window,
     resolve_window,
 )
-from rspark.syntax.ast import TimeWindow
+from rspark.spark.streaming.report import WindowInput, evaluation_instants
+from rspark.spark.streaming.windows import RANK_BUCKETS, assign_count, assign_window
 
 REPO = Path(__file__).resolve().parents[1]
 E = "http://e/"
+NUMERIC = Timeline.numeric()  # resolve()'s default timeline
 
-# Seed 000, Example 1 / Figure 1: S = (G1, 2), (G2, 4), (G3, 6), (G4, 8), (G5, 10).
+# RSEP-QL, Example 1 / Figure 1: S = (G1, 2), (G2, 4), (G3, 6), (G4, 8), (G5, 10).
 FIG1 = [
     ("G1", 2, [("a1", "p", "b1")]),
     ("G2", 4, [("a2", "p", "b2")]),
@@ -84,7 +84,7 @@ def window_spec(text: str):
     return plan.dataset.windows[0].spec
 
 
-def resolve(text: str, profile="default", timeline=Timeline.numeric(), first_ts=None):
+def resolve(text: str, profile="default", timeline=NUMERIC, first_ts=None):
     return resolve_window(window_spec(text), get_profile(profile), timeline, first_ts=first_ts)
 
 
@@ -100,7 +100,7 @@ def pairs(df: DataFrame, column: str = "element") -> set:
     return {(row["instant"], row[column]) for row in df.select("instant", column).collect()}
 
 
-# ================================================================================================ seed 000 examples
+# ================================================================================================ RSEP-QL examples
 
 
 def test_seed000_example2_landmark(fig1):
@@ -173,7 +173,7 @@ def test_seed000_example7_event_window_at_8(fig1, fig1_quads):
 
 
 def test_default_profile_report_and_content_on_figure1(fig1):
-    """CONTRACT s3: every slide instant from the first window holding G1 up to the last element, empty or not."""
+    """docs/profiles.md: every slide instant from the first window holding G1 up to the last element, empty or not."""
     w = resolve("[RANGE 5 SLIDE 1]")
     et = evaluation_instants([WindowInput(w, fig1)], "default")
     assert et.values() == [2, 3, 4, 5, 6, 7, 8, 9, 10]
@@ -182,7 +182,7 @@ def test_default_profile_report_and_content_on_figure1(fig1):
         8: ["G2", "G3", "G4"], 9: ["G3", "G4"], 10: ["G3", "G4", "G5"]}
 
 
-# ===================================================================================== seed 001 s3: heterogeneity
+# ===================================================================================== RSP-QL, Sec. 3: heterogeneity
 
 HETEROGENEITY = {
     # profile: (ET, content at each instant) for [RANGE 4 SLIDE 2] over Figure 1
@@ -193,7 +193,7 @@ HETEROGENEITY = {
     # [o, c): the window closing at 8 is [4, 8): G2, G3 where (4, 8] holds G3, G4
     "csparql": ([4, 6, 8, 10], {4: ["G1"], 6: ["G1", "G2"], 8: ["G2", "G3"], 10: ["G3", "G4"]}),
     "rsp4j": ([4, 6, 8, 10], {4: ["G1"], 6: ["G1", "G2"], 8: ["G2", "G3"], 10: ["G3", "G4"]}),
-    # seed 004 Def. 15: at tau the window [x - 4, x) with x = 4 + 2i the last close strictly before tau
+    # RSP-QL*, Def. 15: at tau the window [x - 4, x) with x = 4 + 2i the last close strictly before tau
     "rspql-star": ([2, 4, 6, 8, 10], {6: ["G1"], 8: ["G1", "G2"], 10: ["G2", "G3"]}),
     "epsparql-unrestricted": ([2, 4, 6, 8, 10],
                               {2: ["G1"], 4: ["G1", "G2"], 6: ["G2", "G3"], 8: ["G3", "G4"], 10: ["G4", "G5"]}),
@@ -211,7 +211,7 @@ HETEROGENEITY_GAPS = {
 
 @pytest.mark.parametrize("profile", sorted(HETEROGENEITY))
 def test_seed001_heterogeneity_same_window_different_profiles(fig1, profile):
-    """Seed 001 s3: C-SPARQL and SPARQLstream report on window close with non-empty content, CQELS on content
+    """RSP-QL, Sec. 3: C-SPARQL and SPARQLstream report on window close with non-empty content, CQELS on content
     change; window bounds and t0 are engine-internal. Same stream, same [RANGE 4 SLIDE 2], different answers."""
     w = resolve("[RANGE 4 SLIDE 2]", profile)
     et = evaluation_instants([WindowInput(w, fig1)], profile)
@@ -228,7 +228,7 @@ def test_seed001_heterogeneity_non_empty_content(fig1, profile):
 
 
 def test_seed001_heterogeneity_r2s_and_empty_results():
-    """C-SPARQL and SPARQLstream stream Rstream, CQELS only Istream (seed 001 s3); whether an empty evaluation is
+    """C-SPARQL and SPARQLstream stream Rstream, CQELS only Istream (RSP-QL, Sec. 3); whether an empty evaluation is
     emitted follows the CSRBench oracle configuration of each engine."""
     assert {name: get_profile(name).r2s for name in ("default", "csparql", "sparqlstream", "cqels")} == {
         "default": "RSTREAM", "csparql": "RSTREAM", "sparqlstream": "RSTREAM", "cqels": "ISTREAM"}
@@ -236,7 +236,7 @@ def test_seed001_heterogeneity_r2s_and_empty_results():
         "default": True, "csparql": True, "sparqlstream": False, "cqels": False}
 
 
-# ======================================================================================= seed 004 Def. 15 (RSP-QL*)
+# ======================================================================================= RSP-QL*, Def. 15 (RSP-QL*)
 
 
 def test_seed004_def15_windows(fig1):
@@ -323,7 +323,7 @@ def test_interval_window_reports_while_content_changes(fig1):
 
 
 def test_explicit_times_are_et(fig1):
-    """--times is the formal ET of seed 000 Def. 5: exactly those instants, even before the first element."""
+    """--times is the formal ET of RSEP-QL, Def. 5: exactly those instants, even before the first element."""
     w = resolve("[RANGE 5 SLIDE 1]")
     et = evaluation_instants([WindowInput(w, fig1)], "csparql", times=[12, 1, 8, 8])
     assert et.values() == [1, 8, 12]
@@ -592,6 +592,33 @@ def test_profiles_exist_and_errors_list_names():
     assert get_profile("csparql").selection == "naive"
 
 
+
+def test_profile_settings_are_typed():
+    """Every setting of a profile is a member of its enumeration, also when given as text; a bad one names the
+    allowed values."""
+    from rspark.rsp.policies import R2S, Bounds, CloseRule, Consumption, ReportPolicy, Selection, WindowContent
+
+    star = get_profile("rspql-star")
+    assert star.bounds is Bounds.CLOSED_OPEN and star.close_rule is CloseRule.BEFORE
+    assert star.window_content is WindowContent.DATASET
+    assert star.time_report == frozenset({ReportPolicy.PERIODIC})
+    assert all(isinstance(p, ReportPolicy) for p in star.time_report | star.other_report)
+    recent = get_profile("epsparql-recent")
+    assert (recent.selection is Selection.RECENT and recent.consumption is Consumption.RECENT
+            and recent.r2s is R2S.ISTREAM)
+    custom = Profile(name="mine", description="", bounds="[)", r2s="DSTREAM", time_report={"periodic", "non-empty"})
+    assert custom.bounds is Bounds.CLOSED_OPEN and custom.r2s is R2S.DSTREAM
+    assert custom.time_report == frozenset({ReportPolicy.PERIODIC, ReportPolicy.NON_EMPTY})
+    with pytest.raises(ProfileError) as err:
+        Profile(name="bad", description="", selection="greedy")
+    assert str(err.value) == ("profile 'bad': invalid selection 'greedy' (expected one of 'unrestricted', 'naive', "
+                              "'chronological', 'recent')")
+    with pytest.raises(WindowError, match=r"count window unit 'LINES' \(expected one of 'ELEMENTS', 'TRIPLES', "
+                                          r"'BGP'\)"):
+        CountSpec("LINES", 3)
+    assert TimeSpec(range=10, slide=5, bounds="[)").bounds is Bounds.CLOSED_OPEN
+
+
 def _policies(value: frozenset) -> str:
     triggers = sorted(value - {"non-empty"})
     return " + ".join(triggers + (["non-empty"] if "non-empty" in value else []))
@@ -612,7 +639,8 @@ def test_docs_table_matches_profiles():
                     _policies(p.other_report), p.r2s, "yes" if p.emit_empty else "no", p.default_window, p.selection,
                     p.consumption or "none", p.window_content]
         assert cells[:14] == expected, name
-        assert "seed" in cells[14] or "testdata" in cells[14]
+        assert any(source in cells[14]
+                   for source in ("RSEP-QL", "RSP-QL", "EP-SPARQL", "CSRBench", "RSP4J", "testdata")), name
 
 
 # ==================================================================================================== property tests
@@ -621,13 +649,13 @@ def test_docs_table_matches_profiles():
 def _oracle_time(stream, t, rng, slide, t0, offset, profile):
     """Seed definitions, one instant at a time: names of the elements in the window at t."""
     te = t - offset
-    if profile == "default":  # seed 000 W^tau / CONTRACT s3: t' = t0 + floor((t - t0)/slide)*slide
+    if profile == "default":  # RSEP-QL W^tau / docs/profiles.md: t' = t0 + floor((t - t0)/slide)*slide
         tp = t0 + (te - t0) // slide * slide
         return {e for e, ts in stream if tp - rng < ts <= tp}
     if profile == "csparql":  # the last close on the grid at or before t, [o, c)
         c = t0 + (te - t0) // slide * slide
         return {e for e, ts in stream if c - rng <= ts < c}
-    # rspql-star, seed 004 Def. 15: x = t0 + alpha + beta*i for the greatest i in N with x < tau
+    # rspql-star, RSP-QL*, Def. 15: x = t0 + alpha + beta*i for the greatest i in N with x < tau
     x, i = None, 0
     while t0 + rng + slide * i < te:
         x, i = t0 + rng + slide * i, i + 1
@@ -702,7 +730,7 @@ def test_property_window_close_instants(spark, stream, rng, data, t0, offset, pr
     holds (or follows) the first element, not before STARTING AT, up to until; non-empty keeps those with
     content."""
     slide = data.draw(st.integers(1, rng))  # sliding or tumbling (range >= slide)
-    if profile == "rspql-strict":  # seed 004's windows reported on close
+    if profile == "rspql-strict":  # RSP-QL*'s windows reported on close
         p = get_profile("rspql-star").with_settings(name=profile, time_report=frozenset({"window-close"}))
         oracle_profile = "rspql-star"
     else:
@@ -720,7 +748,7 @@ def test_property_window_close_instants(spark, stream, rng, data, t0, offset, pr
         return _oracle_time([(str(ts), ts) for ts in range(-100, 200)], t, rng, slide, origin, offset, oracle_profile)
 
     changes = [t for t in range(-60, last + 1) if window_at(t) and window_at(t) != window_at(t - 1)]
-    # the first window that holds the first element, or lies after it (seed 004 has no window before t0)
+    # the first window that holds the first element, or lies after it (RSP-QL* has no window before t0)
     holding_first = [t for t in changes if max(map(int, window_at(t))) >= first]
     expected = [t for t in changes if holding_first and t >= holding_first[0]
                 and (t0 is None or t - offset - (1 if p.close_rule == "<" else 0) >= origin)]

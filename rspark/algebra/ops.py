@@ -2,14 +2,15 @@
 interval joins) and the continuous-query envelope (dataset, events, R2S, registration).
 
 Operators are immutable values; two translations of the same query compare equal. Expressions are the nodes of
-``rspark.syntax.ast`` (``Call``, ``FunctionCall``, ``Aggregate``, ``Exists`` with an operator inside, terms, variables).
+``rspark.algebra.expr`` (``Call``, ``FunctionCall``, ``Aggregate``, ``Exists`` with an operator inside, terms,
+variables).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from rspark.model.terms import Variable
 
@@ -22,7 +23,7 @@ class Op:
 
 @dataclass(frozen=True, slots=True)
 class BGP(Op):
-    """Basic graph pattern: triple patterns (``rspark.syntax.ast.TriplePattern`` with simple predicates)."""
+    """Basic graph pattern: triple patterns (``rspark.algebra.expr.TriplePattern`` with simple predicates)."""
 
     triples: tuple
 
@@ -114,7 +115,7 @@ class Group(Op):
 @dataclass(frozen=True, slots=True)
 class OrderBy(Op):
     op: Op
-    conditions: tuple  # rspark.syntax.ast.OrderCondition
+    conditions: tuple  # rspark.algebra.expr.OrderCondition
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +155,7 @@ class Window(Op):
 
 @dataclass(frozen=True, slots=True)
 class IntervalJoin(Op):
-    """EP-SPARQL operators over interval-annotated solutions (seed 003): SEQ -> SeqJoin, EQUALS -> EqJoin,
+    """EP-SPARQL operators over interval-annotated solutions (EP-SPARQL): SEQ -> SeqJoin, EQUALS -> EqJoin,
     OPTIONALSEQ -> SeqRightJoin (right side mandatory), EQUALSOPTIONAL -> EqLeftJoin (left side mandatory)."""
 
     kind: str  # seq-join | eq-join | seq-right-join | eq-left-join

@@ -1,21 +1,24 @@
-"""The Python API (CONTRACT section 5): ``Engine`` holds the static data and streams and answers queries on Spark."""
+"""The Python API (the Engine API): ``Engine`` holds the static data and streams and answers queries on Spark."""
 
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+import threading
+from collections.abc import Iterator
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from rspark import results as R
 from rspark.algebra.ops import QueryPlan
 from rspark.algebra.translate import compile_query
-from rspark.errors import RsparkError, jvm_exit_code, jvm_gone, memory_limit_error
-from rspark.io import results as R
-from rspark.spark.compiler import DatasetView
-from rspark.spark.encoding import encode
-from rspark.model.terms import IRI, Literal, XSD
-from rspark.spark.session import get_session
+from rspark.errors import RsparkError
+from rspark.model.codec import encode
+from rspark.model.terms import IRI, XSD, Literal
+from rspark.spark.failures import jvm_exit_code, jvm_gone, memory_limit_error
+from rspark.spark.session import get_session, use_session
+from rspark.spark.sparql.compiler import DatasetView
 
 QUADS_SCHEMA = "s string, p string, o string, g string"
 QUOTED_SCHEMA = "t string, s string, p string, o string"
@@ -25,7 +28,7 @@ PLAN_CACHE_SIZE = 64  # compiled static queries an Engine keeps for reuse
 class SparqlResult:
     """The answer of a one-shot query: SELECT solutions, an ASK boolean, or a CONSTRUCT/DESCRIBE graph.
 
-    ``value`` is the result value of :mod:`rspark.io.results` (terms of :mod:`rspark.model.terms`).
+    ``value`` is the result value of :mod:`rspark.results` (terms of :mod:`rspark.model.terms`).
     Iterating a SELECT result gives one dict per solution (variable name -> term, unbound variables absent);
     a graph result gives (s, p, o) triples, a dataset result (CONSTRUCT with GRAPH blocks in its template)
     (s, p, o, g) quads with ``g`` None for the default graph; an ASK result gives its single boolean."""
@@ -157,7 +160,9 @@ class Engine:
 
     def __init__(self, master: str | None = None, *, profile: str | None = None, spark=None,
                  conf: dict[str, str] | None = None) -> None:
-        self.spark = spark or get_session(master, conf)
+        # a session the user brings: rspark sets on it the settings its answers depend on (ANSI mode off, UTC;
+        # rspark.spark.session.ANSWER_CONF), logging each change, and leaves the rest (log level included) alone
+        self.spark = get_session(master, conf) if spark is None else use_session(spark)
         self.profile = profile
         self._quads: DataFrame | None = None
         self._quoted: DataFrame | None = None
@@ -168,10 +173,21 @@ class Engine:
         # compiled static queries by (text, base IRI, source), executed again when the same query comes back
         # (spark.query.PreparedQuery); emptied whenever the data changes
         self._plans: dict = {}
+        # Queries may come from several threads at once. _lock guards the plan cache and the static data's
+        # frames together with _version (bumped by every change of the data): a plan compiled while data was
+        # loaded would otherwise be cached after the load emptied the cache and answer later queries without the
+        # new data, two loads could each union onto the same old frame (one load lost), and the cache's eviction
+        # could iterate the dict while another thread changes it. Held only for these few dict / field updates,
+        # never while Spark works.
+        self._lock = threading.Lock()
+        self._version = 0
+        # _graph_lock: a FROM graph loaded on demand (_ensure_graph) is loaded once when several queries name it at
+        # the same time (twice, its quads would be in the dataset twice: duplicate solutions)
+        self._graph_lock = threading.Lock()
 
     # ------------------------------------------------------------------------------------------------ lifecycle
 
-    def __enter__(self) -> "Engine":
+    def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -192,8 +208,10 @@ class Engine:
         for loaded in self._loaded:
             loaded.unpersist()
         self._loaded.clear()
-        self._plans.clear()
-        self._quads = self._quoted = None
+        with self._lock:  # see __init__
+            self._plans.clear()
+            self._version += 1
+            self._quads = self._quoted = None
         self._graphs.clear()
         self.errors = []
         self.streams.clear()
@@ -201,12 +219,15 @@ class Engine:
     # ---------------------------------------------------------------------------------------------- static data
 
     def load(self, path: str | os.PathLike, *, graph: str | None = None, base_iri: str | None = None,
-             format: str | None = None, strict: bool = True) -> "Engine":
+             format: str | None = None, strict: bool = True) -> Engine:
         """Load an RDF file into the default graph, or into the named graph ``graph`` (an IRI).
 
         The format comes from the extension (.ttl .nt .nq .trig .rdf .n3), or ``format=``; relative IRIs resolve
-        against ``base_iri``, else the file's URI. ``strict=False`` skips bad lines (listed in ``engine.errors``)."""
-        from rspark.spark.loader import load_rdf
+        against ``base_iri``, else the file's URI. ``strict=False`` skips bad lines (listed in ``engine.errors``);
+        ``strict`` raises :class:`~rspark.errors.DataError` at the first (file, line, column, reason). A path that
+        does not exist raises :class:`~rspark.spark.loading.loader.MissingFileError` (a ``DataError`` and a
+        ``FileNotFoundError``) before Spark reads anything."""
+        from rspark.spark.loading.loader import load_rdf
 
         loaded = load_rdf(self.spark, str(path), graph=graph, base_iri=base_iri, format=format, strict=strict)
         self.errors.extend(loaded.errors)
@@ -217,9 +238,11 @@ class Engine:
         return self
 
     def _add(self, quads: DataFrame, quoted: DataFrame) -> None:
-        self._plans.clear()
-        self._quads = quads if self._quads is None else self._quads.unionByName(quads)
-        self._quoted = quoted if self._quoted is None else self._quoted.unionByName(quoted).distinct()
+        with self._lock:  # see __init__
+            self._plans.clear()
+            self._version += 1
+            self._quads = quads if self._quads is None else self._quads.unionByName(quads)
+            self._quoted = quoted if self._quoted is None else self._quoted.unionByName(quoted).distinct()
 
     def quads(self) -> DataFrame:
         """All static quads (s, p, o, g; g '' for the default graph) as encoded terms."""
@@ -262,7 +285,9 @@ class Engine:
 
             path = unquote(urlparse(value).path)
             if os.path.exists(path):
-                self.load(path, graph=value)
+                with self._graph_lock:  # see __init__: one load when several queries need the graph at once
+                    if name not in self._graphs:
+                        self.load(path, graph=value)
                 return
         raise RsparkError(f"the query's dataset names graph {iri.n3()}, which is not loaded "
                           f"(load it with engine.load(path, graph={value!r}) or --graph {value}=PATH)")
@@ -276,47 +301,57 @@ class Engine:
         optimised and run afresh without being built again, until data is loaded or cleared. Queries with NOW(),
         RAND(), UUID(), STRUUID(), BNODE(), a ``*`` / ``+`` path, and DESCRIBE are compiled at every run
         (docs/evaluation.md, "Compiled queries kept for reuse")."""
-        from rspark.spark.query import make_env, prepare_query
+        from rspark.spark.sparql.query import make_env, prepare_query
 
         key = (query, base_iri, source)
-        prepared = self._plans.pop(key, None)
+        with self._lock:  # see __init__; popped: one thread at a time executes a kept plan, others compile anew
+            prepared = self._plans.pop(key, None)
+            version = self._version
         try:
             if prepared is None:
                 plan = compile_query(query, base_iri=base_iri, source=source)
                 if plan.is_continuous:
-                    raise RsparkError("this query reads streams or registers a continuous query: use engine.replay(...)")
+                    raise RsparkError(
+                        "this query reads streams or registers a continuous query: use engine.replay(...)")
                 prepared = prepare_query(self.spark, plan, self.dataset_for(plan), make_env(plan.base))
             value = prepared.execute()
         except Exception as exc:
-            raise memory_limit_error(exc, "the query", jvm=True) or exc
+            err = memory_limit_error(exc, "the query", jvm=True)
+            if err is None:
+                raise
+            raise err from exc
         if prepared.reusable:  # the most recently used last; the data's changes empty the cache (_add, clear)
-            self._plans[key] = prepared
-            while len(self._plans) > PLAN_CACHE_SIZE:
-                self._plans.pop(next(iter(self._plans)))
+            with self._lock:
+                if self._version == version:  # else the data changed since: the plan may read the old data
+                    self._plans[key] = prepared
+                    while len(self._plans) > PLAN_CACHE_SIZE:
+                        self._plans.pop(next(iter(self._plans)))
         return SparqlResult(value, prepared.plan.form)
 
     # ---------------------------------------------------------------------------------------------------- streams
 
     def add_stream(self, iri: str, path: str | os.PathLike, *,
                    timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime",
-                   base_iri: str | None = None, strict: bool = False) -> "Engine":
-        """Add a recorded stream (TriG or N-Quads, CONTRACT section 1) under the IRI ``iri``.
+                   base_iri: str | None = None, strict: bool = False) -> Engine:
+        """Add a recorded stream (TriG or N-Quads, docs/streams.md) under the IRI ``iri``.
 
-        Elements without a (valid) timestamp and malformed elements are reported in ``engine.errors`` and skipped,
-        unless ``strict``."""
+        Elements without a (valid) timestamp and malformed elements (invalid UTF-8 included) are reported in
+        ``engine.errors`` and skipped, unless ``strict``. A path that does not exist raises
+        :class:`~rspark.spark.loading.loader.MissingFileError` (a :class:`~rspark.errors.DataError` and a
+        ``FileNotFoundError``) before Spark reads anything; a stream left with no element is logged as a WARNING
+        on the ``rspark`` logger."""
         return self.add_streams({iri: path}, timestamp_predicate=timestamp_predicate, base_iri=base_iri,
                                 strict=strict)
 
     def add_streams(self, streams, *, timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime",
-                    base_iri: str | None = None, strict: bool = False) -> "Engine":
+                    base_iri: str | None = None, strict: bool = False) -> Engine:
         """Add several recorded streams at once (``streams``: a mapping or (IRI, path) pairs), loaded
         concurrently: Spark runs one load's jobs while the other's driver plans or waits, as ``rspark replay``
-        loads its ``--stream`` files (two 5,000,000-triple streams: 25.8 / 27.4 s one after the other, 24.2 /
-        25.4 s together). Errors are reported in the order of ``streams``; if one load fails, none of these
+        loads its ``--stream`` files. Errors are reported in the order of ``streams``; if one load fails, none of these
         streams is added and the first failure in that order is raised."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from rspark.spark.loader import load_stream
+        from rspark.spark.loading.loader import check_file, load_stream
 
         pairs = list(streams.items()) if hasattr(streams, "items") else [tuple(p) for p in streams]
         seen: set = set()
@@ -324,6 +359,8 @@ class Engine:
             if iri in self.streams or iri in seen:
                 raise RsparkError(f"stream <{iri}> is already added")
             seen.add(iri)
+        for _, path in pairs:
+            check_file(path)  # a missing file: MissingFileError (a DataError) before any stream is loaded
 
         def load(pair):
             iri, path = pair
@@ -347,7 +384,7 @@ class Engine:
         return self
 
     def _register_stream(self, iri: str, loaded, timestamp_predicate: str) -> None:
-        from rspark.engine.replay import StreamSource
+        from rspark.spark.streaming.source import StreamSource
 
         self.errors.extend(loaded.errors)
         self._loaded.append(loaded)
@@ -362,15 +399,31 @@ class Engine:
         in time order (``out.time``, ``out.query``, ``out.to_json()`` as the jsonl line of ``rspark replay``).
 
         ``queries``: one query text or a list of them (queries that REGISTER STREAM feed the queries reading that
-        stream); ``until``: the last instant (default: the last element); ``times``: evaluate exactly at these
-        instants; ``profile``: an engine profile name (docs/profiles.md), default the engine's. Returns a list;
-        :meth:`replay_iter` gives the same records one at a time."""
+        stream); ``until``: the last instant (default: the last element), or ``"end"`` (see :meth:`replay_iter`);
+        ``times``: evaluate exactly at these instants; ``profile``: an engine profile name (docs/profiles.md),
+        default the engine's. Returns a list; :meth:`replay_iter` gives the same records one at a time."""
         return list(self.replay_iter(queries, until=until, times=times, profile=profile, names=names))
 
     def replay_iter(self, queries, *, until=None, times=None, profile: str | None = None, names=None):
         """:meth:`replay` as an iterator: the records stream from Spark as they are read, so a long replay whose
         records are written out as they come (as ``rspark replay`` does) keeps the driver's memory bounded. The
-        queries are compiled and checked (unknown streams, bad windows) before it returns."""
+        queries are compiled and checked (unknown streams, bad windows) before it returns.
+
+        ``until``: the last evaluation instant: a number or an ISO 8601 date-time, like the stream's timestamps (a
+        number over a date-time stream is epoch milliseconds, logged as a warning); by default the last element's
+        timestamp ``L``, where the window that holds the last elements is still open and is never reported (a
+        warning says so). ``until="end"`` closes the stream at ``L``: the last instant becomes the first instant at
+        or after ``L`` at which the query's report policy reports a window holding ``L``: under window close the
+        report instant of the first window that holds it (its close; one tick later under the strict close rule of
+        ``rspql-star``), under a periodic policy the first period instant at or after that close (at or after ``L``
+        for windows that are not time-based), under content change ``L`` itself (no element comes after it, so
+        there is no later instant). An element in no window (a slide longer than the range) closes nothing. With
+        several windows the latest of their instants is the last (docs/profiles.md, "Closing the stream").
+
+        Logged on the ``rspark`` logger: each query's number of evaluation instants (INFO), and as WARNINGs what
+        makes a replay print less than expected (numeric times over a date-time stream, a slide longer than the
+        range, triple patterns directly in a WINDOW block under ``rspql-star``, the elements after the last
+        instant)."""
         from rspark.engine.replay import Replayer
 
         texts = [queries] if isinstance(queries, str) else list(queries)
@@ -380,7 +433,10 @@ class Engine:
         try:
             records = replayer.run(list(zip(texts, labels)), until=until, times=times)
         except Exception as exc:
-            raise memory_limit_error(exc, "the replay", jvm=True) or exc
+            err = memory_limit_error(exc, "the replay", jvm=True)
+            if err is None:
+                raise
+            raise err from exc
         return _memory_guarded(records)
 
 
@@ -390,4 +446,7 @@ def _memory_guarded(records):
     try:
         yield from records
     except Exception as exc:
-        raise memory_limit_error(exc, "the replay", jvm=True) or exc
+        err = memory_limit_error(exc, "the replay", jvm=True)
+        if err is None:
+            raise
+        raise err from exc

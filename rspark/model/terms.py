@@ -8,7 +8,6 @@ which is also the form the printed algebra uses.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
@@ -90,9 +89,9 @@ class Literal:
 class QuotedTriple:
     """An RDF-star quoted triple ``<< s p o >>``, itself a term (RDF-star CG semantics)."""
 
-    subject: "Term"
-    predicate: "Term"
-    object: "Term"
+    subject: Term
+    predicate: Term
+    object: Term
 
     def n3(self) -> str:
         return f"<< {self.subject.n3()} {self.predicate.n3()} {self.object.n3()} >>"
@@ -114,8 +113,8 @@ class Variable:
         return self.n3()
 
 
-Term = Union[IRI, BlankNode, Literal, QuotedTriple]
-TermOrVar = Union[IRI, BlankNode, Literal, QuotedTriple, Variable]
+Term = IRI | BlankNode | Literal | QuotedTriple
+TermOrVar = IRI | BlankNode | Literal | QuotedTriple | Variable
 
 
 def is_ground(term: TermOrVar) -> bool:

@@ -15,7 +15,7 @@ def local_frame(spark: SparkSession, rows: list[tuple], schema: str) -> DataFram
 
     It is given to Spark as an Arrow table, which becomes a local relation of the plan, read inside the JVM.
     (``createDataFrame`` of a Python list makes a Python RDD instead, which every job reading it deserialises in
-    Python workers: the 4,167 instants of the 1e7 benchmark's replay took 1.4 s of its first run that way.)"""
+    Python workers.)"""
     struct = _parse_datatype_string(schema)
     arrow = to_arrow_schema(struct)
     columns = list(zip(*rows)) if rows else [()] * len(arrow)

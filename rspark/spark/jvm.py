@@ -3,10 +3,10 @@ user's cache directory and put on the Spark session's class path.
 
 Why: parsing N-Triples / N-Quads lines in Python workers costs most of a stream's load (moving every line to a
 Python worker and back through Arrow); the Java line scanner (``rspark.jvm.NQuadsLine``, a Spark UDF) reads the
-common lines inside the JVM (a 5,000,000-line stream's parse job: 8.9 s instead of 19.9 s, docs/evaluation.md
-"Loading"), and leaves every other line to the Python path. ``rspark.jvm.SumAvgResult`` (a Spark UDF) gives SUM's
-and AVG's final value from their partial sums, in place of a large SQL expression Spark would analyse, optimise and
-compile with every query that averages (docs/evaluation.md, "Group and aggregates").
+common lines inside the JVM (about twice as fast: docs/evaluation.md, "Loading"), and leaves every other line to the
+Python path. ``rspark.jvm.SumAvgResult`` (a Spark UDF) gives SUM's and AVG's final value from their partial sums, in
+place of a large SQL expression Spark would analyse, optimise and compile with every query that averages
+(docs/evaluation.md, "Group and aggregates").
 
 The jar is built with the ``javac`` of the JDK that runs Spark (found through ``JAVA_HOME`` or the ``PATH``),
 against PySpark's own jars, and named after a hash of the sources and the PySpark version, so an upgrade rebuilds
@@ -17,6 +17,7 @@ everything works through the Python path and rspark's SQL, only slower.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
 import subprocess
@@ -26,8 +27,10 @@ from pathlib import Path
 
 from rspark.cache import cache_dir
 
-__all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "LINE_PARSER", "SUM_AVG_RESULT",
-           "LINES_SOURCE"]
+__all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "source_unavailable", "python_fallback",
+           "LINE_PARSER", "SUM_AVG_RESULT", "LINES_SOURCE"]
+
+log = logging.getLogger("rspark.jvm")
 
 SOURCES = Path(__file__).resolve().parents[1] / "jvm"
 LINE_PARSER = "rspark_nquads_line"  # the UDFs' names in a session
@@ -36,6 +39,7 @@ LINES_SOURCE = "rspark.jvm.NQuadsSource"  # the data source reading N-Triples / 
 # extensions of the files Hadoop's codecs decompress when Spark reads text: read by the text source, not ours
 _CODEC_SUFFIXES = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".br", ".xz", ".lzo", ".lzma")
 _registered: dict[tuple[int, str], bool] = {}
+_build_failure: str | None = None  # why javac failed to compile the jar in this process (None: it did not fail)
 
 
 def enabled() -> bool:
@@ -66,6 +70,8 @@ def jar_path() -> str | None:
         return str(target)
     javac = _javac()
     if javac is None or not sources:
+        log.info("no JDK (javac not found through JAVA_HOME or the PATH): rspark's JVM helpers are not built, "
+                 "N-Triples / N-Quads lines are parsed in Python workers (about 2x slower)")
         return None
     spark_jars = Path(pyspark.__file__).resolve().parent / "jars"
     try:
@@ -81,9 +87,40 @@ def jar_path() -> str | None:
                     jar.write(cls, cls.relative_to(classes).as_posix())
             shutil.copyfile(staged, str(target) + ".part")
             os.replace(str(target) + ".part", target)  # atomic: concurrent builders agree
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError) as exc:
+        global _build_failure
+        _build_failure = _failure_text(javac, exc)
+        log.warning("rspark's JVM helpers could not be compiled (%s): N-Triples / N-Quads lines are parsed in Python "
+                    "workers (about 2x slower)", _build_failure)
         return None
     return str(target)
+
+
+def _failure_text(javac: str, exc: BaseException) -> str:
+    """What went wrong building the jar, in one line: javac's first error line when it ran and failed."""
+    stderr = getattr(exc, "stderr", None)
+    if isinstance(stderr, bytes):
+        stderr = stderr.decode("utf-8", "replace")
+    first = next((line.strip() for line in (stderr or "").splitlines() if line.strip()), None)
+    if isinstance(exc, subprocess.CalledProcessError):
+        return f"{javac} exited with status {exc.returncode}" + (f": {first}" if first else "")
+    if isinstance(exc, subprocess.TimeoutExpired):
+        return f"{javac} took more than {exc.timeout:g} s"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def python_fallback(spark) -> tuple[str, bool]:
+    """Why rspark's JVM line scanner cannot be used in this Spark session (it is not on its class path), and whether
+    that is unexpected (a WARNING: javac is there but the jar was not built, or the session lacks it) rather than
+    by configuration (``RSPARK_JVM=0``, no JDK: INFO)."""
+    if not enabled():
+        return "RSPARK_JVM=0", False
+    if _build_failure is not None:
+        return f"rspark's JVM helpers could not be compiled ({_build_failure})", True
+    if _javac() is None:
+        return "no JDK (javac not found through JAVA_HOME or the PATH), so rspark's JVM helpers are not built", False
+    return ("the Spark session was created without rspark's jar (a session started elsewhere: add "
+            "rspark.spark.jvm.jar_path() to its spark.jars)"), True
 
 
 def _register(spark, name: str, cls: str, return_type) -> str | None:
@@ -102,7 +139,7 @@ def _register(spark, name: str, cls: str, return_type) -> str | None:
 
 
 def line_parser(spark) -> str | None:
-    """The name of the JVM line-scanner UDF in this session (``rspark.jvm.NQuadsLine``), or None."""
+    """The name of the JVM line-scanner UDF in this Spark session (``rspark.jvm.NQuadsLine``), or None."""
     from pyspark.sql.types import StringType, StructField, StructType
 
     schema = StructType([StructField(name, StringType()) for name in ("s", "p", "o", "g")])
@@ -132,15 +169,11 @@ def lines_source(spark, path: str, *, quads: bool, prefix: str, mode: str = "row
     None when the source cannot be used, and the loader reads the file with Spark's text source and the scanner
     UDF instead: without rspark's jar in the session or with ``RSPARK_JVM=0``, on a cluster (the file is read
     where the task runs), for a compressed file, or for anything but a regular local file. Both give the same rows
-    (tests/test_jvm_parser.py)."""
-    if not enabled() or not spark.sparkContext.master.startswith("local"):
+    (tests/test_jvm_parser.py). :func:`source_unavailable` tells why."""
+    if source_unavailable(spark, path) is not None:
         return None
     local = Path(path)
-    if not local.is_absolute() or not local.is_file() or local.name.lower().endswith(_CODEC_SUFFIXES):
-        return None
     key = (id(spark._jsparkSession), LINES_SOURCE)
-    if _registered.get(key) is False:
-        return None
     reader = spark.read.format(LINES_SOURCE).option("path", str(local)) \
         .option("splitBytes", str(_split_bytes(spark, local.stat().st_size))) \
         .option("quads", "true" if quads else "false").option("prefix", prefix).option("mode", mode)
@@ -154,9 +187,27 @@ def lines_source(spark, path: str, *, quads: bool, prefix: str, mode: str = "row
     return df
 
 
+def source_unavailable(spark, path: str) -> str | None:
+    """Why rspark's data source cannot read ``path`` in this Spark session (None: it can, as far as is known before
+    :func:`lines_source` tries): the reasons :func:`lines_source` lists, in words for the loader's log."""
+    if not enabled():
+        return "RSPARK_JVM=0"
+    master = spark.sparkContext.master
+    if not master.startswith("local"):
+        return f"a cluster master ({master}): the file is read where each task runs"
+    local = Path(path)
+    if local.name.lower().endswith(_CODEC_SUFFIXES):
+        return "a compressed file (Hadoop's codecs decompress it)"
+    if not local.is_absolute() or not local.is_file():
+        return "not a regular local file"
+    if _registered.get((id(spark._jsparkSession), LINES_SOURCE)) is False:
+        return "rspark's jar is not on the session's class path"
+    return None
+
+
 def sum_avg_result(spark) -> str | None:
-    """The name of the UDF giving SUM's and AVG's final value from their partial sums in this session
-    (``rspark.jvm.SumAvgResult``, see :func:`rspark.spark.expr_aggregate._sum_avg_split`), or None."""
+    """The name of the UDF giving SUM's and AVG's final value from their partial sums in this Spark session
+    (``rspark.jvm.SumAvgResult``, see :func:`rspark.spark.expr.aggregate._sum_avg_split`), or None."""
     from pyspark.sql.types import StringType
 
     return _register(spark, SUM_AVG_RESULT, "rspark.jvm.SumAvgResult", StringType())

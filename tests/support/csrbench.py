@@ -2,12 +2,12 @@
 
 Three things live here, all in plain Python with pyoxigraph. Nothing comes from ``rspark.spark`` or
 ``rspark.engine`` (no window, report-policy or R2S code); from rspark only the term classes of
-``rspark.model.terms`` are used, so that ``rspark.io.results.results_equal`` can compare the rows.
+``rspark.model.terms`` are used, so that ``rspark.results.results_equal`` can compare the rows.
 
 1. The **profile oracle** (:func:`expected_outputs`): what rspark must answer for a CSRBench query under the
    ``csparql``, ``cqels`` and ``sparqlstream`` profiles. The profile settings are transcribed by hand from the table
    in ``docs/profiles.md`` (:data:`PROFILES`; ``tests/test_csrbench.py`` checks the transcription against
-   ``rspark.engine.profiles`` so that the two cannot drift apart silently). For every query it lists the window
+   ``rspark.rsp.profiles`` so that the two cannot drift apart silently). For every query it lists the window
    closes, derives the evaluation instants from the report policy, collects each instant's window snapshot (the
    union of the element graphs), loads it into a fresh pyoxigraph ``Store`` and runs the query's WHERE clause as
    plain SPARQL 1.1 (hand-written next to each query in :data:`QUERIES`), then applies R2S (ISTREAM: multiset
@@ -37,16 +37,16 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import pyoxigraph as ox
 
-from rspark.model.terms import XSD, BlankNode, IRI, Literal, Term
+from rspark.model.terms import IRI, XSD, BlankNode, Literal, Term
 
 from .numbers import canonical_lexical
 
@@ -209,20 +209,20 @@ def _epoch_ms(literal: ox.Literal) -> int:
         raise ValueError(f"CSRBench timestamps are xsd:dateTime, not {literal}")
     dt = datetime.fromisoformat(literal.value.replace("Z", "+00:00"))
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
+    delta = dt - datetime(1970, 1, 1, tzinfo=UTC)
     return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
 def iso_time(ms: int) -> str:
-    """An instant (epoch ms) as CONTRACT section 4 prints date-time stream times: ISO 8601, UTC, ``Z``, with the
+    """An instant (epoch ms) as the CLI's help prints date-time stream times: ISO 8601, UTC, ``Z``, with the
     milliseconds only when there are some."""
-    dt = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)
+    dt = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
     text = dt.strftime("%Y-%m-%dT%H:%M:%S")
     return text + (f".{ms % 1000:03d}Z" if ms % 1000 else "Z")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_stream(path: str = str(STREAM_FILE)) -> tuple[Element, ...]:
     """The elements of a TriG stream file, ordered by timestamp (ties: file order)."""
     graphs: dict[str, list] = {}

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rspark.io.results import SolutionSequence, read_expected, results_equal
 from rspark.model.terms import Variable
+from rspark.results import SolutionSequence
 from rspark.syntax.parser import parse_query
+from rspark.testing import read_expected, results_equal
 
-W3C = (Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "w3c").resolve()  # real path: graph IRIs are file: URIs
+# real path: graph IRIs are file: URIs
+W3C = (Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "w3c").resolve()
 # The 13 folders of manifest-sparql11-query.ttl (entailment, service and the result-format folders are not in it).
 SPARQL11_CORE = {"aggregates", "bind", "bindings", "cast", "construct", "exists", "functions", "grouping", "negation",
                  "project-expression", "property-path", "subquery", "syntax-query"}

@@ -1,1 +1,0 @@
-"""Input/output: reading and writing RDF data and SPARQL query results (see :mod:`rspark.io.results`)."""

@@ -1,0 +1,365 @@
+"""Windows of the stream model: what a query writes (window specifications), how a stream counts time
+(:class:`Timeline`), and the resolved windows in ticks with their arithmetic: which window is evaluated at an
+instant, and which windows hold an element. Pure Python: replay, live mode and the test oracles share it; the
+Spark plans that assign elements to instants are in ``rspark.spark.streaming.windows``.
+
+The windows (RSEP-QL, Sec. 3.2, RSP-QL*, Def. 5 and 15, docs/profiles.md), with ``ts`` in ticks:
+
+=================  ===================================================================================
+time-based         closes ``c = anchor + k*slide``; at ``t`` the window with the last ``c <= t - offset``
+                   (``c < t - offset`` under ``close_rule "<"``) holds ``c-range < ts <= c`` (bounds
+                   ``(]``) or ``c-range <= ts < c`` (``[)``). ``anchor = t0`` (RSEP-QL: t' = t0 +
+                   floor((t-t0)/slide)*slide) or ``t0 + range`` with ``k >= 0`` (RSP-QL*: x = tau0 +
+                   alpha + beta*i, i in N). ``offset`` is the ``b`` of ``[FROM NOW-a TO NOW-b]``.
+landmark           ``t0 <= ts <= t``
+interval           ``t1 <= ts <= t2`` and ``ts <= t`` (at ``t`` only the stream up to ``t`` exists)
+NOW (CQELS)        ``ts == t``
+count ELEMENTS n   the last ``n`` elements by (ts, seq) with ``ts <= t``
+count TRIPLES n    the last ``n`` triples by (ts, seq, triple order) with ``ts <= t`` (over a quads frame)
+count BGP n        not here: the query compiler assigns it over the BGP matches with :func:`assign_count`
+=================  ===================================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from rspark.errors import RsparkError
+from rspark.model.time import Duration
+from rspark.rsp.policies import Bounds, CloseRule, CountUnit, setting
+
+if TYPE_CHECKING:  # only the profile's attributes are read here
+    from rspark.rsp.profiles import Profile
+
+# ---------------------------------------------------------------------------------------------- specifications
+
+
+@dataclass(frozen=True, slots=True)
+class Instant:
+    """A time instant as written: a number (stream units) or an xsd:dateTime (epoch milliseconds)."""
+
+    value: object  # Decimal
+    absolute: bool
+    text: str
+
+    def sse(self) -> str:
+        return self.text if not self.absolute else f'"{self.text}"'
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow:
+    """Time-based sliding window (tumbling when slide == range); ``start`` is t0 (None: the epoch). ``slide`` is
+    None when the query wrote none: the engine profile decides (``implicit_slide``: the range, or one tick)."""
+
+    range: Duration
+    slide: Duration | None
+    start: Instant | None = None
+    offset: Duration | None = None  # [FROM NOW-a TO NOW-b]: the window ends b before the evaluation instant
+
+
+@dataclass(frozen=True, slots=True)
+class LandmarkWindow:
+    start: Instant | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalWindow:
+    start: Instant
+    end: Instant
+
+
+@dataclass(frozen=True, slots=True)
+class CountWindow:
+    """Count-based window over the last ``size`` TRIPLES, ELEMENTS or BGP matches."""
+
+    unit: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class NowWindow:
+    """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
+
+
+class WindowError(RsparkError, ValueError):
+    """A window that cannot be applied to a stream (bad parameters, or units the stream cannot represent)."""
+
+
+# --------------------------------------------------------------------------------------------------------- timeline
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """How a stream's ``ts`` column counts time.
+
+    ``datetime``: ``ts`` is epoch milliseconds. ``numeric``: ``ts = value * time_scale`` (``time_scale`` a power of
+    ten, 1 for integer timestamps). A number in a query (``[RANGE 5]``, ``STARTING AT 3``) is in the stream's unit
+    (milliseconds for a date-time stream); an ISO 8601 duration or date-time over a numeric stream reads the
+    stream's numbers as milliseconds (docs/streams.md). Either way a query value ``v`` is ``v * scale`` ticks.
+    """
+
+    kind: str = "numeric"
+    time_scale: int = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("datetime", "numeric"):
+            raise WindowError(f"timeline kind {self.kind!r}: expected 'datetime' or 'numeric'")
+        if self.time_scale < 1:
+            raise WindowError(f"time_scale {self.time_scale}: expected a positive power of ten")
+
+    @classmethod
+    def datetime(cls) -> Timeline:
+        return cls("datetime", 1)
+
+    @classmethod
+    def numeric(cls, time_scale: int = 1) -> Timeline:
+        return cls("numeric", time_scale)
+
+    @property
+    def scale(self) -> int:
+        """Ticks per query unit (per millisecond or per stream unit)."""
+        return 1 if self.kind == "datetime" else self.time_scale
+
+    def ticks(self, value: Decimal | int, what: str = "value") -> int:
+        """``value`` (query units) in ticks; raises when the stream's resolution cannot represent it."""
+        scaled = Decimal(value) * self.scale
+        if scaled != scaled.to_integral_value():
+            unit = "millisecond" if self.kind == "datetime" else f"1/{self.time_scale} of the stream's unit"
+            raise WindowError(f"{what} {value} is finer than the stream's time resolution ({unit})")
+        return int(scaled)
+
+    def duration(self, duration: Duration, what: str = "duration") -> int:
+        return self.ticks(duration.amount, f"{what} {duration.text or duration.amount}")
+
+    def instant(self, instant: Instant | Decimal | int, what: str = "instant") -> int:
+        if isinstance(instant, Instant):
+            return self.ticks(instant.value, f"{what} {instant.text}")
+        return self.ticks(instant, what)
+
+
+def parse_time(value, timeline) -> int:
+    """A --times / --until value (number, or ISO 8601 date-time for date-time streams) in ticks."""
+    if isinstance(value, (int, Decimal)):
+        return timeline.ticks(Decimal(value), "time")
+    if isinstance(value, float):
+        return timeline.ticks(Decimal(repr(value)), "time")
+    text = str(value).strip()
+    try:
+        return timeline.ticks(Decimal(text), "time")
+    except ArithmeticError:
+        pass
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise RsparkError(f"not a time: {text!r} (a number or an ISO 8601 date-time)") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000) * timeline.scale  # numeric streams read ISO instants as milliseconds
+
+
+def format_time(ticks: int, timeline) -> Any:
+    if timeline.kind == "datetime":
+        dt = datetime.fromtimestamp(ticks / 1000, tz=UTC)
+        text = dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return text.replace(".000Z", "Z")
+    if timeline.scale == 1:
+        return int(ticks)
+    value = Decimal(ticks) / Decimal(timeline.scale)
+    return float(value) if value != value.to_integral_value() else int(value)
+
+
+# -------------------------------------------------------------------------------------------------- resolved windows
+
+
+@dataclass(frozen=True, slots=True)
+class TimeSpec:
+    """A time-based window in ticks, with the profile's conventions applied (see the module docstring)."""
+
+    range: int
+    slide: int
+    t0: int = 0
+    offset: int = 0
+    bounds: Bounds = Bounds.OPEN_CLOSED
+    close_rule: CloseRule = CloseRule.AT_OR_BEFORE
+    windows_before_t0: bool = True
+    explicit_start: bool = False  # t0 came from the query (STARTING AT): nothing is reported before it
+
+    def __post_init__(self) -> None:
+        if self.range <= 0 or self.slide <= 0:
+            raise WindowError(f"window range and slide must be positive (range {self.range}, slide {self.slide})")
+        if self.offset < 0:
+            raise WindowError(f"window offset must not be negative ({self.offset})")
+        try:
+            object.__setattr__(self, "bounds", setting(Bounds, self.bounds))
+            object.__setattr__(self, "close_rule", setting(CloseRule, self.close_rule))
+        except ValueError as exc:
+            raise WindowError(f"window bounds / close rule: {exc}") from None
+
+    @property
+    def anchor(self) -> int:
+        """The close of window ``k = 0``."""
+        return self.t0 if self.windows_before_t0 else self.t0 + self.range
+
+    @property
+    def strict(self) -> int:
+        return 1 if self.close_rule == "<" else 0
+
+    @property
+    def overlap(self) -> int:
+        """How many windows an element can belong to: ``ceil(range / slide)``."""
+        return -(-self.range // self.slide)
+
+    def close(self, k: int) -> int:
+        return self.anchor + k * self.slide
+
+    def window_index(self, t: int) -> int | None:
+        """The index ``k`` of the window evaluated at instant ``t`` (None: no window exists yet)."""
+        rel = t - self.offset - self.anchor
+        k = rel // self.slide if self.close_rule == "<=" else -(-rel // self.slide) - 1
+        if not self.windows_before_t0 and k < 0:
+            return None
+        return k
+
+    def window_bounds(self, k: int) -> tuple[int, int]:
+        """Inclusive ``(lo, hi)`` tick bounds of window ``k``."""
+        c = self.close(k)
+        return (c - self.range + 1, c) if self.bounds == "(]" else (c - self.range, c - 1)
+
+    def content_bounds(self, t: int) -> tuple[int, int] | None:
+        """Inclusive tick bounds of the content at instant ``t`` (None: no window)."""
+        k = self.window_index(t)
+        return None if k is None else self.window_bounds(k)
+
+    def windows_of(self, ts: int) -> tuple[int, int]:
+        """The indexes ``k_lo..k_hi`` of the windows that hold an element at ``ts`` (empty when k_lo > k_hi)."""
+        rel = ts - self.anchor
+        if self.bounds == "(]":
+            lo, hi = -(-rel // self.slide), -(-(rel + self.range) // self.slide) - 1
+        else:
+            lo, hi = rel // self.slide + 1, (rel + self.range) // self.slide
+        if not self.windows_before_t0:
+            lo = max(lo, 0)
+        return lo, hi
+
+    def report_instant(self, k: int) -> int:
+        """The first instant at which window ``k`` is the one evaluated (its close, plus the offset, plus one tick
+        under the strict close rule)."""
+        return self.close(k) + self.offset + self.strict
+
+    def last_reported_index(self, until: int) -> int:
+        """The last ``k`` whose :meth:`report_instant` is at or before ``until``."""
+        return (until - self.offset - self.strict - self.anchor) // self.slide
+
+
+@dataclass(frozen=True, slots=True)
+class LandmarkSpec:
+    """Landmark window: ``start <= ts <= t`` (RSEP-QL W^lambda)."""
+
+    start: int
+
+    def content_bounds(self, t: int) -> tuple[int, int] | None:
+        return (self.start, t) if self.start <= t else None
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalSpec:
+    """Interval window ``[FROM t1 TO t2]``: ``t1 <= ts <= t2`` (RSEP-QL W^sqcup), and ``ts <= t``."""
+
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if self.end < self.start:
+            raise WindowError(f"interval window ends ({self.end}) before it starts ({self.start})")
+
+    def content_bounds(self, t: int) -> tuple[int, int] | None:
+        hi = min(self.end, t)
+        return (self.start, hi) if self.start <= hi else None
+
+
+@dataclass(frozen=True, slots=True)
+class NowSpec:
+    """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
+
+    def content_bounds(self, t: int) -> tuple[int, int] | None:
+        return (t, t)
+
+
+@dataclass(frozen=True, slots=True)
+class CountSpec:
+    """Count-based window: the last ``size`` ELEMENTS, TRIPLES or BGP matches at or before the instant."""
+
+    unit: CountUnit
+    size: int
+
+    def __post_init__(self) -> None:
+        if self.size <= 0:
+            raise WindowError(f"count window size must be positive ({self.size})")
+        try:
+            object.__setattr__(self, "unit", setting(CountUnit, self.unit))
+        except ValueError as exc:
+            raise WindowError(f"count window unit {exc}") from None
+
+
+ResolvedWindow = TimeSpec | LandmarkSpec | IntervalSpec | NowSpec | CountSpec
+
+
+def is_time_based(window: ResolvedWindow) -> bool:
+    """True for sliding/tumbling time windows (the ones with a window-close report policy)."""
+    return isinstance(window, TimeSpec)
+
+
+def resolve_t0(profile: Profile, timeline: Timeline, first_ts: int | None) -> int:
+    """The window origin of ``profile`` on ``timeline`` (``first_ts``: the stream's first timestamp, in ticks)."""
+    policy = profile.t0
+    if policy == "zero":
+        return 0
+    if policy == "first-element":
+        if first_ts is None:
+            raise WindowError(f"profile {profile.name!r} starts windows at the first element, but the stream is empty")
+        return int(first_ts)
+    return timeline.ticks(Decimal(policy), f"profile {profile.name!r} t0")
+
+
+def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int | None = None) -> ResolvedWindow:
+    """A window spec of the syntax tree (``TimeWindow``, ``LandmarkWindow``, ``IntervalWindow``, ``CountWindow``,
+    ``NowWindow`` or None: the profile's default window) in ticks, with the profile's conventions applied.
+
+    ``first_ts`` (the stream's first timestamp in ticks) is needed only by a profile whose t0 is the first element.
+    """
+    if spec is None:
+        spec = NowWindow() if profile.default_window == "now" else LandmarkWindow(None)
+    if isinstance(spec, TimeWindow):
+        explicit = spec.start is not None
+        t0 = timeline.instant(spec.start, "STARTING AT") if explicit else resolve_t0(profile, timeline, first_ts)
+        range_ = timeline.duration(spec.range, "RANGE")
+        if spec.slide is not None:
+            slide = timeline.duration(spec.slide, "SLIDE")
+        else:  # no SLIDE written (needs a parser that records it): the engine's default
+            slide = 1 if getattr(profile, "implicit_slide", "range") == "tick" else range_
+        return TimeSpec(
+            range=range_,
+            slide=slide,
+            t0=t0,
+            offset=timeline.duration(spec.offset, "offset") if spec.offset is not None else 0,
+            bounds=profile.bounds,
+            close_rule=profile.close_rule,
+            windows_before_t0=profile.windows_before_t0,
+            explicit_start=explicit,
+        )
+    if isinstance(spec, LandmarkWindow):
+        if spec.start is not None:
+            return LandmarkSpec(timeline.instant(spec.start, "LANDMARK start"))
+        return LandmarkSpec(resolve_t0(profile, timeline, first_ts))
+    if isinstance(spec, IntervalWindow):
+        return IntervalSpec(timeline.instant(spec.start, "FROM"), timeline.instant(spec.end, "TO"))
+    if isinstance(spec, CountWindow):
+        return CountSpec(str(spec.unit).upper(), int(spec.size))
+    if isinstance(spec, NowWindow):
+        return NowSpec()
+    if isinstance(spec, (TimeSpec, LandmarkSpec, IntervalSpec, NowSpec, CountSpec)):
+        return spec
+    raise WindowError(f"not a window specification: {spec!r}")

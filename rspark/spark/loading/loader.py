@@ -1,0 +1,1028 @@
+"""Loading RDF into Spark: static graphs (:func:`load_rdf`) and recorded RDF streams (:func:`load_stream`).
+
+Parsing runs on executors, never on the driver (pyoxigraph inside ``mapInArrow``; the pure-Python helpers are in
+:mod:`rspark.spark.loading.rdf`):
+
+* N-Triples / N-Quads are read in input splits, so a large file is split across tasks. The lines already in the
+  canonical term encoding are cut into terms inside the JVM by rspark's Java line scanner (:mod:`rspark.spark.jvm`;
+  in one job, whose result is cached with the text of the lines it did not read): for a local uncompressed file in
+  local mode by rspark's data source, which reads the file's bytes itself, else by ``spark.read.text`` and the
+  scanner as a UDF (the same rows at the same positions). Those other lines (and every line when the scanner is
+  not available) go to Python workers in Arrow batches: vectorised RE2 matches first
+  (:func:`rspark.spark.loading.rdf.fast_lines`, tested to read exactly what pyoxigraph reads), then pyoxigraph,
+  together, and line by line when the batch holds a bad line, so that a bad line is reported at its physical line number
+  (from its split's first byte and the line's index in the split; the lines per split are counted by a second,
+  JVM-only pass that only runs when there is something to report).
+* Turtle, TriG and RDF/XML are parsed in one task (a one-row local relation of the path, read by the executor;
+  a path with a URI scheme other than ``file`` is read with Spark's ``binaryFile`` source instead), which yields
+  Arrow batches of quads.
+
+Bad input: a malformed line, statement or graph block (invalid UTF-8 included: the JVM paths pass a line's bytes
+as they are, and the Python side reports a line that is not UTF-8 as ``invalid UTF-8 (byte 0xFF)`` at its line and
+column, :func:`rspark.spark.loading.rdf.invalid_utf8_lines`) is reported and skipped, or raised in strict mode. A
+path that does not exist raises :class:`MissingFileError` before any Spark job. The ``rspark.loading`` logger
+says which path parses a file (INFO: rspark's data source, Spark's text source with the scanner UDF and why,
+or the Python workers and why; a WARNING the first time that fallback was not asked for) and warns of a stream
+with no element.
+
+Terms are encoded as in :mod:`rspark.model.codec`. Blank-node labels get a per-load prefix
+(``_:b1`` in a file becomes ``_:b<8 hex>_b1``), so two files (or two loads of one file) never share a blank node,
+while a label is one node within its file. RDF-star: ``<< s p o >>`` is the quoted triple term (the RDF-star CG
+semantics); pyoxigraph's RDF 1.2 reifiers are undone as :mod:`rspark.results` does.
+
+Cache policy: the parsed rows are ``persist()``-ed (MEMORY_AND_DISK) and materialised at load time, because the
+load must report its errors (and raise in strict mode) anyway; the returned DataFrames are lazy projections of that
+cache, so using them again never re-parses the file. Derived tables that need a shuffle or a join (``quoted``, a
+stream's per-element check, which the load reads, its ``quads`` and ``restricted(...)``'s subsets of ``quads``) are
+persisted too and materialise on first use; a stream's ``elements`` is a filter of its per-element check.
+``unpersist()`` on the result frees them.
+
+One module (about 1,000 lines): graphs and streams share the line-parsing job, its error reporting and its cache,
+and a stream's per-element check reads that job's rows; the executor-side parsing is in
+:mod:`rspark.spark.loading.rdf`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from rspark.errors import DataError, InputError, MissingFileError
+from rspark.spark import jvm
+from rspark.spark.frames import local_frame
+from rspark.spark.loading import rdf
+
+__all__ = ["LoadedGraph", "LoadedStream", "load_rdf", "load_stream", "check_file", "MissingFileError",
+           "PROV_GENERATED_AT_TIME", "MAX_ERRORS"]
+
+# the loading path each file takes (INFO), a fallback to the slower Python path that was not asked for and an empty
+# stream (WARNING)
+log = logging.getLogger("rspark.loading")
+
+PROV_GENERATED_AT_TIME = "http://www.w3.org/ns/prov#generatedAtTime"
+MAX_ERRORS = 1000  # problems listed per load (a final entry says how many more there were)
+
+_K_QUAD, _K_PROBLEM = 0, 1
+_RAW_FIELDS = [
+    ("k", pa.int8(), "tinyint"),
+    ("s", pa.string(), "string"),
+    ("p", pa.string(), "string"),
+    ("o", pa.string(), "string"),
+    ("g", pa.string(), "string"),
+    ("blk", pa.int64(), "long"),
+    ("idx", pa.int64(), "long"),
+    ("ord", pa.int64(), "long"),
+    ("msg", pa.string(), "string"),
+    ("col", pa.int64(), "long"),
+    ("elem", pa.string(), "string"),
+]
+_RAW_ARROW = pa.schema([(name, typ) for name, typ, _ in _RAW_FIELDS])
+_RAW_DDL = ", ".join(f"{name} {ddl}" for name, _, ddl in _RAW_FIELDS)
+
+
+# --------------------------------------------------------------------------------------------------- results
+
+
+@dataclass
+class LoadedGraph:
+    """A loaded RDF file.
+
+    ``quads``: columns ``s, p, o, g`` (encoded terms; ``g`` is ``""`` for the default graph).
+    ``quoted``: columns ``t, s, p, o``, one row per distinct quoted triple occurring anywhere in the data (nested
+    ones too): ``t`` its encoding, ``s``/``p``/``o`` its components' encodings.
+    ``errors``: the problems skipped (non-strict mode), in file order.
+    """
+
+    quads: DataFrame
+    quoted: DataFrame
+    errors: list[DataError] = field(default_factory=list)
+    _cached: list[DataFrame] = field(default_factory=list, repr=False)
+
+    def unpersist(self) -> None:
+        """Free the cached parse (the DataFrames stay usable, but re-parse when used)."""
+        for df in self._cached:
+            df.unpersist()
+
+
+@dataclass
+class LoadedStream:
+    """A recorded RDF stream (docs/streams.md).
+
+    ``elements``: ``element`` (encoded graph name), ``ts`` (long), ``seq`` (long, a key that sorts the elements in
+    file order, by their first statement; sparse, not 0, 1, 2, ...: replays order by ``(ts, seq)``). ``quads``: the
+    elements' content ``s, p, o, element, ts, seq``.
+    ``candidates``: the triples of every named graph of the file, rejected elements' too (``s, p, o``: a superset of
+    the content's, for checks that a superset answers more cheaply than the join that makes ``quads``).
+    ``restricted(predicates)``: ``quads`` restricted to triples with one of the (encoded) predicates, built and
+    cached apart (what a query reads when all its triple patterns have one of these predicates).
+    ``metadata``: the default-graph triples other than the elements' timestamps (``s, p, o``). ``quoted``: as in
+    :class:`LoadedGraph`, over ``quads`` and ``metadata``. ``time_kind``: ``"datetime"`` (``ts`` in epoch
+    milliseconds, UTC) or ``"number"`` (``ts`` = value * ``time_scale``, the smallest power of ten that makes every
+    timestamp integral). ``has_metadata``: whether ``metadata`` has a row (counted at load). ``bounds``: the least
+    and greatest ``ts`` of ``elements`` ((None, None) without elements) when the load found them, else None.
+    ``errors``: rejected elements and malformed statements, in file order (an element with several timestamps is
+    reported with the least and the greatest).
+    """
+
+    iri: str
+    elements: DataFrame
+    quads: DataFrame
+    candidates: DataFrame
+    restricted: Callable[[frozenset], DataFrame]
+    metadata: DataFrame
+    quoted: DataFrame
+    time_kind: str
+    time_scale: int
+    has_metadata: bool = True
+    bounds: tuple[int | None, int | None] | None = None
+    errors: list[DataError] = field(default_factory=list)
+    _cached: list[DataFrame] = field(default_factory=list, repr=False)
+
+    def unpersist(self) -> None:
+        """Free the cached parse and derived tables."""
+        for df in self._cached:
+            df.unpersist()
+
+
+# --------------------------------------------------------------------------------------------------- helpers
+
+
+def check_file(path: str | Path) -> None:
+    """Raises :class:`MissingFileError` when ``path`` is a local path (or ``file:`` URI) that does not exist, before
+    Spark is asked to read it; a glob pattern that matches files and a URI of another scheme pass."""
+    local = _local_path(str(path))
+    if local is None or os.path.exists(local):
+        return
+    if "{" in local:  # a Hadoop glob's alternatives, which Python's glob does not read: Spark tells
+        return
+    if any(ch in local for ch in "*?["):
+        import glob
+
+        if glob.glob(local):
+            return
+    raise MissingFileError(str(path))
+
+
+def _graph_term(graph: str | None) -> str:
+    if graph is None:
+        return ""
+    value = graph.strip()
+    if value.startswith("<") and value.endswith(">"):
+        value = value[1:-1]
+    if not value or any(ch in value for ch in '<>" {}|\\^`\n\r\t'):
+        raise InputError(f"graph must be an IRI, not {graph!r}")
+    return "<" + value + ">"
+
+
+def _local_path(path: str) -> str | None:
+    """The absolute local path of ``path`` (None for a URI with another scheme)."""
+    if path.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(path).path)
+    if rdf.has_scheme(path):
+        return None
+    return str(Path(path).resolve())
+
+
+def _quad_batch(s: pa.Array, p: pa.Array, o: pa.Array, g: pa.Array, pos: list | None) -> pa.RecordBatch:
+    """One Arrow record batch (raw schema) of quads; ``pos``: their (blk, idx, ord) arrays, or None (no positions)."""
+    n = len(s)
+    if pos is None:
+        pos = [pa.nulls(n, pa.int64())] * 3
+    return pa.RecordBatch.from_arrays(
+        [pa.repeat(pa.scalar(_K_QUAD, pa.int8()), n), s, p, o, g, *pos,
+         pa.nulls(n, pa.string()), pa.nulls(n, pa.int64()), pa.nulls(n, pa.string())],
+        schema=_RAW_ARROW,
+    )
+
+
+def _sink_batches(sink: rdf.Sink, positions: bool = True):
+    """Arrow record batches (raw schema) of a sink's quads and problems (quads without their positions unless
+    ``positions``: only streams need them)."""
+    if len(sink):
+        pos = [pa.array(sink.blk, pa.int64()), pa.array(sink.idx, pa.int64()),
+               pa.array(sink.ord, pa.int64())] if positions else None
+        yield _quad_batch(pa.array(sink.s, pa.string()), pa.array(sink.p, pa.string()),
+                          pa.array(sink.o, pa.string()), pa.array(sink.g, pa.string()), pos)
+    probs = sink.problems
+    if probs:
+        m = len(probs)
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array([_K_PROBLEM] * m, pa.int8()),
+                pa.nulls(m, pa.string()),
+                pa.nulls(m, pa.string()),
+                pa.nulls(m, pa.string()),
+                pa.nulls(m, pa.string()),
+                pa.array([p.blk for p in probs], pa.int64()),
+                pa.array([p.idx for p in probs], pa.int64()),
+                pa.array([p.ord for p in probs], pa.int64()),
+                pa.array([p.message for p in probs], pa.string()),
+                pa.array([p.column for p in probs], pa.int64()),
+                pa.array([p.element for p in probs], pa.string()),
+            ],
+            schema=_RAW_ARROW,
+        )
+
+
+_LINE_INDEX_BITS = (1 << 33) - 1  # monotonically_increasing_id(): partition << 33 | the row's index in it
+
+
+def _text_lines(spark: SparkSession, path: str) -> DataFrame:
+    """The lines of a text file: ``value``, ``blk`` (the first byte of the line's input split) and ``idx`` (the
+    line's index in its partition, which holds that split: (blk, idx) sorts in file order, and :class:`_Lines` turns
+    it into a line number)."""
+    local = _local_path(path)
+    return spark.read.text(local if local is not None else path).select(
+        F.col("value"), F.input_file_block_start().alias("blk"),
+        (F.monotonically_increasing_id().bitwiseAND(F.lit(_LINE_INDEX_BITS))).alias("idx"))
+
+
+def _lines_source(spark: SparkSession, path: str, fmt: str, prefix: str, mode: str = "rows") -> DataFrame | None:
+    """rspark's data source over a local line-format file (:func:`rspark.spark.jvm.lines_source`), or None when the
+    file is read with Spark's text source instead. A load and its line numbers (:class:`_Lines`) ask the same."""
+    local = _local_path(path)
+    if local is None:
+        return None
+    return jvm.lines_source(spark, local, quads=fmt == "nquads", prefix=prefix, mode=mode)
+
+
+def _python_line_parser(fmt: str, base_iri: str | None, token: str, default_graph: str, triple_graph: str | None,
+                        positions: bool):
+    """The mapInArrow function parsing batches of (value, blk, idx) lines in a Python worker."""
+
+    def parse(batches):
+        import numpy as np
+        import pyarrow.compute as pc
+
+        from rspark.spark.loading import rdf as _rdf
+
+        for batch in batches:
+            values, blk_col, idx_col = batch.column(0), batch.column(1), batch.column(2)
+            # lines that are not UTF-8 (Spark's text source and rspark's data source pass their bytes as they are):
+            # reported as problems, and null for the parsers, which skip them
+            values, invalid = _rdf.invalid_utf8_lines(values)
+            if invalid:
+                sink = _rdf.Sink()
+                _rdf.add_invalid_lines(invalid, blk_col.to_pylist(), idx_col.to_pylist(), sink, fmt=fmt, token=token)
+                yield from _sink_batches(sink, positions)
+            ok, s, p, o, g = _rdf.fast_lines(values, fmt=fmt, token=token, default_graph=default_graph,
+                                             triple_graph=triple_graph)
+            n_fast = len(s)
+            if n_fast:
+                pos = [blk_col.filter(ok), idx_col.filter(ok),
+                       pa.repeat(pa.scalar(0, pa.int64()), n_fast)] if positions else None
+                yield _quad_batch(s, p, o, g, pos)
+            if n_fast < len(values):  # the other lines through pyoxigraph
+                rest = np.flatnonzero(~ok.to_numpy(zero_copy_only=False))
+                sink = _rdf.Sink()
+                _rdf.parse_lines(pc.take(values, rest).to_pylist(), pc.take(blk_col, rest).to_pylist(),
+                                 pc.take(idx_col, rest).to_pylist(), sink, fmt=fmt, base_iri=base_iri, token=token,
+                                 default_graph=default_graph, triple_graph=triple_graph)
+                yield from _sink_batches(sink, positions)
+
+    return parse
+
+
+_FORMAT_NAMES = {"ntriples": "N-Triples", "nquads": "N-Quads", "turtle": "Turtle", "trig": "TriG", "rdfxml": "RDF/XML"}
+_warned_fallbacks: set = set()  # (session, reason) of the fallbacks logged as a WARNING: once each, then INFO
+
+
+def _log_python_fallback(spark: SparkSession, path: str, name: str) -> None:
+    """The log line of a line-format file parsed in Python workers because rspark's JVM line scanner is not in the
+    session: a WARNING (the first time in a session) when that was not asked for, else INFO."""
+    reason, unexpected = jvm.python_fallback(spark)
+    key = (id(spark._jsparkSession), reason)
+    level = logging.WARNING if unexpected and key not in _warned_fallbacks else logging.INFO
+    if level == logging.WARNING:
+        _warned_fallbacks.add(key)
+    log.log(level, "loading %s (%s) in Python workers (pyoxigraph), about 2x slower than rspark's JVM line "
+            "scanner: %s", path, name, reason)
+
+
+def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str,
+                    default_graph: str, triple_graph: str | None, positions: bool,
+                    pred: str | None) -> tuple[DataFrame, list, dict | None]:
+    """Raw rows of an N-Triples/N-Quads file, parsed on executors, the DataFrames persisted for them, and
+    :func:`_materialise`'s counts when the parse job could compute them (else None).
+
+    With rspark's JVM line scanner (:mod:`rspark.spark.jvm`), one job cuts the lines it reads inside the JVM and
+    keeps the text of the others, into Spark's cache; only those others (usually none) then go to the Python
+    workers. That job also counts what the load needs to know of the rows (:func:`_materialise`), so that when
+    the JVM read every line the parse is not read again for it. Without the scanner, every line goes through the
+    Python workers (``fast_lines``, then pyoxigraph)."""
+    python_parse = _python_line_parser(fmt, base_iri, token, default_graph, triple_graph, positions)
+    prefix = f"_:{token}_"
+    # one row per line with something to read: the terms when the JVM read it, else the text for Python
+    source = _lines_source(spark, path, fmt, prefix)
+    name = _FORMAT_NAMES[fmt]
+    if source is not None:  # rspark's data source: lines cut from the file's bytes
+        log.info("loading %s (%s) with rspark's JVM data source", path, name)
+        stage = source.persist(StorageLevel.MEMORY_AND_DISK)
+    else:  # Spark's text source and the scanner as a UDF
+        lines = _text_lines(spark, path)
+        udf = jvm.line_parser(spark)
+        if udf is None:
+            _log_python_fallback(spark, path, name)
+            raw = lines.mapInArrow(python_parse, _RAW_DDL).persist(StorageLevel.MEMORY_AND_DISK)
+            return raw, [raw], None
+        log.info("loading %s (%s) with Spark's text source and rspark's JVM line scanner (a UDF), not rspark's data "
+                 "source: %s", path, name, jvm.source_unavailable(spark, _local_path(path) or path)
+                 or "it could not read the file")
+        cut = F.call_function(udf, F.col("value"), F.lit(fmt == "nquads"), F.lit(prefix)).alias("r")
+        stage = (
+            lines.select(cut, "value", "blk", "idx")
+            .filter(F.col("r").isNull() | F.col("r.s").isNotNull())
+            .select(F.col("r.s").alias("s"), F.col("r.p").alias("p"), F.col("r.o").alias("o"),
+                    F.col("r.g").alias("g"), F.when(F.col("r").isNull(), F.col("value")).alias("value"), "blk",
+                    "idx")
+            .persist(StorageLevel.MEMORY_AND_DISK)
+        )
+    read = F.col("s").isNotNull()
+    try:  # the job that reads the file, and _materialise's counts of what the JVM read (ord is 0 on this path)
+        per_split = stage.groupBy("blk").agg(
+            F.count(F.when(~read, 1)).alias("python"), F.count(F.when(read, 1)).alias("count"),
+            F.max(F.when(read, F.col("idx"))).alias("mi"), F.lit(0).alias("mo"),
+            *_row_flags(F.when(read, F.col("g")), pred)).collect()
+    except BaseException:
+        stage.unpersist()
+        raise
+    n_python = sum(r["python"] for r in per_split)
+    if fmt == "ntriples":
+        graph = F.lit(triple_graph if triple_graph is not None else default_graph)
+    else:
+        graph = F.when(F.col("g") == "", F.lit(default_graph)).otherwise(F.col("g"))
+    null_long = F.lit(None).cast("long")
+    fast = stage.filter(F.col("s").isNotNull()).select(
+        F.lit(_K_QUAD).cast("tinyint").alias("k"), "s", "p", "o", graph.alias("g"),
+        *((F.col("blk"), F.col("idx"), F.lit(0).cast("long")) if positions else (null_long,) * 3),
+        F.lit(None).cast("string").alias("msg"), null_long.alias("col"), F.lit(None).cast("string").alias("elem"),
+    ).toDF(*(name for name, _, _ in _RAW_FIELDS))
+    if not n_python:
+        return fast, [stage], _counts([(_K_QUAD, r) for r in per_split], pred)
+    rest = stage.filter(F.col("s").isNull()).select("value", "blk", "idx") \
+        .mapInArrow(python_parse, _RAW_DDL).persist(StorageLevel.MEMORY_AND_DISK)
+    return fast.unionByName(rest), [stage, rest], None
+
+
+def _parse_document_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str,
+                       default_graph: str, triple_graph: str | None, strict: bool, stream: bool) -> DataFrame:
+    """Raw rows of a Turtle/TriG/RDF-XML file, parsed in one executor task."""
+    log.info("loading %s (%s) in one Python task (pyoxigraph)", path, _FORMAT_NAMES[fmt])
+    local = _local_path(path)
+    compressed = rdf.is_compressed(path)
+    if local is not None:
+        source = local_frame(spark, [(local,)], "path string")  # read by the JVM: no Python worker for the path
+    else:
+        source = spark.read.format("binaryFile").load(path).select("content")
+
+    def parse(batches):
+        from rspark.spark.loading import rdf as _rdf
+
+        for batch in batches:
+            for value in batch.column(0).to_pylist():
+                if isinstance(value, str):
+                    data = _rdf.read_bytes(value)
+                else:
+                    data = value
+                    if compressed:
+                        import gzip
+
+                        data = gzip.decompress(data)
+                for sink in _rdf.parse_document(data, fmt=fmt, base_iri=base_iri, token=token,
+                                                default_graph=default_graph, triple_graph=triple_graph,
+                                                strict=strict, stream=stream):
+                    yield from _sink_batches(sink, stream)
+
+    return source.mapInArrow(parse, _RAW_DDL)
+
+
+def _parse(spark: SparkSession, path: str, *, fmt: str, base_iri: str | None, token: str, default_graph: str,
+           triple_graph: str | None, strict: bool, pred: str | None = None) -> tuple[DataFrame, list, dict]:
+    """The raw rows of a file (schema ``_RAW_DDL``), the DataFrames persisted for them, and :func:`_materialise`'s
+    counts (the parse job's own when it could count them, else :func:`_materialise` runs the parse). ``pred``: a
+    stream's timestamp predicate (encoded), None for a graph."""
+    stream = pred is not None
+    if fmt in rdf.LINE_FORMATS:
+        raw, cached, counts = _parse_lines_df(spark, path, fmt=fmt, base_iri=base_iri, token=token,
+                                              default_graph=default_graph, triple_graph=triple_graph,
+                                              positions=stream, pred=pred)
+    else:
+        raw = _parse_document_df(spark, path, fmt=fmt, base_iri=base_iri, token=token, default_graph=default_graph,
+                                 triple_graph=triple_graph, strict=strict, stream=stream)
+        raw, counts = raw.persist(StorageLevel.MEMORY_AND_DISK), None
+        cached = [raw]
+    if counts is None:
+        try:
+            counts = _materialise(raw, pred)
+        except BaseException:
+            for df in cached:
+                df.unpersist()
+            raise
+    return raw, cached, counts
+
+
+class _Lines:
+    """Turns a position (blk, idx) into a physical line number; for line formats it counts the lines of each
+    Spark input split and finds each split's first ``idx`` (one JVM-only pass over the file), only when first
+    needed."""
+
+    def __init__(self, spark: SparkSession, path: str, fmt: str) -> None:
+        self.spark, self.path, self.fmt = spark, path, fmt
+        self._splits: dict[int, tuple[int, int]] | None = None  # blk -> (lines before the split, its first idx)
+
+    def line(self, blk: int | None, idx: int | None) -> int | None:
+        if idx is None:
+            return None
+        if self.fmt not in rdf.LINE_FORMATS:
+            return idx + 1
+        if self._splits is None:
+            counts = _lines_source(self.spark, self.path, self.fmt, "_:b_", mode="count")
+            if counts is not None:  # the positions of rspark's data source: idx from 0 in each split
+                rows = counts.select("blk", "n", F.lit(0).alias("first")).collect()
+            else:
+                rows = _text_lines(self.spark, self.path).groupBy("blk") \
+                    .agg(F.count(F.lit(1)).alias("n"), F.min("idx").alias("first")).collect()
+            splits, total = {}, 0
+            for row in sorted(rows, key=lambda r: r["blk"]):
+                splits[row["blk"]] = (total, row["first"])
+                total += row["n"]
+            self._splits = splits
+        before, first = self._splits.get(blk or 0, (0, 0))
+        return before + idx - first + 1
+
+
+def _problems(raw: DataFrame, total: int, lines: _Lines, path: str) -> list[DataError]:
+    """The parse problems (first MAX_ERRORS in file order) as DataErrors."""
+    if not total:
+        return []
+    rows = (
+        raw.filter(F.col("k") == _K_PROBLEM)
+        .select("blk", "idx", "ord", "msg", "col", "elem")
+        .orderBy(F.col("blk").asc_nulls_first(), F.col("idx").asc_nulls_first(), "ord")
+        .limit(MAX_ERRORS)
+        .collect()
+    )
+    out = [
+        DataError(r["msg"], file=path, line=lines.line(r["blk"], r["idx"]), column=r["col"], element=r["elem"])
+        for r in rows
+    ]
+    if total > len(rows):
+        out.append(DataError(f"{total - len(rows)} more problems not listed", file=path))
+    return out
+
+
+def quoted_table(*frames: DataFrame) -> DataFrame:
+    """Distinct quoted triples (nested ones too) among the s and o columns of the frames: t, s, p, o."""
+    terms = None
+    for df in frames:
+        for col in ("s", "o"):
+            part = df.select(F.col(col).alias("t")).filter(F.col("t").startswith("<< "))
+            terms = part if terms is None else terms.unionByName(part)
+    terms = terms.distinct()
+
+    def explode(batches):
+        from rspark.spark.loading import rdf as _rdf
+
+        for batch in batches:
+            t_, s_, p_, o_ = [], [], [], []
+            for value in batch.column(0).to_pylist():
+                for t, s, p, o in _rdf.iter_quoted(value):
+                    t_.append(t)
+                    s_.append(s)
+                    p_.append(p)
+                    o_.append(o)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(t_, pa.string()), pa.array(s_, pa.string()), pa.array(p_, pa.string()),
+                 pa.array(o_, pa.string())],
+                names=["t", "s", "p", "o"],
+            )
+
+    return terms.mapInArrow(explode, "t string, s string, p string, o string").distinct()
+
+
+def _new_token() -> str:
+    return "b" + uuid.uuid4().hex[:8]
+
+
+def _row_flags(g: Column, pred: str | None) -> list[Column]:
+    """Counts of a stream's default-graph quads (``g`` is "" for them, NULL for rows that are no quad) whose
+    predicate is not the timestamp predicate (element metadata: ``other``), and of timestamp quads whose object is
+    not a canonical integer (``stamps_other``: when there is none, the load reads every timestamp as a long)."""
+    if pred is None:
+        return [F.lit(0).alias("other"), F.lit(0).alias("stamps_other")]
+    default = g == ""
+    return [F.count(F.when(default & (F.col("p") != pred), 1)).alias("other"),
+            F.count(F.when(default & (F.col("p") == pred) & ~F.col("o").rlike(_PLAIN_INTEGER_STAMP), 1))
+            .alias("stamps_other")]
+
+
+def _counts(rows: list, pred: str | None) -> dict:
+    """The counts of :func:`_materialise` from its aggregate's rows, given as (kind, row) pairs."""
+    counts: dict = {"other": 0, "stamps_other": 0}
+    blks, max_idx, max_ord = set(), 0, 0
+    for k, row in rows:
+        counts[k] = counts.get(k, 0) + row["count"]
+        counts["other"] += row["other"]
+        counts["stamps_other"] += row["stamps_other"]
+        if pred is not None and row["blk"] is not None and row["count"]:
+            blks.add(row["blk"])
+            max_idx, max_ord = max(max_idx, row["mi"] or 0), max(max_ord, row["mo"] or 0)
+    if pred is not None:
+        counts["positions"] = _FileOrder(sorted(blks), max_idx, max_ord)
+    return counts
+
+
+def _materialise(raw: DataFrame, pred: str | None = None) -> dict:
+    """Run the parse once into the cache; returns row counts per kind, and with ``pred`` (a stream's timestamp
+    predicate) also the counts of :func:`_row_flags` and under ``"positions"`` what :class:`_FileOrder` needs (the
+    splits' first bytes, the greatest line index and statement ordinal): the same job, a few rows per input
+    split."""
+    keys = ["k"] + (["blk"] if pred is not None else [])
+    g = F.when(F.col("k") == _K_QUAD, F.col("g"))
+    rows = raw.groupBy(*keys).agg(F.count(F.lit(1)).alias("count"), F.max("idx").alias("mi"),
+                                  F.max("ord").alias("mo"), *_row_flags(g, pred)).collect()
+    return _counts([(row["k"], row) for row in rows], pred)
+
+
+# --------------------------------------------------------------------------------------------------- static RDF
+
+
+def load_rdf(spark: SparkSession, path: str | Path, *, graph: str | None = None, base_iri: str | None = None,
+             format: str | None = None, strict: bool = True) -> LoadedGraph:
+    """Load an RDF file into Spark (parsed on executors; see the module documentation).
+
+    ``format``: ``"turtle"``, ``"ntriples"``, ``"nquads"``, ``"trig"`` or ``"rdfxml"``; by default from the
+    extension (``.ttl .turtle .nt .nq .trig .rdf .owl .xml``, ``.n3`` read as Turtle, ``.gz`` looked through).
+    ``graph``: an IRI; the triples of a triple format, and the default-graph quads of a quad format, go into that
+    named graph (``g = "<IRI>"``); None: the default graph (``g = ""``). Relative IRIs resolve against
+    ``base_iri``, else the file's ``file:`` URI.
+
+    ``strict`` (default): the first syntax error raises :class:`DataError` (file, line, column). Otherwise
+    malformed lines (N-Triples, N-Quads) or statements / graph blocks (Turtle, TriG) are skipped and listed in
+    ``errors``; RDF/XML keeps what precedes its first error (pyoxigraph gives no line for RDF/XML errors).
+    """
+    path = str(path)
+    check_file(path)
+    fmt = rdf.detect_format(path, format)
+    base = base_iri if base_iri is not None else rdf.file_base_iri(path)
+    g = _graph_term(graph)
+    raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph=g,
+                                 triple_graph=g, strict=strict)
+
+    def free() -> None:
+        for df in cached:
+            df.unpersist()
+
+    try:
+        errors = _problems(raw, counts.get(_K_PROBLEM, 0), _Lines(spark, path, fmt), path)
+    except BaseException:
+        free()
+        raise
+    if strict and errors:
+        free()
+        raise errors[0]
+    quads = raw.filter(F.col("k") == _K_QUAD).select("s", "p", "o", "g")
+    quoted = quoted_table(quads).persist(StorageLevel.MEMORY_AND_DISK)
+    return LoadedGraph(quads=quads, quoted=quoted, errors=errors, _cached=[*cached, quoted])
+
+
+# --------------------------------------------------------------------------------------------------- streams
+
+_CHECK_DDL = ("element string, blk long, idx long, ord long, kind string, m long, e int, ms long, "
+              "err string, eblk long, eidx long, eord long")
+
+
+# A canonical xsd:integer / xsd:long timestamp of at most 17 digits: parse_timestamp gives ("number", int, 0).
+_PLAIN_INTEGER_STAMP = r'^"-?(0|[1-9][0-9]{0,16})"\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|long)>$'
+_CHECK_SCHEMA = pa.schema([
+    ("element", pa.string()), ("blk", pa.int64()), ("idx", pa.int64()), ("ord", pa.int64()),
+    ("kind", pa.string()), ("m", pa.int64()), ("e", pa.int32()), ("ms", pa.int64()),
+    ("err", pa.string()), ("eblk", pa.int64()), ("eidx", pa.int64()), ("eord", pa.int64()),
+])
+
+
+def _check_elements(batches):
+    """Per candidate element: its timestamp parsed, or the reason it is rejected (with the position to report).
+    Elements with one canonical integer timestamp (the common case of a numeric stream) are read with Arrow's
+    vectorised functions; the others row by row (:func:`_check_rows`), with the same results."""
+    import pyarrow.compute as pc
+
+    for batch in batches:
+        vals = batch.column("vals")
+        single = pc.fill_null(pc.equal(pc.list_value_length(vals), 1), False)
+        padded = pc.if_else(single, vals, pa.scalar([""], type=vals.type))
+        first = pc.list_element(padded, 0)
+        fast = pc.fill_null(pc.and_(single, pc.match_substring_regex(first, _PLAIN_INTEGER_STAMP)), False)
+        n = pc.sum(fast).as_py() or 0
+        if n:
+            part = batch.filter(fast)
+            lexical = pc.list_element(pc.split_pattern(first.filter(fast), '"'), 1)
+            yield pa.RecordBatch.from_arrays([
+                part.column("element"), part.column("blk"), part.column("idx"), part.column("ord"),
+                pa.repeat(pa.scalar("number"), n), pc.cast(lexical, pa.int64()),
+                pa.repeat(pa.scalar(0, pa.int32()), n), pa.nulls(n, pa.int64()), pa.nulls(n, pa.string()),
+                part.column("tblk"), part.column("tidx"), part.column("tord"),
+            ], schema=_CHECK_SCHEMA)
+        if n < batch.num_rows:
+            yield from _check_rows(batch.filter(pc.invert(fast)))
+
+
+_NO_TIMESTAMP = "no timestamp (a default-graph triple <element> <timestamp-predicate> literal)"
+
+
+def _several(values: list[str]) -> str:
+    return "more than one timestamp: " + ", ".join(sorted(values))
+
+
+def _check_rows(batch: pa.RecordBatch):
+    """:func:`_check_elements` for one batch, row by row in Python (every case)."""
+    from rspark.spark.loading import rdf as _rdf
+
+    cols = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+    out = {name: [] for name in ("element", "blk", "idx", "ord", "kind", "m", "e", "ms", "err", "eblk", "eidx",
+                                 "eord")}
+    for i, element in enumerate(cols["element"]):
+        vals = cols["vals"][i]
+        kind = m = e = ms = err = None
+        epos = (cols["blk"][i], cols["idx"][i], cols["ord"][i])  # where a problem is reported
+        if not vals:
+            err = _NO_TIMESTAMP
+        elif len(vals) > 1:
+            err = _several(vals)
+            epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
+        else:
+            epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
+            try:
+                kind, value, exp = _rdf.parse_timestamp(vals[0])
+                if kind == "datetime":
+                    ms = value
+                else:
+                    m, e = value, exp
+            except ValueError as exc:
+                err = "bad timestamp: " + str(exc)
+        row = (element, cols["blk"][i], cols["idx"][i], cols["ord"][i], kind, m, e, ms, err, *epos)
+        for name, value in zip(out, row):
+            out[name].append(value)
+    yield pa.RecordBatch.from_pydict(out, schema=_CHECK_SCHEMA)
+
+
+# plain integer timestamps checked by Spark's functions (False: all through Python, and no _plain_elements)
+JVM_STAMPS = True
+
+
+def _checked_elements(candidates: DataFrame) -> DataFrame:
+    """:func:`_check_elements` over the candidate elements. Those with one canonical integer timestamp (the common
+    case of a numeric stream) are read by Spark's own functions, as the vectorised Python path reads them; only the
+    others (when there are any: a count over the cached aggregate decides) go to Python workers."""
+    if not JVM_STAMPS:
+        return candidates.mapInArrow(_check_elements, _CHECK_DDL)
+    first = F.element_at("vals", 1)
+    plain = (F.size("vals") == 1) & first.rlike(_PLAIN_INTEGER_STAMP)
+    plain = F.coalesce(plain, F.lit(False))
+    null = F.lit(None)
+    fast = candidates.filter(plain).select(
+        "element", "blk", "idx", "ord", F.lit("number").alias("kind"),
+        F.substring_index(F.substring(first, 2, 1 << 30), '"', 1).cast("long").alias("m"),
+        F.lit(0).cast("int").alias("e"), null.cast("long").alias("ms"), null.cast("string").alias("err"),
+        F.col("tblk").alias("eblk"), F.col("tidx").alias("eidx"), F.col("tord").alias("eord"))
+    rest = candidates.filter(~plain)
+    if rest.isEmpty():
+        return fast
+    return fast.unionByName(rest.mapInArrow(_check_elements, _CHECK_DDL))
+
+
+def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
+                timestamp_predicate: str = PROV_GENERATED_AT_TIME, base_iri: str | None = None,
+                strict: bool = False, format: str | None = None) -> LoadedStream:
+    """Load a recorded RDF stream: a TriG or N-Quads file (RDF-star too) in the format of docs/streams.md.
+
+    Each named graph is one element; its timestamp is the object of the default-graph triple
+    ``<g> <timestamp_predicate> literal``: ``xsd:dateTime`` (-> epoch ms, UTC; no timezone = UTC) or a number
+    (``xsd:integer``, ``xsd:decimal``, ``xsd:long`` and the other integer types) in abstract units. The stream's
+    kind is that of its first element; an element with no timestamp, more than one, a bad one, one of the other
+    kind, or malformed RDF (a graph block of a TriG file, a line of an N-Quads file) is rejected with a
+    :class:`DataError` naming file, line and element. Rejected elements are skipped (listed in ``errors``) unless
+    ``strict``, where the first problem raises. A malformed statement elsewhere is reported and skipped too.
+    """
+    path = str(path)
+    check_file(path)
+    fmt = rdf.detect_format(path, format)
+    if fmt not in rdf.QUAD_FORMATS:
+        raise InputError(f"a stream file must be TriG or N-Quads, not {fmt}: {path}")
+    base = base_iri if base_iri is not None else rdf.file_base_iri(path)
+    pred = _graph_term(timestamp_predicate)
+    # strict or not, the whole file is parsed so that strict mode raises the first problem in file order
+    raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph="",
+                                 triple_graph=None, strict=False, pred=pred)
+    lines = _Lines(spark, path, fmt)
+    try:
+        errors = _problems(raw, counts.get(_K_PROBLEM, 0), lines, path)
+        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts)
+    except BaseException:
+        for df in cached:
+            df.unpersist()
+        raise
+    return result
+
+
+# bytes of JVM memory per element broadcast: ~20x an element's row (name, ts, seq), ~10x its hashed relation
+BROADCAST_BYTES_PER_ELEMENT = 2000
+
+
+def _broadcast_limit(spark: SparkSession) -> int:
+    """How many elements a stream may have for its element table to be broadcast to the content join: one per
+    BROADCAST_BYTES_PER_ELEMENT bytes of the driver's memory (1 GB: about 537,000), and of the executors' on a
+    cluster (in local mode the driver's JVM runs the tasks)."""
+    conf = spark.sparkContext._jsc.sc().conf()
+    keys = ["spark.driver.memory"]
+    if not spark.sparkContext.master.startswith("local"):
+        keys.append("spark.executor.memory")
+    return min(conf.getSizeAsBytes(key, "1g") for key in keys) // BROADCAST_BYTES_PER_ELEMENT
+
+
+class _FileOrder:
+    """A long that sorts statements in file order, computed from their position ``(blk, idx, ord)`` alone (no
+    sort, no shuffle): ``rank(blk) * R + idx * O + ord`` with ``O`` the greatest ordinal + 1 and ``R`` the greatest
+    line index + 1 times ``O``, ``rank`` the split's rank among the file's splits (``blks``, sorted). It is sparse
+    (not 0, 1, 2, ...): an element's ``seq`` only orders elements with equal timestamps. When the product does
+    not fit in 63 bits (a file of billions of lines with a line of billions of statements), ``seq`` is a row
+    number over the elements sorted by position instead (a sort in one task)."""
+
+    LIMIT = 1 << 62
+
+    def __init__(self, blks: list[int], max_idx: int, max_ord: int) -> None:
+        self.blks = blks or [0]
+        self.o = max_ord + 1
+        self.r = (max_idx + 1) * self.o
+        self.fits = len(self.blks) * self.r < self.LIMIT
+
+    def key(self, blk: Column, idx: Column, ord_: Column) -> Column:
+        """The key of a position (long columns), or of the element rows' position when ``fits`` is False."""
+        if not self.fits:
+            return (F.row_number().over(Window.orderBy(blk, idx, ord_)) - 1).cast("long")
+        if len(self.blks) == 1:
+            rank = F.lit(0).cast("long")
+        else:
+            pairs = []
+            for i, b in enumerate(self.blks):
+                pairs += [F.lit(b).cast("long"), F.lit(i).cast("long")]
+            rank = F.element_at(F.create_map(*pairs), blk)
+        return rank * F.lit(self.r) + idx * F.lit(self.o) + ord_
+
+    def position(self, key: int) -> tuple[int, int, int]:
+        """The position ``(blk, idx, ord)`` of a key (the inverse of :meth:`key`, when ``fits``)."""
+        rank, rest = divmod(key, self.r)
+        idx, ord_ = divmod(rest, self.o)
+        return self.blks[rank], idx, ord_
+
+
+PLAIN_ELEMENTS = True  # a stream whose timestamps are all canonical integers: its elements checked by _plain_elements
+
+
+@dataclass
+class _Elements:
+    """What the element check of a stream load found: ``per_element`` (one row a name, cached: ``element``,
+    ``pos`` NULL for a name that has no statement in a named graph, ``rej`` whether one of its statements was
+    malformed, ``v0`` NULL when it has no timestamp), the valid ``elements`` (``element, ts, seq``, not yet
+    cached), the stream's time kind and scale exponent, how many valid elements there are, how many timestamp
+    triples name no element (metadata), and the rejected elements: the first MAX_ERRORS in file order as (element,
+    message, blk, idx), and their number."""
+
+    per_element: DataFrame
+    elements: DataFrame
+    kind: str
+    scale_exp: int
+    n_elements: int
+    n_meta: int
+    bad: list[tuple[str, str, int | None, int | None]]
+    n_bad: int
+    bounds: tuple[int | None, int | None] | None = None  # the valid elements' least and greatest ts, when known
+
+
+def _is_stamp(pred: str) -> Column:
+    """A raw row that is a timestamp triple: a default-graph quad with the timestamp predicate."""
+    return (F.col("k") == _K_QUAD) & (F.col("g") == "") & (F.col("p") == pred)
+
+
+def _element_rows(raw: DataFrame, pred: str, pos: Column, val: Column) -> DataFrame:
+    """The rows the element check aggregates by element name: each statement of a named graph (its ``pos``), each
+    timestamp triple (``val``, and its position as ``spos``), each malformed statement of an element (``rej``)."""
+    is_named = (F.col("k") == _K_QUAD) & (F.col("g") != "")
+    is_stamp = _is_stamp(pred)
+    is_rejected = (F.col("k") == _K_PROBLEM) & F.col("elem").isNotNull()
+    # a statement without a line index continues a run of its element's lines (rspark's data source): the run's
+    # first statement, which has one, is before it in the file, so it cannot be the element's first
+    first = F.col("idx").isNotNull()
+    return raw.filter((is_named & first) | is_stamp | is_rejected).select(
+        F.when(is_named, F.col("g")).when(is_stamp, F.col("s")).otherwise(F.col("elem")).alias("element"),
+        F.when(is_named, pos).alias("npos"),
+        F.when(is_stamp, val).alias("val"),
+        F.when(is_stamp, pos).alias("spos"),
+        is_rejected.alias("rej"),
+    )
+
+
+def _by_element(rows: DataFrame) -> DataFrame:
+    # the distinct timestamp values are only needed to tell one from several: their least and greatest
+    return rows.groupBy("element").agg(F.min("npos").alias("pos"), F.min("val").alias("v0"),
+                                       F.max("val").alias("v1"), F.min("spos").alias("tpos"),
+                                       F.max("rej").alias("rej")).persist(StorageLevel.MEMORY_AND_DISK)
+
+
+def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) -> _Elements:
+    """The element check of a stream whose timestamps are all canonical integers (``xsd:integer`` or
+    ``xsd:long`` of at most 17 digits) and whose positions fit :class:`_FileOrder`'s key: every value the
+    aggregation by element keeps is a long (the position key; a timestamp as twice its value, plus one for
+    ``xsd:long``, so that equal codes are equal terms), which Spark aggregates in a hash table rather than by
+    sorting the stream's rows; the summary is read in the job that caches the aggregate. Same results as
+    :func:`_general_elements`."""
+    key = order.key(F.col("blk"), F.col("idx"), F.col("ord"))
+    o = F.col("o")
+    code = F.substring_index(F.substring(o, 2, 1 << 30), '"', 1).cast("long") * 2 + o.endswith("#long>").cast("long")
+    per_element = _by_element(_element_rows(raw, pred, key, code))
+    cached.append(per_element)
+    candidate = F.col("pos").isNotNull() & ~F.col("rej")
+    ok = candidate & (F.col("v0") == F.col("v1"))  # NULL (no timestamp): not ok
+    ts = F.shiftright(F.col("v0"), 1)  # a valid element's timestamp (its code without the xsd:long bit)
+    rejected = candidate & ~F.coalesce(ok, F.lit(False))
+    summary = per_element.agg(
+        F.count(F.when(ok, 1)).alias("n_ok"),
+        F.count(F.when(rejected, 1)).alias("n_err"),
+        F.count(F.when(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull(), 1)).alias("n_meta"),
+        # the stream's bounds (as stream_bounds computes them over the elements below), in the same job
+        F.min(F.when(ok, ts)).alias("lo"),
+        F.max(F.when(ok, ts)).alias("hi"),
+    ).collect()[0]
+    bad = []
+    if summary["n_err"]:
+        rows = per_element.filter(rejected) \
+            .select("element", "v0", F.when(F.col("v0").isNull(), F.col("pos")).otherwise(F.col("tpos")).alias("at")) \
+            .orderBy("at").limit(MAX_ERRORS).collect()
+        several = [r["element"] for r in rows if r["v0"] is not None]
+        stamps: dict[str, set] = {}
+        if several:  # their timestamps as written (the general check lists the least and the greatest string)
+            for r in raw.filter(_is_stamp(pred) & F.col("s").isin(*several)).select("s", "o").collect():
+                stamps.setdefault(r["s"], set()).add(r["o"])
+        for r in rows:
+            blk, idx, _ = order.position(r["at"])
+            values = stamps.get(r["element"])
+            msg = _NO_TIMESTAMP if r["v0"] is None else _several([min(values), max(values)])
+            bad.append((r["element"], msg, blk, idx))
+    elements = per_element.filter(ok).select(
+        "element", ts.alias("ts"), F.col("pos").alias("seq"))
+    return _Elements(per_element, elements, "number", 0, summary["n_ok"], summary["n_meta"], bad, summary["n_err"],
+                     (summary["lo"], summary["hi"]))
+
+
+def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, cached: list) -> _Elements:
+    """The element check of any stream: timestamps of every kind (row by row in Python workers for those that
+    are not canonical integers, :func:`_check_elements`), positions as (blk, idx, ord) structs."""
+    pos = ["blk", "idx", "ord"]
+    # One aggregation by element name over the named graphs' quads, the timestamp triples and the rejected
+    # statements (instead of three aggregates joined): the element's first position, its timestamp values and
+    # their first position, and whether a statement of it was malformed.
+    position = F.struct(*pos)
+    per_element = _by_element(_element_rows(raw, pred, position, F.col("o")))
+    cached.append(per_element)
+    vals = F.when(F.col("v0").isNull(), F.array().cast("array<string>")) \
+        .when(F.col("v0") == F.col("v1"), F.array("v0")).otherwise(F.array("v0", "v1"))
+    candidates = per_element.filter(F.col("pos").isNotNull() & ~F.col("rej")).select(
+        "element",
+        *[F.col("pos." + c).alias(c) for c in pos],
+        vals.alias("vals"),
+        *[F.col("tpos." + c).alias("t" + c) for c in pos],
+    )
+    checked = _checked_elements(candidates).persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(checked)
+
+    # One aggregate job: the stream's kind (that of its first element in file order with a good timestamp), the
+    # decimal scale numeric timestamps need, and how many elements are rejected of each reason.
+    ok = F.col("err").isNull()
+    is_number = ok & (F.col("kind") == "number")
+    summary = checked.agg(
+        F.min(F.when(ok, F.struct(*pos, "kind"))).alias("first"),
+        F.max(F.when(is_number, F.col("e"))).alias("e"),
+        F.max(F.when(is_number, F.length(F.abs(F.col("m")).cast("string")) - F.col("e"))).alias("digits"),
+        F.count(F.when(~ok, 1)).alias("n_err"),
+        F.count(F.when(is_number, 1)).alias("n_number"),
+        F.count(F.when(ok & (F.col("kind") == "datetime"), 1)).alias("n_datetime"),
+    ).collect()[0]
+    kind = summary["first"]["kind"] if summary["first"] is not None else "number"
+    scale_exp = 0
+    if kind == "number":
+        scale_exp = summary["e"] or 0
+        if summary["digits"] is not None and summary["digits"] + scale_exp > 18:
+            raise DataError(
+                f"the timestamps need 10^{scale_exp} units per time unit to be integral, which overflows a 64-bit "
+                "count: use fewer decimal digits", file=path)
+    other = "datetime" if kind == "number" else "number"
+
+    n_bad = summary["n_err"] + summary["n_datetime" if kind == "number" else "n_number"]
+    bad = []
+    if n_bad:
+        rows = checked.filter(~ok | (F.col("kind") == other)).orderBy("eblk", "eidx", "eord") \
+            .limit(MAX_ERRORS).collect()
+        for r in rows:
+            msg = r["err"] or (
+                f"the timestamp is {'a number' if kind == 'datetime' else 'an xsd:dateTime'}, but the stream's "
+                f"first element has {'xsd:dateTime' if kind == 'datetime' else 'numeric'} timestamps (one stream "
+                "uses one kind)"
+            )
+            bad.append((r["element"], msg, r["eblk"], r["eidx"]))
+
+    valid = checked.filter(ok & (F.col("kind") == kind))
+    if kind == "datetime":
+        ts = F.col("ms")
+    else:
+        ts = F.col("m") * F.pow(F.lit(10.0), F.lit(scale_exp) - F.col("e")).cast("long")
+    seq = order.key(*(F.col(c) for c in pos))
+    elements = valid.select("element", ts.cast("long").alias("ts"), seq.alias("seq"))
+    n_elements = summary["n_datetime" if kind == "datetime" else "n_number"]
+    n_meta = per_element.filter(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull()).count()
+    return _Elements(per_element, elements, kind, scale_exp, n_elements, n_meta, bad, n_bad)
+
+
+def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts: dict) -> LoadedStream:
+    order = counts["positions"]
+    quads = raw.filter(F.col("k") == _K_QUAD)
+    named = quads.filter(F.col("g") != "")
+    default = quads.filter(F.col("g") == "")
+
+    if PLAIN_ELEMENTS and JVM_STAMPS and order.fits and not counts["stamps_other"]:
+        check = _plain_elements(raw, pred, order, cached)
+    else:
+        check = _general_elements(raw, pred, path, order, cached)
+    if check.n_bad:
+        for element, msg, blk, idx in check.bad:
+            errors.append(DataError(msg, file=path, line=lines.line(blk, idx), element=element))
+        if check.n_bad > len(check.bad):
+            errors.append(DataError(f"{check.n_bad - len(check.bad)} more rejected elements not listed", file=path))
+        errors.sort(key=lambda e: (e.line is None, e.line or 0))
+    if strict and errors:
+        raise errors[0]
+    if not check.n_elements:  # a replay would print nothing at all for it
+        name = iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri
+        problems = counts.get(_K_PROBLEM, 0) + check.n_bad  # malformed statements, rejected elements
+        reported = f"; {problems} problem{'s' if problems > 1 else ''} reported" if problems else ""
+        log.warning("stream <%s> has no elements (file %s%s)", name, path, reported)
+
+    # not cached apart: a filter and projection of the cached per-element check, read when used (by the content
+    # join, and for the bounds when the check did not find them; a cache of its own costs a job of its own), unless
+    # seq is a row number over all the elements (positions beyond _FileOrder's long key): a sort
+    # not to repeat
+    elements = check.elements
+    if not order.fits:
+        elements = elements.persist(StorageLevel.MEMORY_AND_DISK)
+        cached.append(elements)
+    # a hash join on the element (its table is one row an element, far smaller than the quads), not a sort of
+    # every quad by element name; broadcast when the elements' table is small for the JVMs' memory, so that the
+    # quads are not shuffled at all
+    join = "broadcast" if check.n_elements <= _broadcast_limit(spark) else "shuffle_hash"
+    named_quads = named.select("s", "p", "o", F.col("g").alias("element"))
+
+    def dated(quads: DataFrame) -> DataFrame:
+        out = quads.join(elements.hint(join), "element").select("s", "p", "o", "element", "ts", "seq")
+        out = out.persist(StorageLevel.MEMORY_AND_DISK)
+        cached.append(out)
+        return out
+
+    content = dated(named_quads)
+
+    def restricted(predicates: frozenset) -> DataFrame:
+        # the content's quads with one of these predicates, joined and cached apart
+        return dated(named_quads.filter(F.col("p").isin(*sorted(predicates))))
+    per_element = check.per_element
+    element_names = per_element.filter(F.col("pos").isNotNull() | F.col("rej")).select("element")
+    # metadata: the other default-graph triples, and the timestamp triples of names that are no element
+    n_meta = counts["other"] + check.n_meta
+    meta = default.join(
+        element_names, (default["s"] == element_names["element"]) & (default["p"] == F.lit(pred)), "left_anti"
+    ).select("s", "p", "o")
+    quoted = quoted_table(content, meta).persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(quoted)
+    return LoadedStream(
+        iri=iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri,
+        elements=elements,
+        quads=content,
+        candidates=named.select("s", "p", "o"),
+        restricted=restricted,
+        metadata=meta,
+        has_metadata=n_meta > 0,
+        bounds=check.bounds,
+        quoted=quoted,
+        time_kind=check.kind,
+        time_scale=10 ** check.scale_exp,
+        errors=errors,
+        _cached=cached,
+    )

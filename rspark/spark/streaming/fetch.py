@@ -1,0 +1,86 @@
+"""Bringing a replay's answers to the driver in instant order, a range of instants at a time, as Arrow columns."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from rspark.spark.streaming.keys import KEY
+
+ROWS_PER_FETCH = 100_000  # answer rows (of whole instants) per fetch to the driver: one Arrow collect each
+
+
+def fetch_ranges(counts: list[tuple[int, int]], rows: int = ROWS_PER_FETCH) -> list[tuple[int, int]]:
+    """Consecutive instant ranges ``(first, last)`` covering ``counts`` (``(instant, rows)`` sorted by instant),
+    each of whole instants and about ``rows`` rows (more when one instant has more)."""
+    out, first, size = [], None, 0
+    for t, n in counts:
+        if first is None:
+            first = t
+        size += n
+        if size >= rows:
+            out.append((first, t))
+            first, size = None, 0
+    if first is not None:
+        out.append((first, counts[-1][0]))
+    return out
+
+
+def rows_by_instant(df: DataFrame, order: list) -> Iterator[tuple]:
+    """The answer rows (tuples) in instant order (then ``order``), streamed: the answers are computed once into
+    Spark's cache by a count of rows per instant, then fetched range of instants by range, about ROWS_PER_FETCH
+    rows at a time, each range sorted by Spark and collected as Arrow columns (about a quarter of the driver time
+    of pickled rows), so that the driver holds one range, not the replay. The next range is fetched in a thread
+    while the caller reads the current one (the JVM sorts and sends it while Python turns rows into terms), so
+    the driver holds at most two ranges. Uncached when the iteration ends."""
+    cached = df.persist(StorageLevel.MEMORY_AND_DISK)
+
+    def fetch(first: int, last: int):
+        # one task sorts the range (a global orderBy would sample the data first: two more jobs a range)
+        return cached.filter(F.col(KEY).between(first, last)).coalesce(1).sortWithinPartitions(KEY, *order).toArrow()
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rspark-fetch")
+    pending = None
+    try:
+        counts = sorted((r[0], r[1]) for r in cached.groupBy(KEY).count().collect())
+        ranges = fetch_ranges(counts, ROWS_PER_FETCH)
+        if ranges:
+            pending = pool.submit(fetch, *ranges[0])
+        for k in range(len(ranges)):
+            table = pending.result()
+            pending = pool.submit(fetch, *ranges[k + 1]) if k + 1 < len(ranges) else None
+            yield from zip(*(column.to_pylist() for column in table.columns))
+    except BaseException:
+        # the JVM may be gone (an out-of-memory error): the failure to report is the first one, not the cleanup's;
+        # a fetch still running is not waited for (after Ctrl-C it may never end: its JVM call is being cancelled)
+        with contextlib.suppress(Exception):
+            pool.shutdown(wait=False, cancel_futures=True)
+            cached.unpersist()
+        raise
+    pool.shutdown(wait=True)
+    cached.unpersist()
+
+
+def group_by_instant(rows: Iterable, instants: list[int], item) -> Iterator[tuple[int, list]]:
+    """(instant, items) for every instant of ``instants`` (sorted) and every instant the rows carry, in order;
+    ``rows`` are sorted by instant (column 0)."""
+    it = iter(rows)
+    row = next(it, None)
+    times = iter(instants)
+    t = next(times, None)
+    while t is not None or row is not None:
+        key = row[0] if row is not None else None
+        now = t if key is None or (t is not None and t <= key) else key
+        items = []
+        while row is not None and row[0] == now:
+            items.append(item(row))
+            row = next(it, None)
+        yield now, items
+        while t is not None and t == now:
+            t = next(times, None)
+

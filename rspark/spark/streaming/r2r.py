@@ -1,0 +1,251 @@
+"""The instant-keyed R2R compilation: the algebra compiler with windows.
+
+A replay's dataset at every instant is the static graphs plus each window's content keyed by instant; the
+compiler reads ``WINDOW :w { P }`` from window :w's content, the default graph as the static default graph plus the
+C-SPARQL (FROM STREAM) windows' content, and NOW() as the evaluation instant. Every operator carries the instant
+key, so one plan answers the query at all instants.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from rspark.algebra import ops
+from rspark.algebra.expr import Aggregate, Call, FunctionCall, TriplePattern
+from rspark.errors import NotSupportedError, RsparkError
+from rspark.model import codec as E
+from rspark.model.terms import IRI, XSD, BlankNode, Variable
+from rspark.spark.frames import local_frame
+from rspark.spark.sparql import solutions as S
+from rspark.spark.sparql.compiler import Compiler, DatasetView
+from rspark.spark.sparql.solutions import Solutions, var_col
+from rspark.spark.streaming.bgp_window import BGPWindow
+from rspark.spark.streaming.keys import KEY
+from rspark.spark.streaming.source import StreamSource
+
+
+class ReplayDataset(DatasetView):
+    """The RSP-QL dataset at every instant: static graphs plus the windows' contents keyed by instant
+    (``named_windows``: a DataFrame, or a :class:`BGPWindow` whose content depends on the block reading it). The
+    quoted-triple table (what RDF-star patterns decompose quoted triples with) is the static graphs' and the
+    streams' together."""
+
+    def __init__(self, static: DatasetView, merged: list[DataFrame], named_windows: dict,
+                 stream_quoted: list[DataFrame]) -> None:
+        def quoted() -> DataFrame:
+            out = static.quoted()
+            for extra in stream_quoted:
+                out = out.unionByName(extra)
+            return out.distinct() if stream_quoted else out
+
+        super().__init__(static.default, static.named, quoted)
+        self.merged = merged
+        self.named_windows = named_windows
+        # C-SPARQL timestamp(): per window, a builder of its (__t, s, p, o, ts) table (built only when called)
+        self.merged_stamps: list = []
+        self.named_stamps: dict = {}
+        # GRAPH inside WINDOW :w: per named window, a builder of its elements' graphs (__t, g, s, p, o)
+        self.named_graphs: dict = {}
+
+
+class ReplayCompiler(Compiler):
+    """The algebra compiler with windows: ``WINDOW :w { P }`` reads window :w's content at each instant, and
+    the default graph is the static default graph plus every C-SPARQL (FROM STREAM) window's content."""
+
+    def default_context(self):
+        from rspark.spark.sparql.compiler import Context, GraphSource, UnionSource
+
+        ds = self.dataset
+        parts = [GraphSource(ds.default, (), "default graph")]
+        parts += [GraphSource(lambda df=df: df, (KEY,), "stream window", stamps)
+                  for df, stamps in zip(ds.merged, ds.merged_stamps)]
+        return Context(UnionSource(tuple(parts)), (KEY,), self.domain)
+
+    def compile(self, op: ops.Op, ctx=None):
+        """As the static compiler; an operator whose expressions call NOW() (the evaluation instant in a replay)
+        gets its input keyed by instant first, also when that input reads static data alone."""
+        from rspark.spark.sparql.compiler import Seed
+
+        if isinstance(op, (ops.Extend, ops.Filter, ops.Group, ops.OrderBy)) and _mentions_now(_expressions(op)):
+            ctx = ctx or self.default_context()
+            inner = self.align(super().compile(op.op, ctx), (KEY,), ctx)
+            op = dataclasses.replace(op, op=Seed(inner))
+        return super().compile(op, ctx)
+
+    def with_exists(self, sols: Solutions, exprs, ctx):
+        """As the static compiler, and a column for every C-SPARQL ``timestamp(s, p, o)`` call in ``exprs``: the
+        latest timestamp of that triple in the active window at the row's instant (a left join with the window's
+        timestamps on instant and triple), unbound when the window does not hold it."""
+        from rspark.spark.sparql.compiler import UnionSource
+
+        sols, flags = super().with_exists(sols, exprs, ctx)
+        calls: list = []
+        for e in exprs:
+            _timestamp_calls(e, calls)
+        if not calls:
+            return sols, flags
+        active = ctx.active.parts if isinstance(ctx.active, UnionSource) else (ctx.active,)
+        builders = [p.stamps for p in active if p.stamps is not None]
+        if not builders:
+            raise NotSupportedError("timestamp() outside a stream window: call it inside the WINDOW block whose "
+                                    "triples it dates, or over FROM STREAM windows (WINDOW ?w and [RANGE BGP n] "
+                                    "windows have no timestamps)")
+        stamps = builders[0]()
+        for b in builders[1:]:
+            stamps = stamps.unionByName(b())
+        if len(builders) > 1:
+            stamps = stamps.groupBy(KEY, "s", "p", "o").agg(F.max("ts").alias("ts"))
+        sols = self.align(sols, (KEY,), ctx)
+        for call in calls:
+            args = [self._term_column(a, sols) for a in call.args]
+            col = self.fresh("ts")
+            st = stamps.select(F.col(KEY).alias("__st_k"), F.col("s").alias("__st_s"), F.col("p").alias("__st_p"),
+                               F.col("o").alias("__st_o"), F.expr(now_sql(self.timeline, "ts")).alias(col))
+            cond = (F.col(KEY) == st["__st_k"]) & (args[0] == st["__st_s"]) & (args[1] == st["__st_p"]) & \
+                (args[2] == st["__st_o"])
+            df = sols.df.join(st, cond, "left").drop("__st_k", "__st_s", "__st_p", "__st_o")
+            flags[id(call)] = col
+            sols = sols.with_df(df)
+        return sols, flags
+
+    @staticmethod
+    def _term_column(term, sols: Solutions):
+        if isinstance(term, Variable):
+            return sols.col(term.name) if term.name in sols.vars else F.lit(None).cast("string")
+        if isinstance(term, BlankNode):  # a blank node of the call is a variable of no solution: unbound
+            return F.lit(None).cast("string")
+        return F.lit(E.encode(term))
+
+    def _op_Window(self, op: ops.Window, ctx):
+        from rspark.spark.sparql.compiler import Context, GraphSource
+
+        windows = self.dataset.named_windows
+        if isinstance(op.name, IRI):
+            name = E.encode(op.name)
+            if name not in windows:
+                raise RsparkError(f"WINDOW {op.name.n3()} is not a window of the query's dataset")
+            df = windows[name]
+            if isinstance(df, BGPWindow):  # its content depends on the pattern that reads it
+                df = df.content(op.op)
+            source = GraphSource(lambda: df, (KEY,), f"window {name}", self.dataset.named_stamps.get(name))
+            graphs = GraphSource(self.dataset.named_graphs[name], (KEY,), f"elements of {name}")
+            return self.compile(op.op, Context(source, ctx.keys, ctx.domain, graphs))
+        # WINDOW ?w: every named window, the window name as a key (like GRAPH ?g)
+        key = f"__w{next(self._graph_keys)}"
+        union = None
+        for name, df in windows.items():
+            if isinstance(df, BGPWindow):
+                df = df.content(op.op)
+            part = df.withColumn(key, F.lit(name))
+            union = part if union is None else union.unionByName(part)
+        names = local_frame(self.spark, [(n,) for n in windows], f"{key} string")
+        domain = ctx.domain.crossJoin(names)
+        keys = S.merge_keys(ctx.keys, (key,), (KEY,))
+        builders = self.dataset.named_graphs
+
+        def elements() -> DataFrame:  # GRAPH inside WINDOW ?w: the elements of each window, under its name
+            out = None
+            for name in windows:
+                part = builders[name]().withColumn(key, F.lit(name))
+                out = part if out is None else out.unionByName(part)
+            return out
+
+        graphs = GraphSource(elements, S.merge_keys((KEY,), (key,)), "elements of the windows")
+        inner = self.compile(op.op, Context(GraphSource(lambda: union, S.merge_keys((KEY,), (key,)), "windows"),
+                                            keys, domain, graphs))
+        inner = S.align(inner, (key,), domain)
+        var = op.name.name
+        df = inner.df
+        if var in inner.vars:
+            df = df.filter(F.col(var_col(var)).isNull() | (F.col(var_col(var)) == F.col(key)))
+            names_out = inner.vars
+        else:
+            names_out = inner.vars + (var,)
+        df = df.withColumn(var_col(var), F.col(key))
+        out_keys = tuple(k for k in inner.keys if k != key)
+        df = df.select(*out_keys, *[var_col(v) for v in names_out], *[c for c, _ in inner.order])
+        return Solutions(df, names_out, inner.bound | {var}, out_keys, inner.order)
+
+
+def element_metadata(src: StreamSource, assigned: DataFrame) -> DataFrame:
+    """The metadata of the elements a window holds, at every instant: ``(__t, s, p, o)``, ``s`` the element.
+    ``assigned``: ``(instant, element, ...)``."""
+    return assigned.join(src.metadata.withColumnRenamed("s", "element"), "element") \
+        .select(F.col("instant").alias(KEY), F.col("element").alias("s"), "p", "o")
+
+
+def no_graphs(name):
+    def refuse() -> DataFrame:
+        raise NotSupportedError(f"GRAPH inside WINDOW {name.n3()}: a [RANGE BGP n] window's content is a graph "
+                                "of matches, not of elements")
+    return refuse
+
+
+def _timestamp_calls(expr, out: list) -> list:
+    """The ``timestamp(s, p, o)`` calls in an expression (not inside EXISTS patterns)."""
+    from rspark.spark.sparql.compiler import expression_nodes
+
+    found = expression_nodes(expr, lambda x: isinstance(x, Call) and x.name == "TIMESTAMP", [])
+    for call in found:
+        if len(call.args) != 3:
+            raise NotSupportedError(f"timestamp() with {len(call.args)} argument(s) (it takes a triple: s, p, o)")
+    out.extend(found)
+    return out
+
+
+def _expressions(op: ops.Op) -> list:
+    if isinstance(op, ops.Extend):
+        return [op.expr]
+    if isinstance(op, ops.Filter):
+        return list(op.exprs)
+    if isinstance(op, ops.Group):
+        return [e for _, e in op.keys] + [a for _, a in op.aggregates]
+    return [c.expr for c in op.conditions]  # OrderBy
+
+
+def _mentions_now(exprs) -> bool:
+
+    for e in exprs:
+        if isinstance(e, Call) and (e.name == "NOW" or _mentions_now(e.args)):
+            return True
+        if isinstance(e, FunctionCall) and _mentions_now(e.args):
+            return True
+        if isinstance(e, Aggregate) and e.arg is not None and _mentions_now([e.arg]):
+            return True
+    return False
+
+
+def now_sql(timeline, column: str = KEY) -> str:
+    """SQL for NOW() in a replay: the evaluation instant ``__t`` (or another ticks ``column``) as an encoded
+    literal, an xsd:dateTime (UTC, as the records' times are written) for date-time streams and the instant's number
+    for numeric streams."""
+    if timeline.kind == "datetime":
+        text = (f"regexp_replace(date_format(timestamp_millis({column}), \"yyyy-MM-dd'T'HH:mm:ss.SSS\"), "
+                f"'[.]000$', '')")
+        return f"concat('\"', {text}, 'Z\"^^<{XSD}dateTime>')"
+    if timeline.scale == 1:
+        return f"concat('\"', CAST({column} AS STRING), '\"^^<{XSD}integer>')"
+    digits = len(str(timeline.scale)) - 1
+    value = f"CAST(CAST({column} AS DECIMAL(38, 0)) / {timeline.scale} AS DECIMAL(38, {digits}))"
+    text = f"regexp_replace(regexp_replace(CAST({value} AS STRING), '0+$', ''), '[.]$', '.0')"
+    return f"concat('\"', {text}, '\"^^<{XSD}decimal>')"
+
+
+def pattern_predicates(op: ops.Op) -> frozenset | None:
+    """The predicates (encoded IRIs) of every triple pattern of ``op``, EXISTS patterns included; None when some
+    pattern may match any predicate (a variable predicate, a property path). A window's content is only ever read
+    through these patterns."""
+
+    out = set()
+    for node in ops.descendants(op):
+        if isinstance(node, ops.PathPattern):
+            return None
+        if isinstance(node, TriplePattern):
+            if not isinstance(node.predicate, IRI):
+                return None
+            out.add(E.encode(node.predicate))
+    return frozenset(out)
+

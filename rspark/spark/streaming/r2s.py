@@ -1,0 +1,44 @@
+"""Relation-to-stream (RSP-QL's R2S operators) over an instant-keyed relation, in Spark."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from rspark.errors import RsparkError
+from rspark.rsp.policies import R2S, setting
+from rspark.spark.streaming.keys import KEY
+
+
+def relation_to_stream(df: DataFrame, cols: list[str], kind: R2S | str | None, instants: DataFrame) -> DataFrame:
+    """RSTREAM (everything), ISTREAM (what is new since the previous instant) or DSTREAM (what is gone), as
+    multiset differences between consecutive evaluation instants, computed in Spark."""
+    try:
+        kind = setting(R2S, str(kind or R2S.RSTREAM).upper())
+    except ValueError as exc:
+        raise RsparkError(f"R2S operator {exc}") from None
+    if kind == R2S.RSTREAM:
+        return df
+    order = Window.orderBy(KEY)
+    pairs = instants.select(KEY).distinct().withColumn("__prev", F.lag(KEY).over(order))
+    counts = df.groupBy(KEY, *cols).agg(F.count(F.lit(1)).alias("__n"))
+    # the previous instant's counts, moved to the instant that follows it
+    shifted = counts.join(pairs.withColumnRenamed(KEY, "__next"), counts[KEY] == F.col("__prev")) \
+        .select(F.col("__next").alias(KEY), *cols, F.col("__n").alias("__m"))
+    if kind == R2S.ISTREAM:
+        cur, old = counts, shifted.withColumnRenamed("__m", "__o")
+        a, b = "__n", "__o"
+    else:  # DSTREAM
+        cur, old = shifted.withColumnRenamed("__m", "__n"), counts.withColumnRenamed("__n", "__o")
+        a, b = "__n", "__o"
+    cur, old = cur.alias("c"), old.alias("o")
+    cond = F.col(f"c.{KEY}") == F.col(f"o.{KEY}")
+    for c in cols:
+        cond = cond & F.col(f"c.{c}").eqNullSafe(F.col(f"o.{c}"))
+    joined = cur.join(old, cond, "left")
+    diff = F.col(f"c.{a}") - F.coalesce(F.col(f"o.{b}"), F.lit(0))
+    out = joined.select(F.col(f"c.{KEY}").alias(KEY), *[F.col(f"c.{c}").alias(c) for c in cols], diff.alias("__d"))
+    out = out.filter(F.col("__d") > 0)
+    return out.select(KEY, *cols,
+                      F.explode(F.array_repeat(F.lit(1), F.col("__d").cast("int"))).alias("__x")).drop("__x")
+

@@ -1,0 +1,295 @@
+"""Stream-to-relation: which stream elements are in which window at which evaluation instant, as Spark plans.
+
+A replay evaluates a query at many instants at once (DESIGN.md, "vectorized evaluation"): every stream element is
+paired with each evaluation instant whose window holds it, and that ``instant`` column is the key every later
+operator carries. This module builds those (instant, element) pairs:
+
+``assign_window(elements, window, instants)``
+    ``elements`` has the columns ``element`` (the graph name), ``ts`` (long) and ``seq`` (long, the tie-breaker:
+    file order) and possibly more; the result has every column of ``elements`` plus ``instant`` (long), one row
+    per (instant, element in the window at that instant). Instants whose window is empty have no row: the report
+    layer (``rspark.spark.streaming.report``) still knows them.
+
+The windows' definitions and arithmetic are in ``rspark.rsp.windows``.
+
+How the pairs are built, with no Python loop over instants and no element ever brought to the driver (only
+aggregates are: a ``min``/``max`` row, and for count windows a histogram of at most 64 rows):
+
+* time-based windows, strategy ``explode``: an element belongs to at most ``ceil(range/slide)`` windows, whose
+  indexes ``k`` follow from its timestamp by arithmetic; ``explode(sequence(k_lo, k_hi))`` lists them and an
+  equi-join on ``k`` with the instants (each instant maps to one ``k``) gives the pairs. Spark's own ``window()``
+  does the same.
+* time-based windows, strategy ``panes`` (DESIGN.md "do not pay the window overlap twice"): the timeline is cut
+  into panes of ``gcd(range, slide)``; an element lies in exactly one pane (no copy), a window is a run of
+  ``range/gcd`` panes, and the (small) instant side is exploded into its panes instead of the (large) element
+  side. Chosen when the instants are few, so that windows nobody evaluates cost nothing.
+* time-based windows, strategy ``range``: when a window slides by much less than its range (CQELS windows
+  slide with every tick) and the instants are many, each instant's window is a tick range and the bucketed range
+  join below (buckets of ``range`` ticks) pairs them with the elements.
+* landmark and interval windows: a range join ``lo <= ts <= hi`` per instant. An un-keyed non-equi join is a
+  cartesian product, so both sides get a bucket key (``ts`` cut into ~256 buckets over the data's span): the
+  instant side is exploded over the buckets its range covers, the join is an equi-join on the bucket, and the
+  exact condition filters the candidates. Landmark windows hold O(elements x instants) pairs by definition.
+* count windows: a global rank of the items by (ts, seq[, triple order]) and, for every instant, ``C(t)`` = the
+  number of items with ``ts <= t``, both from one pass: items and instants are unioned, cut into ts buckets,
+  counted with a running sum inside each bucket plus the bucket's offset (a prefix sum over <= 64 bucket counts,
+  the one histogram collected to the driver). The window at ``t`` is then the rank range ``(C(t) - n, C(t)]``: the same
+  bucketed range join on the rank axis, with bucket width ``n`` (each instant covers at most two buckets).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from rspark.rsp.windows import CountSpec, IntervalSpec, LandmarkSpec, NowSpec, ResolvedWindow, TimeSpec, WindowError
+from rspark.spark.frames import local_frame
+
+# ----------------------------------------------------------------------------------------------------- Spark helpers
+
+INSTANT = "instant"
+BROADCAST_ROWS = 500_000  # instant-side tables up to this many rows are broadcast
+EXPLODE_LIMIT = 64  # time windows: copy an element into at most this many windows, else a range join
+RANGE_BUCKETS = 256  # ts buckets of the range join (landmark, interval)
+RANK_BUCKETS = 64  # ts buckets of the rank pass (count windows)
+
+
+def _floordiv(expr: Column, divisor: int) -> Column:
+    """Exact ``floor(expr / divisor)`` for long columns and a positive divisor (no floating point)."""
+    if divisor == 1:
+        return expr.cast("long")
+    d = F.lit(int(divisor)).cast("long")
+    return F.call_function("div", expr - F.pmod(expr, d), d)  # exact: the dividend is a multiple of d
+
+
+def _ceildiv(expr: Column, divisor: int) -> Column:
+    return -_floordiv(-expr, divisor)
+
+
+def _seq(lo: Column, hi: Column) -> Column:
+    """``explode`` input: the longs lo..hi, or nothing when lo > hi (``sequence`` would count down)."""
+    return F.explode(F.when(lo <= hi, F.sequence(lo, hi)).otherwise(F.array().cast("array<bigint>")))
+
+
+def instants_frame(spark, instants) -> tuple[DataFrame, int | None]:
+    """``instants`` (a DataFrame with an ``instant`` column, or an iterable of tick values) as a DataFrame with one
+    long column ``instant``, and its row count when known without running a job."""
+    if isinstance(instants, DataFrame):
+        if INSTANT not in instants.columns:
+            raise WindowError(f"the instants DataFrame needs an {INSTANT!r} column (has {instants.columns})")
+        return instants.select(F.col(INSTANT).cast("long").alias(INSTANT)), None
+    values = sorted({int(t) for t in instants})
+    return local_frame(spark, [(t,) for t in values], f"{INSTANT} long"), len(values)
+
+
+def _small(df: DataFrame, rows: int | None) -> DataFrame:
+    return F.broadcast(df) if rows is not None and rows <= BROADCAST_ROWS else df
+
+
+def _check_items(items: DataFrame, needed: Iterable[str]) -> None:
+    missing = [c for c in needed if c not in items.columns]
+    if missing:
+        raise WindowError(f"the stream frame lacks the column(s) {missing} (has {items.columns})")
+    if INSTANT in items.columns:
+        raise WindowError(f"the stream frame already has an {INSTANT!r} column")
+
+
+def stream_bounds(elements: DataFrame, column: str = "ts") -> tuple[int | None, int | None]:
+    """``(min, max)`` of ``column``: one aggregate job, one row to the driver."""
+    row = elements.agg(F.min(column).alias("lo"), F.max(column).alias("hi")).first()
+    if row is None or row["lo"] is None:
+        return None, None
+    return int(row["lo"]), int(row["hi"])
+
+
+# ------------------------------------------------------------------------------------------------------ assignment
+
+
+def assign_window(elements: DataFrame, window: ResolvedWindow, instants, *, quads: DataFrame | None = None,
+                  strategy: str = "auto", triple_order: Sequence[str] | None = None) -> DataFrame:
+    """The (instant, element) pairs of ``window`` over ``elements`` at ``instants``.
+
+    ``elements``: columns ``element``, ``ts``, ``seq`` (more are carried along). ``instants``: a DataFrame with an
+    ``instant`` column (distinct values) or an iterable of ticks. Returns ``elements``' columns plus ``instant``.
+    A ``[RANGE TRIPLES n]`` window needs ``quads`` (``element, ts, seq, s, p, o``) and returns quads' columns
+    plus ``instant``, the triples in the window (``triple_order``: the order of the triples of one element, by
+    default a ``tpos`` column when there is one, else ``s, p, o``).
+    ``strategy`` (time-based windows only): ``auto``, ``explode``, ``panes`` or ``range`` (module docstring).
+    """
+    if isinstance(window, TimeSpec):
+        return assign_time_window(elements, window, instants, strategy=strategy)
+    if isinstance(window, (LandmarkSpec, IntervalSpec, NowSpec)):
+        return assign_bounded_window(elements, window, instants)
+    if isinstance(window, CountSpec):
+        if window.unit == "ELEMENTS":
+            return assign_count(elements, window.size, instants, order=("ts", "seq"))
+        if window.unit == "TRIPLES":
+            if quads is None:
+                raise WindowError("a [RANGE TRIPLES n] window needs the stream's quads (element, ts, seq, s, p, o)")
+            if triple_order is None:
+                triple_order = ("tpos",) if "tpos" in quads.columns else ("s", "p", "o")
+            return assign_count(quads, window.size, instants, order=("ts", "seq", *triple_order))
+        raise WindowError("a [RANGE BGP n] window counts BGP matches: the query compiler assigns it over the matches "
+                          "with assign_count(matches, n, instants, order=...)")
+    raise WindowError(f"not a resolved window: {window!r}")
+
+
+def _instant_window_index(spec: TimeSpec) -> Column:
+    rel = F.col(INSTANT) - F.lit(spec.offset + spec.anchor)
+    if spec.close_rule == "<=":
+        return _floordiv(rel, spec.slide)
+    return _ceildiv(rel, spec.slide) - F.lit(1)
+
+
+def assign_time_window(elements: DataFrame, spec: TimeSpec, instants, *, strategy: str = "auto") -> DataFrame:
+    """Time-based sliding or tumbling window: the (instant, element) pairs (strategies: module docstring)."""
+    _check_items(elements, ("ts",))
+    inst, rows = instants_frame(elements.sparkSession, instants)
+    panes_per_window = spec.range // math.gcd(spec.range, spec.slide)
+    if strategy == "auto":
+        few_instants = rows is not None and rows * panes_per_window <= BROADCAST_ROWS
+        if few_instants and spec.overlap > 2:
+            strategy = "panes"
+        else:
+            strategy = "explode" if spec.overlap <= EXPLODE_LIMIT else "range"
+    k = "_w_k"
+    inst = inst.withColumn(k, _instant_window_index(spec))
+    if not spec.windows_before_t0:
+        inst = inst.where(F.col(k) >= 0)
+    ts = F.col("ts")
+
+    if strategy == "explode":
+        rel = ts - F.lit(spec.anchor)
+        if spec.bounds == "(]":
+            k_lo, k_hi = _ceildiv(rel, spec.slide), _ceildiv(rel + F.lit(spec.range), spec.slide) - F.lit(1)
+        else:
+            k_lo, k_hi = _floordiv(rel, spec.slide) + F.lit(1), _floordiv(rel + F.lit(spec.range), spec.slide)
+        if not spec.windows_before_t0:
+            k_lo = F.greatest(k_lo, F.lit(0).cast("long"))
+        exploded = elements.withColumn(k, _seq(k_lo, k_hi))
+        return exploded.join(_small(inst, rows), k).drop(k)
+
+    if strategy == "panes":
+        # Panes of g = gcd(range, slide) ticks, numbered from the anchor: pane j is (anchor + j*g, anchor + (j+1)*g]
+        # for (] windows, [anchor + j*g, anchor + (j+1)*g) for [) windows; window k is panes
+        # (k*slide - range)/g .. k*slide/g - 1. Elements get one pane each; the instant side lists its panes.
+        g = math.gcd(spec.range, spec.slide)
+        pane = "_w_pane"
+        rel = ts - F.lit(spec.anchor)
+        element_pane = _ceildiv(rel, g) - F.lit(1) if spec.bounds == "(]" else _floordiv(rel, g)
+        start = _floordiv(F.col(k) * F.lit(spec.slide) - F.lit(spec.range), g)  # exact multiples of g
+        end = _floordiv(F.col(k) * F.lit(spec.slide), g) - F.lit(1)
+        inst_panes = inst.withColumn(pane, _seq(start, end)).drop(k)
+        pane_rows = None if rows is None else rows * panes_per_window
+        return elements.withColumn(pane, element_pane).join(_small(inst_panes, pane_rows), pane).drop(pane)
+
+    if strategy == "range":
+        # Each instant's window as a tick range, joined on buckets of `range` ticks (a window spans at most two):
+        # for windows that slide by much less than their range (CQELS-style, one tick) and many instants.
+        c = F.lit(spec.anchor) + F.col(k) * F.lit(spec.slide)
+        lo, hi = (c - F.lit(spec.range - 1), c) if spec.bounds == "(]" else (c - F.lit(spec.range), c - F.lit(1))
+        ranges = inst.withColumn("_w_lo", lo).withColumn("_w_hi", hi).drop(k)
+        return _range_join(elements, "ts", ranges, "_w_lo", "_w_hi", spec.range, spec.anchor,
+                           None if rows is None else 2 * rows)
+
+    raise WindowError(f"unknown window strategy {strategy!r}: expected auto, explode, panes or range")
+
+
+def _range_join(items: DataFrame, key: str, ranges: DataFrame, lo: str, hi: str, bucket: int, base: int,
+                rows: int | None) -> DataFrame:
+    """Items whose ``key`` lies in ``[lo, hi]`` of a ``ranges`` row (inclusive), as an equi-join on buckets of
+    ``bucket`` keys counted from ``base``: each range row is exploded over the buckets it covers."""
+    b = "_w_bucket"
+    lo_b, hi_b = _floordiv(F.col(lo) - F.lit(base), bucket), _floordiv(F.col(hi) - F.lit(base), bucket)
+    ranges_b = ranges.withColumn(b, _seq(lo_b, hi_b))
+    items_b = items.withColumn(b, _floordiv(F.col(key) - F.lit(base), bucket))
+    joined = items_b.join(_small(ranges_b, rows), b)
+    return joined.where((F.col(key) >= F.col(lo)) & (F.col(key) <= F.col(hi))).drop(b, lo, hi)
+
+
+def assign_bounded_window(elements: DataFrame, spec: LandmarkSpec | IntervalSpec | NowSpec, instants) -> DataFrame:
+    """Landmark, interval and NOW windows: each instant's content is a timestamp range (a bucketed range join)."""
+    _check_items(elements, ("ts",))
+    inst, rows = instants_frame(elements.sparkSession, instants)
+    if isinstance(spec, NowSpec):
+        return elements.join(_small(inst, rows), F.col("ts") == F.col(INSTANT))
+    lo_ts, hi_ts = stream_bounds(elements)
+    if lo_ts is None:
+        return elements.withColumn(INSTANT, F.lit(None).cast("long")).limit(0)
+    t = F.col(INSTANT)
+    if isinstance(spec, LandmarkSpec):
+        lo, hi = F.lit(spec.start).cast("long"), t
+    else:
+        lo, hi = F.lit(spec.start).cast("long"), F.least(t, F.lit(spec.end).cast("long"))
+    # Clip every range to the data's span so that the bucket explosion never covers empty time (a landmark from
+    # the epoch over a date-time stream would otherwise span 1.7e12 ticks).
+    ranges = (inst.withColumn("_w_lo", F.greatest(lo, F.lit(lo_ts).cast("long")))
+              .withColumn("_w_hi", F.least(hi, F.lit(hi_ts).cast("long")))
+              .where(F.col("_w_lo") <= F.col("_w_hi")))
+    bucket = max(1, -(-(hi_ts - lo_ts + 1) // RANGE_BUCKETS))
+    bucket_rows = None if rows is None else rows * (RANGE_BUCKETS + 1)
+    return _range_join(elements, "ts", ranges, "_w_lo", "_w_hi", bucket, lo_ts, bucket_rows)
+
+
+def rank_items(items: DataFrame, instants, order: Sequence[str] = ("ts", "seq")) -> tuple[DataFrame, DataFrame]:
+    """One pass that numbers the items 1, 2, ... by ``order`` (``order[0]`` must be ``ts``) and counts, for each
+    instant, the items with ``ts <= instant``.
+
+    Returns ``(items + _w_rank, instants + _w_count)``. No global sort on one partition: items and instants are
+    cut into ts buckets, numbered by a running sum inside each bucket (a window partitioned by bucket), and
+    shifted by the bucket's offset (a prefix sum over the bucket counts: a histogram of at most ``RANK_BUCKETS``
+    rows is the only thing collected, with one min/max row).
+    """
+    if not order or order[0] != "ts":
+        raise WindowError(f"count windows order items by ts first (order {tuple(order)})")
+    _check_items(items, order)
+    spark = items.sparkSession
+    inst, _ = instants_frame(spark, instants)
+    kind, b = "_w_kind", "_w_b"
+    tagged_items = items.withColumn(kind, F.lit(0))
+    tagged_inst = inst.select(F.col(INSTANT).alias("ts"), F.col(INSTANT), F.lit(1).alias(kind))
+    union = tagged_items.unionByName(tagged_inst, allowMissingColumns=True)
+    lo_ts, hi_ts = stream_bounds(union)
+    if lo_ts is None:
+        lo_ts = hi_ts = 0
+    width = max(1, -(-(hi_ts - lo_ts + 1) // RANK_BUCKETS))
+    union = union.withColumn(b, _floordiv(F.col("ts") - F.lit(lo_ts), width))
+    is_item = F.lit(1) - F.col(kind)
+    # The number of items in each bucket: at most RANK_BUCKETS rows (a histogram, not elements) to the driver,
+    # turned into each bucket's offset (the items in the buckets before it) as a literal array.
+    histogram = {int(r[b]): int(r["n"]) for r in union.groupBy(b).agg(F.sum(is_item).alias("n")).collect()}
+    offsets, total = [], 0
+    for bucket in range(max(histogram, default=0) + 1):
+        offsets.append(total)
+        total += histogram.get(bucket, 0)
+    offset = F.element_at(F.array(*[F.lit(o).cast("long") for o in offsets]), (F.col(b) + F.lit(1)).cast("int"))
+    # Within one bucket: a running count of items in (ts, kind, rest of order): at equal ts the items come before
+    # the instants (ts <= t counts them), ties of items are broken by the rest of the order.
+    within = Window.partitionBy(b).orderBy(F.col("ts"), F.col(kind), *[F.col(c) for c in order[1:]])
+    running = F.sum(is_item).over(within.rowsBetween(Window.unboundedPreceding, 0))
+    numbered = union.withColumn("_w_pos", (offset + running).cast("long"))
+    ranked = numbered.where(F.col(kind) == 0).withColumnRenamed("_w_pos", "_w_rank").drop(b, kind, INSTANT)
+    counted = numbered.where(F.col(kind) == 1).select(INSTANT, F.col("_w_pos").alias("_w_count"))
+    return ranked, counted
+
+
+def assign_count(items: DataFrame, size: int, instants, order: Sequence[str] = ("ts", "seq")) -> DataFrame:
+    """Count-based window: at each instant ``t`` the last ``size`` items by ``order`` with ``ts <= t``.
+
+    ``items`` may be elements (``[RANGE ELEMENTS n]``), quads (``[RANGE TRIPLES n]``) or BGP matches (the query
+    compiler's ``[RANGE BGP n]``), as long as it has the ``order`` columns, ``ts`` first. Returns ``items``' columns
+    plus ``instant``.
+    """
+    if size <= 0:
+        raise WindowError(f"count window size must be positive ({size})")
+    inst, rows = instants_frame(items.sparkSession, instants)
+    ranked, counted = rank_items(items, inst, order)
+    # Window at t = ranks (C(t) - size, C(t)]: a range join on the rank axis with buckets of `size` ranks.
+    ranges = (counted.where(F.col("_w_count") >= 1)
+              .withColumn("_w_lo", F.greatest(F.col("_w_count") - F.lit(size - 1), F.lit(1).cast("long")))
+              .withColumnRenamed("_w_count", "_w_hi"))
+    return _range_join(ranked, "_w_rank", ranges, "_w_lo", "_w_hi", size, 0,
+                       None if rows is None else 2 * rows).drop("_w_rank")

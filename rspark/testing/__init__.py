@@ -1,0 +1,7 @@
+"""Helpers for testing code that uses rspark (as ``pyspark.testing``): reading SPARQL result documents
+(:mod:`rspark.testing.readers`) and comparing results up to blank-node renaming (:mod:`rspark.testing.compare`)."""
+
+from rspark.testing.compare import results_equal
+from rspark.testing.readers import from_csv, from_json, from_rdf, from_tsv, from_xml, read_expected
+
+__all__ = ["from_csv", "from_json", "from_rdf", "from_tsv", "from_xml", "read_expected", "results_equal"]

@@ -1,0 +1,112 @@
+"""The package's layers: imports only go down (the import-linter contracts in pyproject.toml), no module imports
+itself back through others, no module imports another module's private names, and the front end and the stream
+model work without PySpark."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "rspark"
+
+
+def test_import_linter_contracts_are_kept():
+    # the contracts are in pyproject.toml; `lint-imports` reads them from the working directory
+    done = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
+                           "sys.exit(lint_imports_command())"], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+def _cycles(graph) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in graph.modules:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def test_no_import_cycles_not_even_inside_functions():
+    graph = grimp.build_graph("rspark")  # imports inside functions count too
+    assert _cycles(graph) == []
+
+
+def test_no_private_name_is_imported_from_another_module():
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rspark"):
+                found += [f"{path.relative_to(REPO)}:{node.lineno}: {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert found == []
+
+
+def test_front_end_and_stream_model_import_without_pyspark():
+    """``rspark.rsp``, ``rspark.algebra``, ``rspark.syntax`` (and the package itself) with PySpark, py4j, pyarrow
+    and pandas made unimportable: a query still compiles and prints; only ``Engine`` needs Spark."""
+    code = """
+import sys
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("pyspark", "py4j", "pyarrow", "pandas"):
+            raise ImportError("blocked: " + name)
+
+sys.meta_path.insert(0, Block())
+import rspark.rsp, rspark.rsp.windows, rspark.rsp.profiles, rspark.algebra.translate, rspark.algebra.sse
+import rspark.syntax.parser, rspark.syntax.unparse, rspark.results
+import rspark
+print(rspark.explain("SELECT ?s WHERE { ?s ?p ?o }").split()[0])
+try:
+    rspark.Engine
+except ImportError as exc:
+    print("Engine:", exc)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["(project", "Engine: blocked: pyspark"]
