@@ -10,20 +10,32 @@ from __future__ import annotations
 import re
 
 from rspark.algebra import ops
+from rspark.algebra.expr import (
+    Aggregate,
+    Call,
+    Exists,
+    FunctionCall,
+    PathAlt,
+    PathInv,
+    PathMod,
+    PathNegated,
+    PathSeq,
+    QuadPattern,
+)
 from rspark.model.terms import (
+    IRI,
     XSD_BOOLEAN,
     XSD_DECIMAL,
     XSD_DOUBLE,
     XSD_INTEGER,
     XSD_STRING,
-    IRI,
     BlankNode,
     Literal,
     QuotedTriple,
     Variable,
     escape_string,
 )
-from rspark.syntax import ast
+from rspark.rsp.windows import CountWindow, IntervalWindow, LandmarkWindow, NowWindow, TimeWindow
 
 _LOCAL = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_\-.]*[A-Za-z0-9_\-])?$")
 _BARE = {
@@ -80,30 +92,30 @@ class Printer:
     def path(self, p) -> str:
         if isinstance(p, (IRI, Variable)):
             return self.term(p)
-        if isinstance(p, ast.PathInv):
+        if isinstance(p, PathInv):
             return f"(reverse {self.path(p.path)})"
-        if isinstance(p, ast.PathSeq):
+        if isinstance(p, PathSeq):
             return "(seq " + " ".join(self.path(x) for x in p.parts) + ")"
-        if isinstance(p, ast.PathAlt):
+        if isinstance(p, PathAlt):
             return "(alt " + " ".join(self.path(x) for x in p.parts) + ")"
-        if isinstance(p, ast.PathMod):
+        if isinstance(p, PathMod):
             return f"(path{p.mod} {self.path(p.path)})"
-        if isinstance(p, ast.PathNegated):
+        if isinstance(p, PathNegated):
             items = [self.term(i) for i in p.forward] + [f"(reverse {self.term(i)})" for i in p.inverse]
             return "(notoneof " + " ".join(items) + ")"
         raise TypeError(f"not a path: {p!r}")
 
     # ------------------------------------------------------------------------------------------- expressions
     def expr(self, e, indent: int = 0) -> str:
-        if isinstance(e, ast.Call):
+        if isinstance(e, Call):
             name = e.name if not e.name[0].isalpha() else e.name.lower()
             if e.name == "NOT IN":
                 name = "notin"
             return "(" + " ".join([name] + [self.expr(a, indent) for a in e.args]) + ")"
-        if isinstance(e, ast.FunctionCall):
+        if isinstance(e, FunctionCall):
             head = "call distinct" if e.distinct else "call"
             return "(" + " ".join([head, self.term(e.iri)] + [self.expr(a, indent) for a in e.args]) + ")"
-        if isinstance(e, ast.Aggregate):
+        if isinstance(e, Aggregate):
             parts = [e.name.lower()]
             if e.distinct:
                 parts.append("distinct")
@@ -112,7 +124,7 @@ class Printer:
             if e.arg is not None:
                 parts.append(self.expr(e.arg, indent))
             return "(" + " ".join(parts) + ")"
-        if isinstance(e, ast.Exists):
+        if isinstance(e, Exists):
             head = "notexists" if e.negated else "exists"
             return f"({head}\n{self.op(e.pattern, indent + 2)})"
         return self.term(e)
@@ -123,8 +135,10 @@ class Printer:
         inner = indent + 2
 
         def nest(head: str, *children) -> str:
-            body = "\n".join(self.op(c, inner) for c in children)
-            return f"{pad}({head}\n{body})"
+            parts = [f"{pad}({head}"]
+            for c in children:  # a loop, not a generator: one Python frame less per level of a deep tree
+                parts.append(self.op(c, inner))
+            return "\n".join(parts) + ")"
 
         if isinstance(op, ops.BGP):
             if not op.triples:
@@ -167,7 +181,8 @@ class Printer:
         if isinstance(op, ops.Extend):
             return nest(f"extend (({self.term(op.var)} {self.expr(op.expr, inner)}))", op.op)
         if isinstance(op, ops.Group):
-            keys = " ".join(self.term(e) if v is None else f"({self.term(v)} {self.expr(e, inner)})"
+            # a key without a variable is a variable or an expression (GROUP BY STR(?s)): printed as it is
+            keys = " ".join(self.expr(e, inner) if v is None else f"({self.term(v)} {self.expr(e, inner)})"
                             for v, e in op.keys)
             aggs = " ".join(f"({self.term(v)} {self.expr(a, inner)})" for v, a in op.aggregates)
             return nest(f"group ({keys}) ({aggs})", op.op)
@@ -207,7 +222,7 @@ class Printer:
     def window_spec(self, spec) -> str:
         if spec is None:
             return "(default)"
-        if isinstance(spec, ast.TimeWindow):
+        if isinstance(spec, TimeWindow):
             text = f"(range {spec.range.sse()}"
             if spec.slide is not None:  # not written: the profile's implicit slide
                 text += f" slide {spec.slide.sse()}"
@@ -216,13 +231,13 @@ class Printer:
             if spec.offset is not None:
                 text += f" offset {spec.offset.sse()}"
             return text + ")"
-        if isinstance(spec, ast.LandmarkWindow):
+        if isinstance(spec, LandmarkWindow):
             return "(landmark" + (f" {spec.start.sse()}" if spec.start is not None else "") + ")"
-        if isinstance(spec, ast.IntervalWindow):
+        if isinstance(spec, IntervalWindow):
             return f"(interval {spec.start.sse()} {spec.end.sse()})"
-        if isinstance(spec, ast.CountWindow):
+        if isinstance(spec, CountWindow):
             return f"(count {spec.unit.lower()} {spec.size})"
-        if isinstance(spec, ast.NowWindow):
+        if isinstance(spec, NowWindow):
             return "(now)"
         raise TypeError(f"unknown window {spec!r}")
 
@@ -258,8 +273,9 @@ class Printer:
             return body
         if plan.form == "CONSTRUCT":
             template = " ".join(
-                (f"(quad {self.term(t.graph)} " if isinstance(t, ast.QuadPattern) else "(triple ")
-                + f"{self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)})" for t in plan.template or ())
+                (f"(quad {self.term(t.graph)} " if isinstance(t, QuadPattern) else "(triple ")
+                + f"{self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)})"
+                for t in plan.template or ())
             header.append(f"(template {template})" if template else "(template)")
         if plan.form == "DESCRIBE":
             targets = "*" if plan.describe is None else " ".join(self.term(t) for t in plan.describe)

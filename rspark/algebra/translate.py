@@ -1,20 +1,46 @@
 """Syntax tree -> algebra (SPARQL 1.1 section 18.2, extended with the RSP nodes), with the static checks that SPARQL
 and RSP-QL require: variable scoping (BIND, SELECT expressions, sub-queries), grouping (no ungrouped variables in the
 projection), blank node label scope, aggregates only where allowed, windows and events declared before use.
+
+One module (about 650 lines): one translator class, a method per kind of syntax node, sharing the scope and the
+positions its errors report.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from decimal import Decimal
+
 from rspark.algebra import ops
-from rspark.model.terms import IRI, RDF_TYPE, BlankNode, QuotedTriple, Variable, variables_of
+from rspark.model.terms import IRI, RDF_TYPE, BlankNode, Literal, QuotedTriple, Variable, variables_of
 from rspark.syntax import ast
-from rspark.syntax.parser import QuerySyntaxError, parse_query
+from rspark.syntax.parser import QuerySyntaxError, build_chain, node_children, parse_query
 
 _EP_OPS = {"SEQ": "seq-join", "EQUALS": "eq-join", "OPTIONALSEQ": "seq-right-join", "EQUALSOPTIONAL": "eq-left-join"}
 
+# The deepest algebra a query may translate to, counting operators and the expressions inside them. The walks
+# over the algebra (printing it, Spark compiling it) are recursive and take a few Python frames per level: 200
+# levels keep them well inside Python's default recursion limit of 1000.
+MAX_ALGEBRA_DEPTH = 200
+# More than this many branches of plain UNION are joined as a balanced tree (UNION is associative, and the tree
+# keeps the branches' order), so that a long UNION chain does not nest one level per branch.
+_BALANCED_UNION_OVER = 8
+
 
 class QueryError(QuerySyntaxError):
-    """A query that parses but breaks a rule of SPARQL or RSP-QL (scoping, grouping, undeclared window or event)."""
+    """A query that parses but breaks a rule of SPARQL or RSP-QL (scoping, grouping, undeclared window or event).
+    Like ``QuerySyntaxError`` it has ``line`` and ``column`` (of the element that breaks the rule; None when the
+    tree was built by hand, without positions)."""
+
+
+def _at(node) -> dict:
+    """``line`` and ``column`` keyword arguments for an error about ``node`` (a syntax tree node or a
+    ``(line, column)`` pair); None for what has no position."""
+    if isinstance(node, tuple):
+        line, column = node
+    else:
+        line, column = getattr(node, "line", 0), getattr(node, "column", 0)
+    return {"line": line or None, "column": column or None}
 
 
 def translate(query: ast.Query) -> ops.QueryPlan:
@@ -27,51 +53,70 @@ def compile_query(text: str, *, base_iri: str | None = None, source: str | None 
     try:
         return translate(parse_query(text, base_iri=base_iri, source=source))
     except QueryError as exc:
-        raise exc.with_source(source) if source and not exc.source else exc
+        if source and not exc.source:
+            raise exc.with_source(source) from None
+        raise
 
 
 # ----------------------------------------------------------------------------------------------- variable scopes
 
 
 def in_scope(op) -> set[Variable]:
-    """In-scope variables of an operator (SPARQL 1.1 section 18.2.1)."""
-    if isinstance(op, ops.BGP):
-        out: set[Variable] = set()
-        for t in op.triples:
-            for term in (t.subject, t.predicate, t.object):
-                out.update(variables_of(term))
-        return out
-    if isinstance(op, ops.PathPattern):
-        return set(variables_of(op.subject)) | set(variables_of(op.object))
-    if isinstance(op, ops.Table):
-        return set(op.vars)
-    if isinstance(op, (ops.Join, ops.Union, ops.LeftJoin, ops.IntervalJoin)):
-        return in_scope(op.left) | in_scope(op.right)
-    if isinstance(op, ops.Minus):
-        return in_scope(op.left)
-    if isinstance(op, (ops.Filter, ops.OrderBy, ops.Distinct, ops.Reduced, ops.Slice, ops.Service)):
-        return in_scope(op.op)
-    if isinstance(op, ops.Extend):
-        return in_scope(op.op) | {op.var}
-    if isinstance(op, (ops.Graph, ops.Window)):
-        extra = {op.name} if isinstance(op.name, Variable) else set()
-        return in_scope(op.op) | extra
-    if isinstance(op, ops.Group):
-        keys = {var if var is not None else expr for var, expr in op.keys}
-        return {k for k in keys if isinstance(k, Variable)} | {v for v, _ in op.aggregates}
-    if isinstance(op, ops.Project):
-        return set(op.vars)
-    if isinstance(op, ops.Match):
-        return _event_scope(op.expr)
-    raise TypeError(f"unknown operator {type(op).__name__}")
+    """In-scope variables of an operator (SPARQL 1.1 section 18.2.1). Iterative: a long chain of joins, OPTIONALs
+    or BINDs is as deep as it is long."""
+    out: set[Variable] = set()
+    stack = [op]
+    while stack:
+        op = stack.pop()
+        if isinstance(op, ops.BGP):
+            for t in op.triples:
+                for term in (t.subject, t.predicate, t.object):
+                    out.update(variables_of(term))
+        elif isinstance(op, ops.PathPattern):
+            out.update(variables_of(op.subject))
+            out.update(variables_of(op.object))
+        elif isinstance(op, ops.Table):
+            out.update(op.vars)
+        elif isinstance(op, (ops.Join, ops.Union, ops.LeftJoin, ops.IntervalJoin)):
+            stack.append(op.right)
+            stack.append(op.left)
+        elif isinstance(op, ops.Minus):
+            stack.append(op.left)
+        elif isinstance(op, (ops.Filter, ops.OrderBy, ops.Distinct, ops.Reduced, ops.Slice, ops.Service)):
+            stack.append(op.op)
+        elif isinstance(op, ops.Extend):
+            out.add(op.var)
+            stack.append(op.op)
+        elif isinstance(op, (ops.Graph, ops.Window)):
+            if isinstance(op.name, Variable):
+                out.add(op.name)
+            stack.append(op.op)
+        elif isinstance(op, ops.Group):
+            keys = {var if var is not None else expr for var, expr in op.keys}
+            out.update(k for k in keys if isinstance(k, Variable))
+            out.update(v for v, _ in op.aggregates)
+        elif isinstance(op, ops.Project):
+            out.update(op.vars)
+        elif isinstance(op, ops.Match):
+            out |= _event_scope(op.expr)
+        else:
+            raise TypeError(f"unknown operator {type(op).__name__}")
+    return out
 
 
 def _event_scope(expr) -> set[Variable]:
-    if isinstance(expr, ops.EventPattern):
-        return in_scope(expr.op)
-    if isinstance(expr, ops.EventSeq):
-        return _event_scope(expr.left) | _event_scope(expr.right)
-    return _event_scope(expr.expr)
+    out: set[Variable] = set()
+    stack = [expr]
+    while stack:
+        expr = stack.pop()
+        if isinstance(expr, ops.EventPattern):
+            out |= in_scope(expr.op)
+        elif isinstance(expr, ops.EventSeq):
+            stack.append(expr.right)
+            stack.append(expr.left)
+        else:
+            stack.append(expr.expr)
+    return out
 
 
 def expr_vars(expr) -> set[Variable]:
@@ -111,6 +156,43 @@ def _vars_outside_aggregates(expr) -> set[Variable]:
     return set()
 
 
+# Values inside the algebra that hold no operator or expression (the depth measure does not look into them).
+_LEAVES = frozenset({str, int, float, Decimal, bool, type(None), IRI, Literal, Variable, BlankNode})
+
+
+class _Heights:
+    """The height of algebra nodes (operators and the expressions and quoted triples inside them: 1 for a node
+    with nothing below it), remembered per node so that measuring a tree again as it grows costs only its new
+    nodes. Iterative: it measures trees that no recursive walk should see."""
+
+    def __init__(self) -> None:
+        self.memo: dict[int, tuple[object, int]] = {}  # id -> (node, height): the node is kept, its id stays its own
+
+    @staticmethod
+    def _children(node) -> list:
+        out: list = []
+        node_children(node, out, _LEAVES)
+        return out
+
+    def __call__(self, root) -> int:
+        memo = self.memo
+        known = memo.get(id(root))
+        if known is not None:
+            return known[1]
+        stack = [(root, None)]
+        while stack:
+            node, children = stack.pop()
+            if children is None:
+                if id(node) in memo:
+                    continue
+                children = self._children(node)
+                stack.append((node, children))
+                stack.extend((c, None) for c in children if id(c) not in memo)
+            else:
+                memo[id(node)] = (node, 1 + max((memo[id(c)][1] for c in children), default=0))
+        return memo[id(root)][1]
+
+
 class _Translator:
     def __init__(self, query: ast.Query):
         self.query = query
@@ -120,7 +202,23 @@ class _Translator:
         self.events: dict[str, ops.EventPattern] = {}
         self.fresh = 0
         self.bnode_scopes: dict[str, int] = {}
+        self.bnode_seen: dict[str, int] = {}  # label -> occurrences translated so far
+        self.bnode_positions: dict[str, list] = {}  # label -> its (line, column) in text order
+        for label, line, column in query.bnode_positions:
+            self.bnode_positions.setdefault(label, []).append((line, column))
         self.bgp_id = 0
+        self.heights = _Heights()
+
+    def _bounded(self, op, where):
+        """``op``, unless the algebra it heads is deeper than ``MAX_ALGEBRA_DEPTH`` (then a QueryError at
+        ``where``, the element being translated)."""
+        if self.heights(op) > MAX_ALGEBRA_DEPTH:
+            raise QueryError(
+                f"nesting too deep: the query's algebra would nest more than {MAX_ALGEBRA_DEPTH} operators and "
+                "expressions deep here (nested groups, sub-queries and EXISTS, and the OPTIONAL, MINUS, BIND, "
+                "sub-group and (expression AS ?var) elements of a group or SELECT, each of which holds the ones "
+                f"before it); at most {MAX_ALGEBRA_DEPTH} levels are allowed", **_at(where))
+        return op
 
     # ------------------------------------------------------------------------------------------------ query
     def plan(self) -> ops.QueryPlan:
@@ -145,21 +243,21 @@ class _Translator:
                 raise QueryError(f"EVENT {decl.name} must hold a basic graph pattern (triple patterns only)",
                                  line=decl.line, column=decl.column)
             self.events[decl.name] = ops.EventPattern(decl.name, decl.window, body)
-        op = self.select_like(q, top=True)
+        op = self._bounded(self.select_like(q, top=True), q)
         r2s = q.r2s or (q.register.r2s if q.register else None)
         template = None
         if q.form == "CONSTRUCT":
-            template = tuple(self._template(q.template or ()))
+            template = tuple(self._template(q.template or (), q))
         return ops.QueryPlan(
             form=q.form, op=op,
             dataset=ops.Dataset(tuple(default_graphs), tuple(named_graphs), tuple(self.windows)),
             template=template, describe=q.describe, r2s=r2s, register=q.register,
             events=tuple(self.events.values()), prefixes=q.prefixes, base=q.base)
 
-    def _template(self, triples):
+    def _template(self, triples, q):
         for t in triples:
             if not ast.is_simple_predicate(t.predicate):
-                raise QueryError("a CONSTRUCT template cannot hold a property path")
+                raise QueryError("a CONSTRUCT template cannot hold a property path", **_at(q))
             yield t
 
     def _declare_window(self, source: ast.WindowSource) -> ops.WindowDecl:
@@ -169,8 +267,7 @@ class _Translator:
             name = IRI(f"urn:rspark:window:{self.anonymous}")
         if name is not None:
             if name in self.window_names:
-                raise QueryError(f"window {name.n3()} is declared twice", line=source.line or None,
-                                 column=source.column or None)
+                raise QueryError(f"window {name.n3()} is declared twice", **_at(source))
             self.window_names.add(name)
         decl = ops.WindowDecl(name, source.stream, source.spec, source.merged)
         self.windows.append(decl)
@@ -180,23 +277,38 @@ class _Translator:
         """SPARQL 1.1 section 18.2.4: grouping, aggregates, HAVING, VALUES, select expressions, modifiers."""
         pattern = self.group(q.where) if q.where is not None else ops.UNIT
         scope = in_scope(pattern)
+        clauses = {keyword: (line, column) for keyword, line, column in q.clause_positions}
+        having_at = clauses.get("HAVING", q)
+        order_at = clauses.get("ORDER BY", q)
 
         aggregates: list[tuple[Variable, ast.Aggregate]] = []
+        aggregate_vars: dict = {}  # the aggregate as written -> its variable (a dict: linear in their number)
 
-        def lift(expr):  # replace aggregates with fresh variables (18.2.4.1)
+        def lift(expr, where):  # replace aggregates with fresh variables (18.2.4.1)
             if isinstance(expr, ast.Aggregate):
-                for var, seen in aggregates:
-                    if seen == expr:
-                        return var
-                var = Variable(f".{len(aggregates)}")
+                try:
+                    known = aggregate_vars.get(expr)
+                except TypeError:  # pragma: no cover - an unhashable tree built by hand
+                    known = next((v for v, seen in aggregates if seen == expr), None)
+                if known is not None:
+                    return known
                 if expr.arg is not None and _has_aggregate(expr.arg):
-                    raise QueryError("aggregates cannot be nested")
-                aggregates.append((var, expr))
+                    raise QueryError("aggregates cannot be nested", **_at(where))
+                var = Variable(f".{len(aggregates)}")
+                translated = expr
+                if expr.arg is not None:  # EXISTS in the argument: its pattern is translated as anywhere else
+                    translated = dataclasses.replace(
+                        expr, arg=self.expression(expr.arg, allow_aggregates=False, where=where))
+                aggregates.append((var, translated))
+                try:
+                    aggregate_vars[expr] = var
+                except TypeError:  # pragma: no cover
+                    pass
                 return var
             if isinstance(expr, ast.Call):
-                return ast.Call(expr.name, tuple(lift(a) for a in expr.args))
+                return ast.Call(expr.name, tuple(lift(a, where) for a in expr.args))
             if isinstance(expr, ast.FunctionCall):
-                return ast.FunctionCall(expr.iri, tuple(lift(a) for a in expr.args), expr.distinct)
+                return ast.FunctionCall(expr.iri, tuple(lift(a, where) for a in expr.args), expr.distinct)
             if isinstance(expr, ast.Exists):
                 return ast.Exists(self.group(expr.pattern), expr.negated)
             return expr
@@ -206,7 +318,8 @@ class _Translator:
             p.expr is not None and _has_aggregate(p.expr) for p in (projection or ())) or any(
             _has_aggregate(h) for h in q.having) or any(_has_aggregate(o.expr) for o in q.order_by)
         if uses_aggregates and projection is None and q.form == "SELECT":
-            raise QueryError("SELECT * cannot be used with GROUP BY or aggregates; list the projected variables")
+            raise QueryError("SELECT * cannot be used with GROUP BY or aggregates; list the projected variables",
+                             **_at(q))
 
         op = pattern
         if uses_aggregates:
@@ -214,37 +327,37 @@ class _Translator:
             group_vars: set[Variable] = set()
             for cond in q.group_by:
                 if _has_aggregate(cond.expr):
-                    raise QueryError("GROUP BY cannot hold an aggregate")
-                expr = lift(cond.expr)
+                    raise QueryError("GROUP BY cannot hold an aggregate", **_at(cond))
+                expr = lift(cond.expr, cond)
                 keys.append((cond.var, expr))
                 if cond.var is not None:
                     group_vars.add(cond.var)
                 elif isinstance(expr, Variable):
                     group_vars.add(expr)
-            having = [lift(h) for h in q.having]
+            having = [lift(h, having_at) for h in q.having]
             defined: set[Variable] = set(group_vars)
             lifted_projection = []
             for item in projection or ():
                 if item.expr is None:
                     if item.var not in defined:
                         raise QueryError(f"variable {item.var.n3()} is projected but not grouped "
-                                         f"(add it to GROUP BY or use it inside an aggregate)")
+                                         f"(add it to GROUP BY or use it inside an aggregate)", **_at(item))
                 else:
                     free = _vars_outside_aggregates(item.expr) - defined
                     if free:
                         names = ", ".join(sorted(v.n3() for v in free))
                         raise QueryError(f"{names} used in the projection of {item.var.n3()} outside an aggregate "
-                                         f"is not grouped")
-                    lifted_projection.append((item.var, lift(item.expr)))
+                                         f"is not grouped", **_at(item))
+                    lifted_projection.append((item, lift(item.expr, item)))
                     defined.add(item.var)
-            order = [ast.OrderCondition(lift(o.expr), o.ascending) for o in q.order_by]
+            order = [ast.OrderCondition(lift(o.expr, order_at), o.ascending) for o in q.order_by]
             op = ops.Group(op, tuple(keys), tuple(aggregates))
             if having:
                 op = ops.Filter(tuple(having), op)
             scope = in_scope(op)
         else:
-            lifted_projection = [(p.var, lift(p.expr)) for p in (projection or ()) if p.expr is not None]
-            order = [ast.OrderCondition(lift(o.expr), o.ascending) for o in q.order_by]
+            lifted_projection = [(p, lift(p.expr, p)) for p in (projection or ()) if p.expr is not None]
+            order = [ast.OrderCondition(lift(o.expr, order_at), o.ascending) for o in q.order_by]
 
         if q.values is not None:
             op = self._join(op, ops.Table(q.values.vars, q.values.rows))
@@ -255,10 +368,13 @@ class _Translator:
             if item.expr is not None:
                 if item.var in scope or item.var in projected_so_far:
                     raise QueryError(f"variable {item.var.n3()} in (... AS {item.var.n3()}) is already in scope; "
-                                     "choose a new name")
+                                     "choose a new name", **_at(item))
             projected_so_far.add(item.var)
-        for var, expr in lifted_projection:
-            op = ops.Extend(op, var, expr)
+        long = len(lifted_projection) > 16  # measured at each: the error names the item past the limit
+        for item, expr in lifted_projection:
+            op = ops.Extend(op, item.var, expr)
+            if long:
+                self._bounded(op, item)
 
         if order:
             op = ops.OrderBy(op, tuple(order))
@@ -276,7 +392,7 @@ class _Translator:
             op = ops.Reduced(op)
         if q.limit is not None or q.offset is not None:
             op = ops.Slice(op, q.offset or 0, q.limit)
-        return op
+        return self._bounded(op, q)
 
     # ---------------------------------------------------------------------------------------------- patterns
     def _join(self, left: ops.Op, right: ops.Op) -> ops.Op:
@@ -294,14 +410,40 @@ class _Translator:
             return self.select_like(group.query)
         filters = []
         op: ops.Op = ops.UNIT
+        merged: list | None = None  # triples of the BGP that op stands for, while BGPs keep coming (op is then None)
+        scope: set[Variable] | None = None  # in_scope(op) from the first BIND on, kept as op grows (not walked again)
+        long = len(group.elements) > 16  # measured at each element: the error names the one past the limit
         pending_triples: list = []
         self.bgp_id += 1
         scope_id = self.bgp_id
 
+        def join(right: ops.Op) -> None:
+            """op = self._join(op, right), with consecutive BGPs merged once at the end (merging them pairwise
+            copied the triples so far at each step: quadratic in the number of BGPs)."""
+            nonlocal op, merged
+            if scope is not None:
+                scope.update(in_scope(right))
+            if isinstance(right, ops.BGP):
+                if merged is not None:
+                    merged.extend(right.triples)
+                    return
+                if isinstance(op, ops.BGP):
+                    merged = list(op.triples) + list(right.triples)
+                    op = None
+                    return
+            settle()
+            op = self._join(op, right)
+
+        def settle() -> ops.Op:
+            nonlocal op, merged
+            if merged is not None:
+                op, merged = ops.BGP(tuple(merged)), None
+            return op
+
         def flush():
-            nonlocal op, pending_triples
+            nonlocal pending_triples
             if pending_triples:
-                op = self._join(op, self._triples(pending_triples, scope_id))
+                join(self._triples(pending_triples, scope_id))
                 pending_triples = []
 
         for element in group.elements:
@@ -309,40 +451,43 @@ class _Translator:
                 pending_triples.extend(element.triples)
                 continue
             if isinstance(element, ast.FilterPattern):
-                filters.append(element.expr)
+                filters.append(element)
                 continue
             flush()
             self.bgp_id += 1
             scope_id = self.bgp_id
             if isinstance(element, ast.OptionalPattern):
                 right = self.group(element.group)
+                if scope is not None:
+                    scope.update(in_scope(right))
                 # only the OPTIONAL group's own filters become the LeftJoin condition (18.2.2.6); a filter of a
                 # nested group { { P FILTER F } } stays inside (the W3C dawg-optional-filter-005-not-simplified)
                 own_filters = any(isinstance(e, ast.FilterPattern) for e in element.group.elements)
                 if isinstance(right, ops.Filter) and own_filters:
-                    expr = right.exprs[0] if len(right.exprs) == 1 else self._conjunction(right.exprs)
-                    op = ops.LeftJoin(op, right.op, expr)
+                    expr = right.exprs[0] if len(right.exprs) == 1 else build_chain("&&", right.exprs)
+                    op = ops.LeftJoin(settle(), right.op, expr)
                 else:
-                    op = ops.LeftJoin(op, right, None)
+                    op = ops.LeftJoin(settle(), right, None)
             elif isinstance(element, ast.MinusPattern):
-                op = ops.Minus(op, self.group(element.group))
+                op = ops.Minus(settle(), self.group(element.group))
             elif isinstance(element, ast.BindPattern):
-                if element.var in in_scope(op):
-                    raise QueryError(f"BIND assigns {element.var.n3()}, which is already in scope in this group")
-                op = ops.Extend(op, element.var, self.expression(element.expr, allow_aggregates=False))
+                if scope is None:
+                    scope = in_scope(settle())
+                if element.var in scope:
+                    raise QueryError(f"BIND assigns {element.var.n3()}, which is already in scope in this group",
+                                     **_at(element))
+                op = ops.Extend(settle(), element.var,
+                                self.expression(element.expr, allow_aggregates=False, where=element))
+                scope.add(element.var)
             else:
-                op = self._join(op, self.pattern(element))
+                join(self.pattern(element))
+            if long and merged is None:  # (a BGP is as deep as its deepest quoted triple: measured at the end)
+                self._bounded(op, element)
         flush()
+        settle()
         if filters:
-            op = ops.Filter(tuple(self.expression(f, allow_aggregates=False) for f in filters), op)
-        return op
-
-    @staticmethod
-    def _conjunction(exprs):
-        result = exprs[0]
-        for expr in exprs[1:]:
-            result = ast.Call("&&", (result, expr))
-        return result
+            op = ops.Filter(tuple(self.expression(f.expr, allow_aggregates=False, where=f) for f in filters), op)
+        return self._bounded(op, group)
 
     def pattern(self, element) -> ops.Op:
         if isinstance(element, ast.GroupPattern):
@@ -350,10 +495,18 @@ class _Translator:
         if isinstance(element, ast.SubSelect):
             return self.select_like(element.query)
         if isinstance(element, ast.UnionPattern):
-            op = self.group(element.groups[0])
-            for kind, group in zip(element.ops, element.groups[1:]):
-                right = self.group(group)
+            branches = [self.group(g) for g in element.groups]
+            if len(branches) > _BALANCED_UNION_OVER and all(kind == "UNION" for kind in element.ops):
+                while len(branches) > 1:  # pairs, then pairs of pairs: log2(n) levels, the branches in order
+                    paired = [ops.Union(branches[i], branches[i + 1]) for i in range(0, len(branches) - 1, 2)]
+                    if len(branches) % 2:
+                        paired.append(branches[-1])
+                    branches = paired
+                return self._bounded(branches[0], element)
+            op = branches[0]
+            for kind, right in zip(element.ops, branches[1:]):
                 op = ops.Union(op, right) if kind == "UNION" else ops.IntervalJoin(_EP_OPS[kind], op, right)
+                self._bounded(op, element)
             return op
         if isinstance(element, ast.GraphPattern):
             return ops.Graph(element.name, self.group(element.group))
@@ -365,14 +518,14 @@ class _Translator:
             if isinstance(element.name, IRI) and element.name not in self.window_names:
                 declared = ", ".join(sorted(n.n3() for n in self.window_names)) or "none"
                 raise QueryError(f"WINDOW {element.name.n3()} names an undeclared window (declared: {declared})",
-                                 line=element.line or None, column=element.column or None)
+                                 **_at(element))
             if isinstance(element.name, Variable) and not self.window_names:
                 raise QueryError(f"WINDOW {element.name.n3()} ranges over the named windows, but the query "
-                                 "declares none (FROM NAMED WINDOW :w ON :stream [...])",
-                                 line=element.line or None, column=element.column or None)
+                                 "declares none (FROM NAMED WINDOW :w ON :stream [...])", **_at(element))
             return ops.Window(element.name, self.group(element.group))
         if isinstance(element, ast.StreamPattern):
-            decl = self._declare_window(ast.WindowSource(None, element.stream, element.spec))
+            decl = self._declare_window(ast.WindowSource(None, element.stream, element.spec,
+                                                         line=element.line, column=element.column))
             return ops.Window(decl.name, self.group(element.group))
         if isinstance(element, ast.MatchPattern):
             return ops.Match(self._event(element.expr), element.consume)
@@ -383,8 +536,7 @@ class _Translator:
             if expr.name not in self.events:
                 declared = ", ".join(sorted(self.events)) or "none"
                 raise QueryError(f"event {expr.name} is used in MATCH but not declared "
-                                 f"(EVENT ON :w {{ ... }} AS {expr.name}); declared: {declared}",
-                                 line=expr.line or None, column=expr.column or None)
+                                 f"(EVENT ON :w {{ ... }} AS {expr.name}); declared: {declared}", **_at(expr))
             return self.events[expr.name]
         if isinstance(expr, ast.EventFirst):
             return ops.EventFirst(self._event(expr.expr))
@@ -420,9 +572,14 @@ class _Translator:
             for label in _bnode_labels(term):
                 if label.startswith("_b"):
                     continue  # generated for [] and collections: unique by construction
+                count = self.bnode_seen[label] = self.bnode_seen.get(label, 0) + 1
                 seen = self.bnode_scopes.setdefault(label, scope_id)
                 if seen != scope_id:
-                    raise QueryError(f"blank node _:{label} is used in two different basic graph patterns")
+                    # the label's n-th occurrence in the text, n its occurrences translated so far (the translation
+                    # reads the patterns in text order but for EXISTS, translated with the filters at the group's end)
+                    places = self.bnode_positions.get(label) or [(0, 0)]
+                    raise QueryError(f"blank node _:{label} is used in two different basic graph patterns",
+                                     **_at(places[min(count, len(places)) - 1]))
 
     def _expand_path(self, s, path, o):
         if isinstance(path, (IRI, Variable)):
@@ -444,17 +601,21 @@ class _Translator:
         return Variable(f"?P{self.fresh}")
 
     # ---------------------------------------------------------------------------------------------- expressions
-    def expression(self, expr, *, allow_aggregates: bool):
+    def expression(self, expr, *, allow_aggregates: bool, where=None):
+        """An expression with its EXISTS patterns translated; ``where`` (the FILTER, BIND or SELECT item holding
+        it) positions the errors."""
         if isinstance(expr, ast.Aggregate):
             if not allow_aggregates:
-                raise QueryError(f"aggregate {expr.name} is only allowed in SELECT, HAVING and ORDER BY")
+                raise QueryError(f"aggregate {expr.name} is only allowed in SELECT, HAVING and ORDER BY",
+                                 **_at(where))
             return expr
         if isinstance(expr, ast.Call):
-            return ast.Call(expr.name, tuple(self.expression(a, allow_aggregates=allow_aggregates)
-                                             for a in expr.args))
+            return ast.Call(expr.name, tuple([self.expression(a, allow_aggregates=allow_aggregates, where=where)
+                                              for a in expr.args]))
         if isinstance(expr, ast.FunctionCall):
-            return ast.FunctionCall(expr.iri, tuple(self.expression(a, allow_aggregates=allow_aggregates)
-                                                    for a in expr.args), expr.distinct)
+            return ast.FunctionCall(expr.iri, tuple([self.expression(a, allow_aggregates=allow_aggregates,
+                                                                     where=where) for a in expr.args]),
+                                    expr.distinct)
         if isinstance(expr, ast.Exists):
             return ast.Exists(self.group(expr.pattern), expr.negated)
         return expr

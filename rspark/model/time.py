@@ -3,7 +3,7 @@
 A duration is either *absolute* (ISO 8601 ``PT10M``, C-SPARQL/CQELS shorthands ``10s``, SPARQLstream ``1 MINUTES``),
 kept in milliseconds, or *unitless* (a plain number, in the stream's own time unit, as in the papers' examples).
 The engine resolves a unitless duration against the stream's timeline; an absolute one over a numeric stream reads the
-stream's timestamps as milliseconds (CONTRACT section 1).
+stream's timestamps as milliseconds (docs/streams.md).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+
+from rspark.errors import RsparkError
 
 _MS = {
     "ms": Decimal(1),
@@ -40,8 +42,41 @@ _WORD_UNITS = {
 }
 
 
-class DurationError(ValueError):
+class DurationError(RsparkError, ValueError):
     """A duration that cannot be read; the message says what is wrong with it."""
+
+
+# Bounds of the numbers a query writes for durations and instants: 10^18 milliseconds is 31.7 million years (and
+# leaves room in a 64-bit tick count), and a number in exponent notation must not expand to a huge text when
+# printed (``1e-999999999`` is not a window length). Beyond these a value is rejected rather than misread.
+MAX_TIME_VALUE = Decimal(10) ** 18
+MIN_TIME_EXPONENT = -60
+
+
+def time_value_problem(value: Decimal) -> str | None:
+    """Why a duration or instant amount cannot be used (not finite, too large, too fine), or None when it can.
+    (No arithmetic on ``value``: ``abs(Decimal("1e999999999"))`` overflows the decimal context.)"""
+    if not value.is_finite():
+        return "is not a finite number"
+    if value.copy_abs() > MAX_TIME_VALUE:
+        return "is too large (at most 10^18)"
+    _, digits, exponent = value.as_tuple()
+    trailing_zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))
+    if any(digits) and exponent + trailing_zeros < MIN_TIME_EXPONENT:
+        return f"is too fine (at most {-MIN_TIME_EXPONENT} decimal places)"
+    return None
+
+
+def _quoted(raw: str) -> str:
+    """``raw`` as a message quotes it: a very long one (a 5,000-digit number) is cut."""
+    return repr(raw) if len(raw) <= 40 else repr(raw[:40]) + f"... ({len(raw)} characters)"
+
+
+def _checked(value: Decimal, raw: str) -> Decimal:
+    problem = time_value_problem(value)
+    if problem is not None:
+        raise DurationError(f"duration {_quoted(raw)} {problem}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,31 +113,38 @@ def parse_duration(text: str) -> Duration:
     raw = text.strip()
     if not raw:
         raise DurationError("empty duration")
+    try:
+        return _parse_duration(raw)
+    except ArithmeticError:  # a number too large for the decimal context (an exponent beyond 999999)
+        raise DurationError(f"duration {_quoted(raw)} is too large (at most 10^18)") from None
+
+
+def _parse_duration(raw: str) -> Duration:
     if raw[0] in "Pp":
         match = _ISO.match(raw)
         if not match:
-            raise DurationError(f"not an ISO 8601 duration: {raw!r} (expected e.g. PT10M, PT1M30S, P1D)")
+            raise DurationError(f"not an ISO 8601 duration: {_quoted(raw)} (expected e.g. PT10M, PT1M30S, P1D)")
         if match.group("Y") or match.group("Mo"):
             raise DurationError(
-                f"duration {raw!r} uses years or months, which have no fixed length; use days (P30D) or hours"
+                f"duration {_quoted(raw)} uses years or months, which have no fixed length; use days (P30D) or hours"
             )
         total = Decimal(0)
         for group, unit_ms in (("W", 7 * 86_400_000), ("D", 86_400_000), ("H", 3_600_000), ("Mi", 60_000), ("S", 1000)):
             part = match.group(group)
             if part:
                 total += Decimal(part) * unit_ms
-        return Duration(total, True, raw)
+        return Duration(_checked(total, raw), True, raw)
     match = _SHORT.match(raw)
     if match:
-        return Duration(Decimal(match.group("n")) * _MS[match.group("u").lower()], True, raw)
+        return Duration(_checked(Decimal(match.group("n")) * _MS[match.group("u").lower()], raw), True, raw)
     parts = raw.split()
     if len(parts) == 2 and parts[1].upper() in _WORD_UNITS:
         try:
-            return Duration(Decimal(parts[0]) * _MS[_WORD_UNITS[parts[1].upper()]], True, raw)
+            return Duration(_checked(Decimal(parts[0]) * _MS[_WORD_UNITS[parts[1].upper()]], raw), True, raw)
         except InvalidOperation as exc:
-            raise DurationError(f"not a number in duration {raw!r}") from exc
+            raise DurationError(f"not a number in duration {_quoted(raw)}") from exc
     try:
         value = Decimal(raw)
     except InvalidOperation as exc:
-        raise DurationError(f"not a duration: {raw!r} (expected PT10M, 10s or a number)") from exc
-    return Duration(value, False, raw)
+        raise DurationError(f"not a duration: {_quoted(raw)} (expected PT10M, 10s or a number)") from exc
+    return Duration(_checked(value, raw), False, raw)

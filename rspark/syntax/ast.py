@@ -1,119 +1,45 @@
 """The syntax tree of a query: what the text says, with prefixes expanded and terms built.
 
-Expressions (``Call``, ``FunctionCall``, ``Aggregate``, ``Exists``) are shared with the algebra. Graph patterns here
-keep the shape of the text (a group is a list of elements); ``rspark.algebra.translate`` turns them into operators.
+Expressions, property paths and triple patterns are the algebra's (``rspark.algebra.expr``), window specifications
+the stream model's (``rspark.rsp.windows``). Graph patterns here keep the shape of the text (a group is a list of
+elements); ``rspark.algebra.translate`` turns them into operators.
+
+Nodes that errors point at carry the ``line`` and ``column`` (1-based, in the query text as written: before its
+``\\u`` escapes are decoded) of their first token; 0 when unknown (a tree built by hand). Positions take no part in
+equality, so two parses of equivalent texts compare equal.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
-from rspark.model.terms import IRI, BlankNode, Literal, QuotedTriple, Variable
+from rspark.algebra.expr import (  # noqa: F401 - the syntax tree holds the algebra's expressions
+    Aggregate,
+    Call,
+    Exists,
+    Expr,
+    FunctionCall,
+    OrderCondition,
+    Path,
+    PathAlt,
+    PathInv,
+    PathMod,
+    PathNegated,
+    PathSeq,
+    QuadPattern,
+    TriplePattern,
+    is_simple_predicate,
+)
+from rspark.model.terms import IRI, Variable
 from rspark.model.time import Duration
-
-# ------------------------------------------------------------------------------------------------------ expressions
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """An operator or built-in function: ``name`` is the operator symbol (``+``, ``&&``, ``IN``) or the upper-case
-    built-in name (``STR``, ``REGEX``, ``GETDURATION``, ``TIMESTAMP``)."""
-
-    name: str
-    args: tuple = ()
-
-
-@dataclass(frozen=True, slots=True)
-class FunctionCall:
-    """A call of a function named by an IRI (casts such as ``xsd:integer(?x)`` and extension functions)."""
-
-    iri: IRI
-    args: tuple = ()
-    distinct: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Aggregate:
-    """An aggregate: ``name`` is COUNT, SUM, MIN, MAX, AVG, SAMPLE or GROUP_CONCAT; ``arg`` None means ``*``."""
-
-    name: str
-    arg: object | None
-    distinct: bool = False
-    separator: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Exists:
-    """EXISTS / NOT EXISTS: ``pattern`` is a GroupPattern in the syntax tree and an operator in the algebra."""
-
-    pattern: object
-    negated: bool = False
-
-
-Expr = Union[Call, FunctionCall, Aggregate, Exists, Variable, IRI, Literal, BlankNode, QuotedTriple]
-
-# ---------------------------------------------------------------------------------------------------- property paths
-
-
-@dataclass(frozen=True, slots=True)
-class PathInv:
-    path: object
-
-
-@dataclass(frozen=True, slots=True)
-class PathSeq:
-    parts: tuple
-
-
-@dataclass(frozen=True, slots=True)
-class PathAlt:
-    parts: tuple
-
-
-@dataclass(frozen=True, slots=True)
-class PathMod:
-    """``path?`` / ``path*`` / ``path+``."""
-
-    path: object
-    mod: str
-
-
-@dataclass(frozen=True, slots=True)
-class PathNegated:
-    """``!(a|^b)``: forward IRIs and inverse IRIs that must not match."""
-
-    forward: tuple
-    inverse: tuple
-
-
-Path = Union[IRI, PathInv, PathSeq, PathAlt, PathMod, PathNegated]
-
-
-def is_simple_predicate(p: object) -> bool:
-    """A predicate that is a term or variable, not a property path."""
-    return isinstance(p, (IRI, Variable))
-
-
-@dataclass(frozen=True, slots=True)
-class TriplePattern:
-    """A triple pattern; ``predicate`` may be a property path in WHERE clauses."""
-
-    subject: object
-    predicate: object
-    object: object
-
-
-@dataclass(frozen=True, slots=True)
-class QuadPattern:
-    """A triple of a CONSTRUCT template inside ``GRAPH g { ... }``: the constructed triple goes to graph ``g`` (an
-    IRI, a variable or a blank node, fresh per solution like the template's other blank nodes)."""
-
-    graph: object
-    subject: object
-    predicate: object
-    object: object
-
+from rspark.rsp.windows import (  # noqa: F401 - and the stream model's window specifications
+    CountWindow,
+    Instant,
+    IntervalWindow,
+    LandmarkWindow,
+    NowWindow,
+    TimeWindow,
+)
 
 # ------------------------------------------------------------------------------------------------------- patterns
 
@@ -121,21 +47,29 @@ class QuadPattern:
 @dataclass(frozen=True, slots=True)
 class TriplesBlock:
     triples: tuple
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class GroupPattern:
     elements: tuple
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class OptionalPattern:
     group: object
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class MinusPattern:
     group: object
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +78,16 @@ class UnionPattern:
 
     groups: tuple
     ops: tuple
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class GraphPattern:
     name: object
     group: object
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,17 +95,23 @@ class ServicePattern:
     name: object
     group: object
     silent: bool
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class FilterPattern:
     expr: object
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class BindPattern:
     expr: object
     var: Variable
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,11 +120,15 @@ class ValuesPattern:
 
     vars: tuple
     rows: tuple
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class SubSelect:
-    query: "Query"
+    query: Query
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +148,8 @@ class StreamPattern:
     stream: IRI
     spec: object
     group: object
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +158,8 @@ class MatchPattern:
 
     consume: str | None
     expr: object
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,11 +172,15 @@ class EventRef:
 @dataclass(frozen=True, slots=True)
 class EventFirst:
     expr: object
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class EventLast:
     expr: object
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,56 +190,11 @@ class EventSeq:
     left: object
     right: object
     selection: str | None = None
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
-# -------------------------------------------------------------------------------------------------- windows, dataset
-
-
-@dataclass(frozen=True, slots=True)
-class Instant:
-    """A time instant as written: a number (stream units) or an xsd:dateTime (epoch milliseconds)."""
-
-    value: object  # Decimal
-    absolute: bool
-    text: str
-
-    def sse(self) -> str:
-        return self.text if not self.absolute else f'"{self.text}"'
-
-
-@dataclass(frozen=True, slots=True)
-class TimeWindow:
-    """Time-based sliding window (tumbling when slide == range); ``start`` is t0 (None: the epoch). ``slide`` is
-    None when the query wrote none: the engine profile decides (``implicit_slide``: the range, or one tick)."""
-
-    range: Duration
-    slide: Duration | None
-    start: Instant | None = None
-    offset: Duration | None = None  # [FROM NOW-a TO NOW-b]: the window ends b before the evaluation instant
-
-
-@dataclass(frozen=True, slots=True)
-class LandmarkWindow:
-    start: Instant | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class IntervalWindow:
-    start: Instant
-    end: Instant
-
-
-@dataclass(frozen=True, slots=True)
-class CountWindow:
-    """Count-based window over the last ``size`` TRIPLES, ELEMENTS or BGP matches."""
-
-    unit: str
-    size: int
-
-
-@dataclass(frozen=True, slots=True)
-class NowWindow:
-    """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
+# ------------------------------------------------------------------------------------------------------- dataset
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,17 +242,13 @@ class Register:
 
 
 @dataclass(frozen=True, slots=True)
-class OrderCondition:
-    expr: object
-    ascending: bool = True
-
-
-@dataclass(frozen=True, slots=True)
 class Projection:
     """One SELECT item: a variable, or ``(expr AS var)``."""
 
     var: Variable
     expr: object | None = None
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,3 +274,10 @@ class Query:
     base: str | None = None
     prefixes: tuple = ()  # (prefix, namespace) in declaration order
     where_form_construct: bool = False  # CONSTRUCT WHERE { template }
+    # where the text says what (none of it takes part in equality): the query form keyword (line, column), the
+    # GROUP BY / HAVING / ORDER BY keywords ((keyword, line, column), ...), and every labelled blank node in text
+    # order ((label, line, column), ...), so that errors found by the translation can point into the text
+    line: int = field(default=0, compare=False)
+    column: int = field(default=0, compare=False)
+    clause_positions: tuple = field(default=(), compare=False)
+    bnode_positions: tuple = field(default=(), compare=False)

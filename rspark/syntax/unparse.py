@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rspark.model.terms import XSD_DATETIME, XSD_STRING, IRI, BlankNode, Literal, QuotedTriple, Variable
+from rspark.model.terms import IRI, XSD_DATETIME, XSD_STRING, BlankNode, Literal, QuotedTriple, Variable
 from rspark.model.time import Duration
 from rspark.syntax import ast
 
@@ -249,8 +249,22 @@ def _instant(instant: ast.Instant) -> str:
     return _string(text)
 
 
+def _relative_start(spec) -> str:
+    """The ``a`` of ``[NOW-a TO NOW-b]`` (the window's range is a-b, its offset b): the parser writes the range's
+    text as "a-b"."""
+    suffix = "-" + spec.offset.text
+    if spec.offset.text and spec.range.text.endswith(suffix) and spec.range.text != suffix:
+        return spec.range.text[:-len(suffix)]
+    amount = spec.range.amount + spec.offset.amount  # a tree built by hand
+    return Duration(amount, spec.range.absolute).sse()
+
+
 def _window_spec(spec) -> str:
-    if isinstance(spec, ast.TimeWindow):
+    if isinstance(spec, ast.TimeWindow) and spec.offset is not None:  # [NOW-a TO NOW-b (SLIDE c)?]
+        text = f"NOW-{_relative_start(spec)} TO NOW-{_duration(spec.offset)}"
+        if spec.slide is not None:
+            text += f" SLIDE {_duration(spec.slide)}"
+    elif isinstance(spec, ast.TimeWindow):
         text = f"RANGE {_duration(spec.range)}"
         if spec.slide is not None:
             text += f" SLIDE {_duration(spec.slide)}"
