@@ -1,36 +1,321 @@
-"""The ``rspark`` command line.
+"""The ``rspark`` command line: argument handling and orchestration (the output formats are in
+:mod:`rspark.engine.writers`).
 
-Exit codes (CONTRACT section 4): 0 success; 2 a usage or query syntax error (message with file, line and column);
-1 any other failure.
+Exit codes: 0 success; 2 a usage error or a bad query (a query syntax error, reported with file, line and column;
+an unknown --profile; a --format that cannot hold a query's results; a bad --until / --times; a missing file named
+on the command line); 1 bad data or another runtime failure (malformed data, out of memory, Spark stopped, a feature
+rspark does not support); 130 interrupted (Ctrl-C); 141 the output pipe closed early (``| head``). Every such error
+is one line on standard error, ``rspark: error: ...``. Anything else is a bug in rspark: its traceback is shown,
+after a line saying so, and Python exits with 1.
+
+Everything that needs no data is checked before Spark starts: the queries are parsed and translated, the profile,
+the format (against each query's form), --until / --times, --conf and the files named by --stream / --data /
+--graph.
+
+Messages of the ``rspark`` logger (the engine's warnings: an empty stream, a window that is still open, ...) are
+printed on standard error as ``rspark: warning: ...``; ``-v`` adds INFO, ``-vv`` DEBUG, ``-q`` hides warnings.
+
+One module (about 700 lines): the three commands share the argument checks, the error and interrupt handling
+and the logging set-up; the output formats are in :mod:`rspark.engine.writers`.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
+import os
+import signal
 import sys
+import textwrap
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
 
-from rspark.algebra.sse import to_sse
-from rspark.algebra.translate import compile_query
-from rspark.errors import RsparkError
-from rspark.syntax.parser import QuerySyntaxError
+from rspark.errors import InputError, RsparkError
+
+log = logging.getLogger("rspark")
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
+
+EXIT_CODES_HELP = textwrap.fill(
+    "exit status: 0 success; 2 a usage error or a bad query (syntax error with file:line:column, unknown --profile, "
+    "a --format that cannot hold a query's results, a bad --until or --times, a missing file); 1 bad data or "
+    "another runtime failure (malformed stream or data, out of memory, Spark stopped, an unsupported feature); "
+    "130 interrupted (Ctrl-C); 141 the output pipe closed early. Errors are one line on standard error, "
+    "'rspark: error: ...'; a Python traceback means a bug in rspark.", width=79, break_on_hyphens=False)
+
+
+class UsageError(RsparkError):
+    """A command-line usage problem (exit code 2)."""
+
+
+def exit_code(exc: RsparkError) -> int:
+    """2 for a usage error or a bad query (syntax, translation, window, profile, format), 1 for the others
+    (bad data, out of memory, Spark stopped, not supported, ...)."""
+    from rspark.algebra.translate import QueryError
+    from rspark.engine.writers import FormatError
+    from rspark.model.time import DurationError
+    from rspark.rsp.profiles import ProfileError
+    from rspark.rsp.windows import WindowError
+    from rspark.syntax.parser import QuerySyntaxError
+
+    usage = (UsageError, InputError, QuerySyntaxError, QueryError, WindowError, DurationError, ProfileError,
+             FormatError)
+    return EXIT_USAGE if isinstance(exc, usage) else EXIT_FAILURE
+
+
+def _version() -> str:
+    from rspark import __version__
+
+    return __version__
+
+
+# ----------------------------------------------------------------------------------------------------- Ctrl-C
+
+
+class _Interrupts:
+    """Ctrl-C: the first SIGINT is recorded, the running Spark jobs are cancelled, and KeyboardInterrupt is raised;
+    the command then ends with ``rspark: interrupted`` and exit code 130. Once an interrupt was received, whatever
+    exception the command ends with (py4j and Spark raise their own while a call is cut short or the JVM goes) is
+    reported as the interruption.
+
+    When rspark runs as a program (``hard_exit``), the end is guaranteed: a second Ctrl-C, or a cleanup still
+    running GRACE seconds after the first (a KeyboardInterrupt that Python reports as "ignored" in a finaliser, a
+    thread stuck on a lock the interrupted code held), ends the process at once with the same line and code.
+
+    PySpark's own handler (installed when its context starts) is replaced: it cancels the jobs through the main
+    thread's py4j connection, which the interrupted call is still using ("reentrant call"), and py4j then logs
+    tracebacks. Here the jobs are cancelled from another thread (its own connection), and py4j's logging is
+    silenced once the interrupt arrived."""
+
+    GRACE = 15.0
+
+    def __init__(self) -> None:
+        self.received = False
+        self.hard_exit = False
+        self._original = None
+        self._quieted: list = []
+        self._reported = threading.Lock()
+
+    def install(self) -> None:
+        """Put the handler in place (again after Spark started: PySpark installs its handler with its context)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        if getattr(previous, "_rspark", False):
+            return
+        if self._original is None:
+            self._original = previous
+        signal.signal(signal.SIGINT, self._handler)
+
+    def _handler(self, signum, frame):
+        if self.received:
+            if self.hard_exit:
+                self.exit_now()
+            raise KeyboardInterrupt
+        self.received = True
+        self.quiet()
+        _stop_unconnected_jvm()  # now, before PySpark's launcher removes its port file (the JVM would print why)
+        if self.hard_exit:
+            threading.Thread(target=self._watchdog, name="rspark-interrupt", daemon=True).start()
+        _cancel_spark_jobs()
+        raise KeyboardInterrupt
+
+    _handler._rspark = True  # type: ignore[attr-defined]
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt if an interrupt was received (and swallowed on the way: Python ignores an
+        exception raised in a finaliser)."""
+        if self.received:
+            raise KeyboardInterrupt
+
+    def report(self) -> int:
+        """Print ``rspark: interrupted`` (once) and return the exit code."""
+        if self._reported.acquire(blocking=False):
+            try:
+                os.write(2, b"rspark: interrupted\n")  # not print: the main thread may be inside a write to stderr
+            except OSError:
+                pass
+        return EXIT_INTERRUPTED
+
+    def exit_now(self) -> None:
+        self.quiet()
+        self.report()
+        _stop_unconnected_jvm()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(EXIT_INTERRUPTED)
+
+    def _watchdog(self) -> None:
+        time.sleep(self.GRACE)
+        self.exit_now()
+
+    def quiet(self) -> None:
+        """Silence py4j, which logs the calls the interrupt cut short with tracebacks (some through the root
+        logger, which would otherwise configure itself to print them)."""
+        if self._quieted:
+            return
+        root = logging.getLogger()
+        null, drop = logging.NullHandler(), _DropPy4j()
+        py4j = logging.getLogger("py4j")
+        self._quieted = [(root, null, drop), (py4j, py4j.level)]
+        root.addHandler(null)
+        root.addFilter(drop)
+        py4j.setLevel(logging.CRITICAL + 1)
+
+    def restore(self) -> None:
+        """Undo :meth:`install` and :meth:`quiet` (for callers of :func:`main` in the same process; a program
+        that is ending keeps them)."""
+        if self.hard_exit:
+            return
+        if self._original is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self._original)
+        self._original = None
+        if self._quieted:
+            (root, null, drop), (py4j, level) = self._quieted
+            root.removeHandler(null)
+            root.removeFilter(drop)
+            py4j.setLevel(level)
+            self._quieted = []
+        self.received = False
+        self.hard_exit = False
+        if self._reported.locked():
+            self._reported.release()
+
+
+class _DropPy4j(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "py4j" not in record.pathname and not record.name.startswith("py4j")
+
+
+def _cancel_spark_jobs(wait: float = 2.0) -> None:
+    """Cancel the running Spark jobs, from a thread of its own (the main thread's py4j connection is busy)."""
+    pyspark = sys.modules.get("pyspark")
+    sc = getattr(getattr(pyspark, "SparkContext", None), "_active_spark_context", None)
+    if sc is None:
+        return
+
+    def cancel() -> None:
+        try:
+            sc.cancelAllJobs()
+        except Exception:  # the JVM is going: nothing left to cancel
+            pass
+
+    worker = threading.Thread(target=cancel, name="rspark-cancel", daemon=True)
+    worker.start()
+    worker.join(wait)
+
+
+_INTERRUPTS = _Interrupts()
+
+
+# ---------------------------------------------------------------------------------------------------- logging
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"rspark: {record.levelname.lower()}: {record.getMessage()}"
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
+def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
+    """The ``rspark`` logger to standard error as ``rspark: LEVEL: message``: warnings by default, INFO with one
+    ``-v``, DEBUG with two, errors only with ``-q``. Spark's own (log4j) output is left as it is."""
+    level = logging.ERROR if quiet else logging.DEBUG if verbose >= 2 else logging.INFO if verbose else logging.WARNING
+    for handler in list(log.handlers):
+        if getattr(handler, "_rspark_cli", False):
+            log.removeHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler._rspark_cli = True
+    handler.setFormatter(_Formatter())
+    log.addHandler(handler)
+    log.setLevel(level)
+    log.propagate = False
+
+
+# ------------------------------------------------------------------------------------------------- arguments
+
+
+@dataclass
+class _Query:
+    path: str
+    text: str
+    plan: object
 
 
 def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
+    """A query file's text ('-': standard input)."""
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        _check_file("query", path)
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"query: {path} is not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise UsageError(f"query: cannot read {path}: {exc.strerror}") from None
 
 
-def cmd_explain(args: argparse.Namespace) -> int:
-    """Print the algebra of each query file."""
-    for i, path in enumerate(args.queries):
+def _queries(paths: list[str], base: str | None = None) -> list[_Query]:
+    """Read, parse and translate the query files (a syntax or translation error raises, exit code 2)."""
+    from rspark.algebra.translate import compile_query
+
+    if paths.count("-") > 1:
+        raise UsageError("standard input ('-') can give one query only")
+    out = []
+    for path in paths:
         text = _read(path)
-        plan = compile_query(text, base_iri=args.base, source=path)
-        if len(args.queries) > 1:
-            print(("\n" if i else "") + f"# {path}")
-        print(to_sse(plan))
-    return 0
+        out.append(_Query(path, text, compile_query(text, base_iri=base, source=path)))
+    return out
+
+
+def _check_file(what: str, path: str) -> None:
+    """``path`` names a readable local file (paths with another scheme than file://, e.g. hdfs://, are left to
+    Spark)."""
+    from rspark.spark.loading import rdf
+
+    if path == "-":
+        raise UsageError(f"{what}: standard input ('-') is not supported here; give a file")
+    local = path
+    if path.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        local = unquote(urlparse(path).path)
+    elif rdf.has_scheme(path):
+        return
+    if not os.path.exists(local):
+        raise UsageError(f"{what}: no such file: {path}")
+    if os.path.isdir(local):
+        raise UsageError(f"{what}: {path} is a directory, not a file")
+    if not os.access(local, os.R_OK):
+        raise UsageError(f"{what}: cannot read {path}: permission denied")
+
+
+def _check_rdf_file(what: str, path: str, *, stream: bool = False) -> str:
+    """A data or stream file: readable, in a format known from its extension (a stream: TriG or N-Quads)."""
+    from rspark.spark.loading import rdf
+
+    _check_file(what, path)
+    try:
+        fmt = rdf.detect_format(path)
+    except ValueError:
+        raise UsageError(f"{what}: cannot tell the RDF format of {path} from its extension (expected .ttl, .n3, "
+                         f".nt, .nq, .trig, .rdf, .owl or .xml, optionally followed by .gz)") from None
+    if stream and fmt not in rdf.QUAD_FORMATS:
+        raise UsageError(f"{what}: a stream is a TriG or N-Quads file (.trig, .nq, optionally .gz), not {fmt}: {path}")
+    return path
+
+
+_BAD_IRI_CHARS = '<>" {}|\\^`\n\r\t'
 
 
 def _pairs(values: list[str] | None, flag: str) -> list[tuple[str, str]]:
@@ -39,12 +324,12 @@ def _pairs(values: list[str] | None, flag: str) -> list[tuple[str, str]]:
         iri, sep, path = value.partition("=")
         if not sep or not iri or not path:
             raise UsageError(f"{flag} expects IRI=PATH, got {value!r}")
+        if iri.startswith("<") and iri.endswith(">"):
+            iri = iri[1:-1]
+        if not iri or any(ch in iri for ch in _BAD_IRI_CHARS):
+            raise UsageError(f"{flag} {value}: {iri!r} is not an IRI")
         out.append((iri, path))
     return out
-
-
-class UsageError(Exception):
-    """A command-line usage problem (exit code 2)."""
 
 
 def _conf(values: list[str] | None) -> dict[str, str]:
@@ -59,22 +344,24 @@ def _conf(values: list[str] | None) -> dict[str, str]:
     return out
 
 
-def cmd_sparql(args: argparse.Namespace) -> int:
-    """Answer a SPARQL 1.1 query over static data files."""
-    from rspark.engine.engine import Engine
-
-    text = _read(args.query)
-    graphs = _pairs(args.graph, "--graph")
-    compile_query(text, base_iri=args.base, source=args.query)  # syntax errors before Spark starts
-    with Engine(master=args.master, conf=_conf(args.conf)) as engine:
-        for path in args.data or []:
-            engine.load(path)
-        for iri, path in graphs:
-            engine.load(path, graph=iri)
-        result = engine.sparql(text, base_iri=args.base, source=args.query)
-        fmt = args.format or ("table" if sys.stdout.isatty() else "json")
-        sys.stdout.write(result.serialize(fmt))
-    return 0
+def _time(option: str, value: str, *, end: bool = False) -> str:
+    """A --until / --times instant checked for its form (a number or an ISO 8601 date-time; ``end`` for --until):
+    its meaning (units, the stream's time kind) is the engine's."""
+    text = value.strip()
+    if end and text.lower() == "end":
+        return "end"
+    try:
+        if Decimal(text).is_finite():
+            return text
+    except InvalidOperation:
+        pass
+    try:
+        datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        return text
+    except ValueError:
+        pass
+    raise UsageError(f"{option}: not a time: {value!r} (a number, or an ISO 8601 date-time such as "
+                     f"2026-03-01T13:05:00Z{', or end' if end else ''})")
 
 
 def _times(value: str | None) -> list[str] | None:
@@ -83,193 +370,353 @@ def _times(value: str | None) -> list[str] | None:
     items = [v.strip() for v in value.split(",") if v.strip()]
     if not items:
         raise UsageError("--times expects a comma-separated list of instants")
-    return items
+    return [_time("--times", item) for item in items]
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+# -------------------------------------------------------------------------------------------------- commands
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Print the algebra of each query file."""
+    from rspark.algebra.sse import to_sse
+
+    queries = _queries(args.queries, args.base)
+    for i, q in enumerate(queries):
+        if len(queries) > 1:
+            print(("\n" if i else "") + f"# {q.path}")
+        print(to_sse(q.plan))
+    return EXIT_OK
+
+
+def _load_static(engine, data: list[str], graphs: list[tuple[str, str]]) -> None:
+    """The static data: --data files into the default graph, --graph IRI=PATH files as named graphs."""
+    for path in data:
+        log.info("loading %s", path)
+        engine.load(path)
+    for iri, path in graphs:
+        log.info("loading %s as <%s>", path, iri)
+        engine.load(path, graph=iri)
+
+
+def cmd_sparql(args: argparse.Namespace) -> int:
+    """Answer a SPARQL 1.1 query over static data files."""
+    from rspark.engine.writers import Head, check_sparql_format, default_sparql_format
+
+    [query] = _queries([args.query], args.base)
+    if query.plan.is_continuous:
+        raise UsageError(f"{query.path} reads a stream or registers a continuous query: use `rspark replay` "
+                         f"(`rspark sparql` answers queries over static data)")
+    head = Head.of(query.plan, query.path)
+    fmt = args.format or default_sparql_format(head, _stdout_is_terminal())
+    check_sparql_format(fmt, head)
+    conf = _conf(args.conf)
+    data = [_check_rdf_file("--data", path) for path in args.data or []]
+    graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in _pairs(args.graph, "--graph")]
+
+    from rspark.engine.engine import Engine
+
+    log.info("starting Spark (master %s)", args.master or "local[*]")
+    with Engine(master=args.master, conf=conf) as engine:
+        _INTERRUPTS.install()
+        _load_static(engine, data, graphs)
+        log.info("answering %s", query.path)
+        result = engine.sparql(query.text, base_iri=args.base, source=query.path)
+        sys.stdout.write(result.serialize(fmt))
+        sys.stdout.flush()
+    return EXIT_OK
+
+
+def _check_replay_queries(queries: list[_Query], streams: list[tuple[str, str]]) -> None:
+    """Each query reads a stream, and every stream it reads is given (--stream) or registered by a query."""
+    from rspark.model.terms import IRI
+
+    given = {iri for iri, _ in streams}
+    registered = {q.plan.register.name.value for q in queries
+                  if q.plan.register is not None and q.plan.register.kind == "STREAM"
+                  and isinstance(q.plan.register.name, IRI)}
+    for q in queries:
+        windows = q.plan.dataset.windows
+        if not windows:
+            raise UsageError(f"{q.path} reads no stream (no FROM NAMED WINDOW or FROM STREAM): use `rspark sparql` "
+                             f"for a query over static data")
+        for w in windows:
+            iri = w.stream.value
+            if iri not in given and iri not in registered:
+                known = ", ".join(f"<{i}>" for i in sorted(given | registered))
+                raise UsageError(f"{q.path} reads the stream <{iri}>, which no --stream gives (add --stream "
+                                 f"{iri}=PATH; given: {known or 'none'})")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay continuous queries over recorded streams; print one record per evaluation instant."""
-    import json
-    from pathlib import Path
+    from rspark.engine.writers import Head, ReplayWriter, replay_columns
+    from rspark.rsp.profiles import get_profile
 
-    from rspark.engine.engine import Engine
-    from rspark.io import results as R
-
-    texts = [(_read(path), path) for path in args.queries]
-    for text, path in texts:
-        compile_query(text, source=path)  # syntax errors first, before Spark starts
     streams = _pairs(args.stream, "--stream")
-    graphs = _pairs(args.graph, "--graph")
     if not streams:
         raise UsageError("replay needs at least one --stream IRI=PATH")
-    fmt = args.format or ("table" if sys.stdout.isatty() else "jsonl")
-    with Engine(master=args.master, profile=args.profile, conf=_conf(args.conf)) as engine:
-        for path in args.data or []:
-            engine.load(path)
-        for iri, path in graphs:
-            engine.load(path, graph=iri)
+    seen: set = set()
+    for iri, _ in streams:
+        if iri in seen:
+            raise UsageError(f"--stream {iri} is given twice")
+        seen.add(iri)
+    graphs = _pairs(args.graph, "--graph")
+    conf = _conf(args.conf)
+    until = _time("--until", args.until, end=True) if args.until is not None else None
+    times = _times(args.times)
+    if args.profile is not None:
+        get_profile(args.profile)  # an unknown name: ProfileError, listing the known ones
+    queries = _queries(args.queries)
+    _check_replay_queries(queries, streams)
+    fmt = args.format or ("table" if _stdout_is_terminal() else "jsonl")
+    columns = replay_columns(fmt, [Head.of(q.plan, q.path) for q in queries])
+    streams = [(iri, _check_rdf_file(f"--stream {iri}", path, stream=True)) for iri, path in streams]
+    data = [_check_rdf_file("--data", path) for path in args.data or []]
+    graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in graphs]
+
+    from rspark.engine.engine import Engine
+
+    log.info("starting Spark (master %s)", args.master or "local[*]")
+    with Engine(master=args.master, profile=args.profile, conf=conf) as engine:
+        _INTERRUPTS.install()
+        _load_static(engine, data, graphs)
+        log.info("loading %s", ", ".join(f"{path} as <{iri}>" for iri, path in streams))
         engine.add_streams(streams, strict=args.strict)  # loaded concurrently
         for err in engine.errors:
-            print(f"rspark: warning: {err}", file=sys.stderr)
-        outputs = engine.replay_iter([t for t, _ in texts], until=args.until, times=_times(args.times),
-                                     names=[Path(p).name for _, p in texts])
-        out = sys.stdout
-        header_done: set = set()
-        for rec in outputs:
-            if fmt == "jsonl":
-                out.write(json.dumps(rec.to_json(), ensure_ascii=False) + "\n")
-            elif fmt == "trig":
-                if rec.form != "CONSTRUCT":
-                    raise UsageError("--format trig writes CONSTRUCT output; this query is " + rec.form)
-                out.write(_trig_element(rec))
-            elif fmt == "table":
-                out.write(f"# {rec.query} @ {rec.time}\n" + R.to_table(rec.value) + "\n")
-            elif fmt in ("csv", "tsv"):
-                if rec.form != "SELECT":
-                    raise UsageError(f"--format {fmt} writes SELECT output; this query is {rec.form}")
-                text = (R.to_csv if fmt == "csv" else R.to_tsv)(R.SolutionSequence(["time", "query"] + rec.vars, [
-                    {"time": _time_literal(rec.time), "query": _plain(rec.query), **row} for row in rec.rows]))
-                lines = text.splitlines(keepends=True)
-                if rec.query in header_done:
-                    lines = lines[1:]
-                header_done.add(rec.query)
-                out.write("".join(lines))
-    return 0
+            log.warning("%s", err)
+        log.info("replaying %s", ", ".join(q.path for q in queries))
+        records = engine.replay_iter([q.text for q in queries], until=until, times=times,
+                                     names=[Path(q.path).name for q in queries])
+        writer = ReplayWriter(fmt, sys.stdout, columns)
+        count = 0
+        for rec in records:
+            _INTERRUPTS.check()
+            writer.write(rec)
+            count += 1
+        writer.close()
+        log.info("%d records", count)
+    return EXIT_OK
 
 
-def _plain(text: str):
-    from rspark.model.terms import Literal
-
-    return Literal(str(text))
+# ---------------------------------------------------------------------------------------------------- parser
 
 
-def _time_literal(value):
-    from rspark.model.terms import XSD, Literal
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line (``rspark: error: ...``, exit code 2) instead of argparse's usage text."""
 
-    if isinstance(value, str):
-        return Literal(value, XSD + "dateTime")
-    return Literal(str(value), XSD + ("integer" if isinstance(value, int) else "decimal"))
+    def error(self, message: str):
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:  # the command's help, not the top level's
+            command = getattr(parsed, "command", None)
+            prog = f"{self.prog} {command}" if command else self.prog
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)} (see '{prog} --help')")
+        return parsed
 
 
-_GENERATED_AT = "<http://www.w3.org/ns/prov#generatedAtTime>"
+def _logging_options(parser: argparse.ArgumentParser, dest: str) -> None:
+    group = parser.add_argument_group("messages")
+    group.add_argument("-v", "--verbose", action="count", dest=dest + "verbose", default=0,
+                       help="more messages on standard error: -v progress (INFO), -vv details (DEBUG)")
+    group.add_argument("-q", "--quiet", action="store_true", dest=dest + "quiet", default=False,
+                       help="no warnings, errors only")
 
 
-def _trig_element(rec) -> str:
-    """One CONSTRUCT output instant as a stream element in the format of CONTRACT section 1.
-
-    A template with GRAPH blocks builds the elements itself: its named graphs are written as they are, with its
-    default-graph triples (their metadata) after them, and a graph that the template did not give a
-    prov:generatedAtTime is stamped with the instant."""
-    from rspark.io.results import GraphResult, to_ntriples
-
-    stamp = _time_literal(rec.time).n3()
-    if rec.quads:
-        graphs: dict = {}
-        default = []
-        for s, p, o, g in rec.triples:
-            if g is None:
-                default.append((s, p, o))
-            else:
-                graphs.setdefault(g, []).append((s, p, o))
-        stamped = {s for s, p, _ in default if p.n3() == _GENERATED_AT}
-        out = []
-        for g, triples in graphs.items():
-            body = to_ntriples(GraphResult(triples))
-            out.append(f"{g.n3()} {{\n" + "".join("  " + line + "\n" for line in body.splitlines()) + "}\n")
-            if g not in stamped:
-                out.append(f"{g.n3()} {_GENERATED_AT} {stamp} .\n")
-        out.append(to_ntriples(GraphResult(default)))
-        return "".join(out)
-    name = f"<urn:rspark:{rec.query}#t{rec.ticks}>"
-    body = to_ntriples(GraphResult(rec.triples))
-    lines = "".join("  " + line + "\n" for line in body.splitlines())
-    return f"{name} {{\n{lines}}}\n{name} {_GENERATED_AT} {stamp} .\n"
+def _fill(text: str) -> str:
+    return textwrap.fill(text, width=79, break_on_hyphens=False)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="rspark",
-        description="RDF Stream Processing on Apache Spark: continuous SPARQL (RSP-QL, RSEP-QL, EP-SPARQL, RSP-QL*).")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(
+        prog="rspark", epilog=EXIT_CODES_HELP, formatter_class=formatter,
+        description=_fill("RDF Stream Processing on Apache Spark: continuous SPARQL (RSP-QL, RSEP-QL, EP-SPARQL, "
+                          "RSP-QL*)."))
+    parser.add_argument("--version", action="version", version=f"rspark {_version()}")
+    _logging_options(parser, "")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     explain = commands.add_parser(
-        "explain", help="print the parsed algebra of a query (S-expressions, as Jena's SSE)",
-        description="Parse and translate each query file and print its algebra: the streaming dataset (windows, "
-                    "graphs), registration, R2S operator, and the operator tree.")
+        "explain", help="print the parsed algebra of a query (S-expressions, as Jena's SSE)", epilog=EXIT_CODES_HELP,
+        formatter_class=formatter, description=_fill(
+                    "Parse and translate each query file and print its algebra: the streaming dataset (windows, "
+                    "graphs), registration, R2S operator, and the operator tree. Spark is not started."))
     explain.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query file(s); '-' reads standard input")
     explain.add_argument("--base", metavar="IRI", default=None, help="base IRI for relative IRIs in the query")
+    _logging_options(explain, "sub_")
     explain.set_defaults(run=cmd_explain)
 
     sparql = commands.add_parser(
-        "sparql", help="answer a SPARQL 1.1 query over RDF files (on Spark)",
+        "sparql", help="answer a SPARQL 1.1 query over RDF files (on Spark)", epilog=EXIT_CODES_HELP,
+        formatter_class=formatter,
         description="Load the data files (default graph) and named graphs, answer the query, print the result.")
     sparql.add_argument("query", metavar="QUERY.rq", help="query file; '-' reads standard input")
     sparql.add_argument("--data", action="append", metavar="PATH",
                         help="RDF file for the default graph (.ttl .nt .nq .trig .rdf); repeatable")
-    sparql.add_argument("--graph", action="append", metavar="IRI=PATH", help="RDF file as the named graph IRI; repeatable")
+    sparql.add_argument("--graph", action="append", metavar="IRI=PATH",
+                        help="RDF file as the named graph IRI; repeatable")
     sparql.add_argument("--format", choices=["json", "xml", "csv", "tsv", "table", "ntriples", "nquads"],
-                        help="result format (default: table on a terminal, else json; ntriples for CONSTRUCT, nquads for "
-                             "a CONSTRUCT with GRAPH blocks)")
+                        help="result format: json, xml, csv, tsv, table for SELECT; json, xml, table for ASK; json, "
+                             "table, ntriples, nquads for CONSTRUCT and DESCRIBE (nquads only, of the RDF formats, for "
+                             "a CONSTRUCT with GRAPH blocks). Default: table on a terminal, else json, or ntriples "
+                             "(nquads) for CONSTRUCT and DESCRIBE")
     sparql.add_argument("--base", metavar="IRI", default=None, help="base IRI for relative IRIs in the query")
     sparql.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
     sparql.add_argument("--conf", action="append", metavar="KEY=VALUE",
                         help="a Spark setting for the session, e.g. spark.driver.memory=8g; repeatable")
+    _logging_options(sparql, "sub_")
     sparql.set_defaults(run=cmd_sparql)
 
     replay = commands.add_parser(
-        "replay", help="replay continuous queries over recorded RDF streams",
-        description="Evaluate RSP-QL queries over recorded streams (TriG / N-Quads, one named graph per element, "
-                    "timestamped by prov:generatedAtTime) at every evaluation instant, in time order.")
+        "replay", help="replay continuous queries over recorded RDF streams", epilog=EXIT_CODES_HELP,
+        formatter_class=formatter,
+        description=_fill("Evaluate RSP-QL queries over recorded streams (TriG / N-Quads, one named graph per "
+                          "element, timestamped by prov:generatedAtTime) at every evaluation instant, in time order.")
+        + "\n\n" + _fill(
+            "Formats: jsonl (the default when the output is not a terminal) one JSON object per instant of each "
+            "query, every query form; table (the default on a terminal) a '# QUERY @ TIME' line and a table per "
+            "instant, every form; csv / tsv SELECT queries only, one table for the whole replay: a single header "
+            "'query,time,' then the union of the queries' variables in order of first appearance (a variable a "
+            "query does not select is an empty cell; a variable named ?query or ?time is refused); trig CONSTRUCT / "
+            "DESCRIBE queries only, an RDF stream readable by --stream. A query that does not fit the format is "
+            "refused before Spark starts."))
     replay.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files (queries registering a stream "
-                                                                       "feed the queries reading it)")
+                                                                       "feed the queries reading it); '-' reads "
+                                                                       "standard input")
     replay.add_argument("--stream", action="append", metavar="IRI=PATH", help="a recorded stream; repeatable")
     replay.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
     replay.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
     replay.add_argument("--until", metavar="T", help="last instant (number or ISO 8601 date-time; default: the "
-                                                     "last element's timestamp)")
+                                                     "last element's timestamp); 'end' also reports the window still "
+                                                     "open at the last element")
     replay.add_argument("--times", metavar="T1,T2,...", help="evaluate exactly at these instants")
     replay.add_argument("--profile", metavar="NAME", help="engine profile (default, csparql, cqels, sparqlstream, "
                                                           "rsp4j, rspql-star, epsparql-*): see docs/profiles.md")
     replay.add_argument("--format", choices=["jsonl", "table", "csv", "tsv", "trig"],
-                        help="output format (default: table on a terminal, else jsonl)")
+                        help="output format (default: table on a terminal, else jsonl); see above")
     replay.add_argument("--strict", action="store_true", help="fail on the first bad stream element instead of "
                                                               "reporting and skipping it")
     replay.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
     replay.add_argument("--conf", action="append", metavar="KEY=VALUE",
                         help="a Spark setting for the session, e.g. spark.driver.memory=8g; repeatable")
+    _logging_options(replay, "sub_")
     replay.set_defaults(run=cmd_replay)
     return parser
 
 
+# ------------------------------------------------------------------------------------------------------ main
+
+
+def _error(message: str) -> None:
+    print(f"rspark: error: {message}", file=sys.stderr, flush=True)
+
+
+def _stop_unconnected_jvm() -> None:
+    """After an interrupt while PySpark was launching its JVM: stop that JVM (a child of this process). PySpark
+    removes the directory the JVM writes its port to, the JVM's main thread then ends without watching its standard
+    input (which would end it with this process), and py4j's server thread keeps it running for ever. A JVM that
+    PySpark connected to ends with this process and is left alone."""
+    pyspark = sys.modules.get("pyspark")
+    if pyspark is None or getattr(pyspark.SparkContext, "_gateway", None) is not None or not os.path.isdir("/proc"):
+        return
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as handle:
+                stat = handle.read()
+            if int(stat[stat.rindex(")") + 2:].split()[1]) != me:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                command = handle.read()
+            if b"java" in command or b"spark-submit" in command or b"spark-class" in command:
+                log.debug("stopping the Spark JVM being launched (pid %s)", entry)
+                os.kill(int(entry), signal.SIGTERM)
+        except (OSError, ValueError, IndexError):
+            pass
+
+
+def _interrupted() -> int:
+    _INTERRUPTS.quiet()
+    _stop_unconnected_jvm()
+    return _INTERRUPTS.report()
+
+
+def _broken_pipe() -> int:
+    """The reader of standard output went away (``rspark replay ... | head``): stop quietly. Python's flush of
+    standard output at exit would fail again, so it is pointed at /dev/null."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    return EXIT_BROKEN_PIPE
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    """Run the command line; returns the exit code. Errors a user can cause (:class:`RsparkError`) are one line on
+    standard error; any other exception is a bug and propagates with its traceback."""
+    _INTERRUPTS.received = False
+    _INTERRUPTS.hard_exit = argv is None  # the program (not a call from Python code) may end the process at once
+    _INTERRUPTS.install()
+    saved = (log.level, log.propagate, list(log.handlers))
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code or 0)
+        code = _run(argv)
+    except KeyboardInterrupt:  # arrived while an error was being handled
+        code = _interrupted()
+    finally:
+        _INTERRUPTS.restore()
+        log.setLevel(saved[0])
+        log.propagate = saved[1]
+        log.handlers[:] = saved[2]
+    if _INTERRUPTS.received and _INTERRUPTS.hard_exit:
+        # ending the program now: Python's own exit would join the threads an interrupted job left behind
+        _INTERRUPTS.exit_now()
+    return code
+
+
+def _run(argv: list[str] | None) -> int:
     try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help, --version
+            return exc.code if isinstance(exc.code, int) else EXIT_OK if exc.code is None else EXIT_USAGE
+        configure_logging(args.verbose + args.sub_verbose if hasattr(args, "sub_verbose") else args.verbose,
+                          args.quiet or getattr(args, "sub_quiet", False))
+        log.debug("rspark %s, Python %s", _version(), sys.version.split()[0])
         return args.run(args)
-    except (QuerySyntaxError, UsageError) as exc:
-        print(f"rspark: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        return _interrupted()
+    except BrokenPipeError:
+        return _broken_pipe()
     except RsparkError as exc:
-        print(f"rspark: {exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:  # profile, window and report errors name the bad setting
-        from rspark.engine.profiles import ProfileError
-
-        print(f"rspark: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, ProfileError) else 1
+        if _INTERRUPTS.received:
+            return _interrupted()
+        _error(str(exc))
+        return exit_code(exc)
     except Exception as exc:
-        from rspark.errors import jvm_gone, memory_limit_error
+        if _INTERRUPTS.received:
+            return _interrupted()
+        if "pyspark" in sys.modules:
+            from rspark.spark.failures import jvm_gone, memory_limit_error
 
-        if not jvm_gone(exc):
-            if isinstance(exc, OSError):
-                print(f"rspark: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
-                return 1
-            raise
-        # the Spark JVM went away outside the query (while loading, or freeing the cache after it)
-        err = memory_limit_error(exc, "the command", jvm=True)
-        print(f"rspark: {err or 'lost the connection to the Spark JVM: ' + str(exc)}", file=sys.stderr)
-        return 1
+            if jvm_gone(exc):  # the Spark JVM went away outside a query (while loading, or freeing the cache)
+                err = memory_limit_error(exc, "the command", jvm=True)
+                _error(str(err) if err is not None else f"lost the connection to the Spark JVM: {exc}")
+                return EXIT_FAILURE
+        print(f"rspark: internal error: this is a bug in rspark {_version()} (Python {sys.version.split()[0]}); "
+              f"please report it with the traceback below", file=sys.stderr, flush=True)
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

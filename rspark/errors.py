@@ -1,10 +1,21 @@
-"""Errors users see. Every message names the problem and, for input, where it is (file, line, element)."""
+"""Errors users see. Every message names the problem and, for input, where it is (file, line, element).
+
+Every error a user can cause derives from :class:`RsparkError`: the ones defined here, and the query front end's
+(``QuerySyntaxError`` and its ``QueryError``, ``DurationError``, ``WindowError``, ``ProfileError``, ``ReportError``),
+which also derive from ``ValueError``. Any other exception out of rspark is a bug. The command line reports an
+RsparkError as one line, ``rspark: error: ...``, with exit code 2 for a bad query or bad arguments and 1 for bad
+data or a runtime failure (``rspark.cli.exit_code``).
+
+This module imports nothing of rspark (every layer imports it).
+"""
 
 from __future__ import annotations
 
+import errno
+
 
 class RsparkError(Exception):
-    """Base class of rspark's own errors (query syntax errors derive from ValueError instead)."""
+    """Base class of the errors a user can cause (bad query, bad data, resources); not of rspark's bugs."""
 
 
 class NotSupportedError(RsparkError):
@@ -39,84 +50,21 @@ class MemoryLimitError(RsparkError):
     """Spark ran out of memory (the JVM's heap, or a Python worker's): the data a query needs at once did not fit."""
 
 
-_OUT_OF_MEMORY = ("java.lang.OutOfMemoryError", "Java heap space", "GC overhead limit exceeded", "MemoryError")
-# what PySpark raises when the JVM it talks to has gone away (the connection, or a SparkContext stopped under it)
-_NO_TEXT = "(its text needs the JVM, which did not give it)"
-_JVM_GONE = ("Connection refused", "Answer from Java side is empty", "SparkContext was shut down",
-             "stopped SparkContext", "Py4JNetworkError", "driverEndpoint()", "Error while sending or receiving",
-             _NO_TEXT)
-# Spark's executor ends its JVM with this code after an OutOfMemoryError in a task (SparkExitCode.OOM); in local
-# mode that JVM is also the driver's, so the whole session goes with it.
-JVM_OOM_EXIT = 52
-_RESTART = "The Spark JVM has stopped: a new process (or Engine) is needed to go on."
-_ADVICE = ("Use a smaller window RANGE or fewer evaluation instants (--until, --times), or give Spark more memory "
-           "(Engine(conf={'spark.driver.memory': '8g'}), or --conf spark.driver.memory=8g on the command line).")
-
-
 class SparkStoppedError(RsparkError):
     """The Spark JVM stopped while a query ran (for another reason than running out of memory)."""
 
 
-def _texts(exc: BaseException):
-    """The texts of ``exc`` and of the exceptions it was raised from or while handling."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        try:
-            yield type(exc).__name__ + ": " + str(exc)
-        except Exception:  # an exception whose text needs a JVM that is gone (or going: an OutOfMemoryError)
-            yield repr(exc) + " " + _NO_TEXT
-        exc = exc.__cause__ or exc.__context__
+class InputError(RsparkError, ValueError):
+    """An argument that cannot be used as given (a graph name that is not an IRI, a file of a format the
+    operation does not read); the message says what is expected."""
 
 
-def jvm_exit_code(wait: float = 0.0) -> int | None:
-    """The exit code of the Spark JVM this Python process launched once it has exited (waiting up to ``wait``
-    seconds for it), else None: still running, or not launched from here (a JVM that started Python, as
-    spark-submit does)."""
-    import subprocess
+class MissingFileError(DataError, FileNotFoundError):
+    """A file to load that does not exist (a :class:`DataError`, and a ``FileNotFoundError``)."""
 
-    from pyspark import SparkContext
+    def __init__(self, path: str) -> None:
+        super().__init__("no such file", file=path)
+        self.errno, self.strerror, self.filename = errno.ENOENT, "no such file", path
 
-    proc = getattr(SparkContext._gateway, "proc", None)
-    if proc is None:
-        return None
-    try:
-        return proc.wait(timeout=wait) if wait else proc.poll()
-    except subprocess.TimeoutExpired:
-        return None
-
-
-def _mentions(markers, texts) -> str | None:
-    """The first marker found in one of the texts, else None."""
-    return next((marker for marker in markers for text in texts if marker in text), None)
-
-
-def jvm_gone(exc: BaseException) -> bool:
-    """Whether ``exc`` (or what it was raised from) is PySpark losing the JVM it talks to."""
-    return _mentions(_JVM_GONE, list(_texts(exc))) is not None
-
-
-def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> RsparkError | None:
-    """The error to report for a failure of Spark while ``what`` ran, else None (``exc`` is then not about
-    Spark's resources and is reported as it is):
-
-    * a :class:`MemoryLimitError` when ``exc`` (or what it was raised from) says that Spark ran out of memory,
-      whatever wrapper PySpark put around it, or, with ``jvm``, when the JVM this process launched ended with
-      Spark's out-of-memory exit code (in local mode an OutOfMemoryError in a task ends the JVM, and what PySpark
-      raises then is only a lost connection; with ``jvm`` the JVM is given up to 30 s to end after a lost
-      connection, 3 s after an out-of-memory error, so that the message can say whether the session is gone);
-    * with ``jvm``, a :class:`SparkStoppedError` when that JVM ended with another code."""
-    texts = list(_texts(exc))
-    hit = _mentions(_OUT_OF_MEMORY, texts)
-    code = None
-    if jvm:  # a JVM that is going takes a while to end (its heap full, its shutdown hooks running)
-        code = jvm_exit_code(wait=30.0 if _mentions(_JVM_GONE, texts) else 3.0 if hit else 0.0)
-    if hit is None and code == JVM_OOM_EXIT:
-        hit = f"java.lang.OutOfMemoryError: the Spark JVM exited with code {JVM_OOM_EXIT}"
-    if hit is not None:
-        return MemoryLimitError(
-            f"{what} ran out of memory ({hit}): the windows' content or the answers held at once did not fit. "
-            + _ADVICE + (" " + _RESTART if code is not None else ""))
-    if code is not None:
-        return SparkStoppedError(f"the Spark JVM stopped (exit code {code}) while {what} ran. " + _RESTART)
-    return None
+    def __str__(self) -> str:  # the DataError's text ("PATH: no such file"), not OSError's "[Errno 2] ..."
+        return self.args[0]

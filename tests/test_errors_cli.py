@@ -1,5 +1,5 @@
-"""Errors name the file, line, column, offending token and what was expected; `rspark explain` exit codes follow
-CONTRACT section 4 (0 ok, 2 usage or query error, 1 other failure)."""
+"""Errors name the file, line, column, offending token and what was expected; `rspark explain` exits with 0 on
+success and 2 on a usage or query error (tests/test_cli.py has the other commands and codes)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def test_unknown_prefix():
 
 
 def test_undeclared_window():
-    err = _error("PREFIX : <http://e/>\nSELECT * FROM NAMED WINDOW :w ON :s [RANGE 5]\nWHERE { WINDOW :v { ?a ?b ?c } }")
+    err = _error("PREFIX : <http://e/>\nSELECT * FROM NAMED WINDOW :w ON :s [RANGE 5]\n"
+                 "WHERE { WINDOW :v { ?a ?b ?c } }")
     assert isinstance(err, QueryError)
     assert str(err) == "q.rq:3:9: WINDOW <http://e/v> names an undeclared window (declared: <http://e/w>)"
 
@@ -115,8 +116,10 @@ def test_cli_exit_codes(tmp_path, capsys):
     bad = tmp_path / "bad.rq"
     bad.write_text("SELECT * WHERE { ?s ?p }")
     assert main(["explain", str(bad)]) == 2
-    assert f"{bad}:1:24: unexpected '}}'" in capsys.readouterr().err
-    assert main(["explain", str(tmp_path / "missing.rq")]) == 1
-    assert "cannot read" in capsys.readouterr().err
+    assert capsys.readouterr().err.startswith(f"rspark: error: {bad}:1:24: unexpected '}}'")
+    assert main(["explain", str(tmp_path / "missing.rq")]) == 2  # a missing file named on the command line
+    assert capsys.readouterr().err == f"rspark: error: query: no such file: {tmp_path / 'missing.rq'}\n"
     assert main(["explain"]) == 2  # usage error
+    assert capsys.readouterr().err == ("rspark: error: the following arguments are required: QUERY.rq "
+                                       "(see 'rspark explain --help')\n")
     assert main(["frobnicate"]) == 2
