@@ -1,58 +1,165 @@
-"""The SparkSession rspark runs on: local[*] by default, a cluster when a master URL is given."""
+"""The SparkSession rspark runs on: local[*] by default, a cluster when a master URL is given.
+
+Settings of every session rspark uses, its own or one it is given (``ANSWER_CONF``: the SQL rspark generates
+assumes them, so they are not tunables):
+
+- ``spark.sql.ansi.enabled=false``: Spark 4 defaults to ANSI mode, where a failed cast or an overflow raises;
+  rspark's expressions are written for Spark's other semantics, where it is NULL, which SPARQL needs as an unbound
+  value (``xsd:integer("abc")``).
+- ``spark.sql.session.timeZone=UTC``: the zone Spark's date and time functions work in; rspark's time values are
+  UTC instants (xsd:dateTime without a timezone is taken as UTC, replay instants and NOW() are written in UTC:
+  in another zone NOW() in a replay would be off by the zone's offset).
+- ``spark.sql.caseSensitive=true``: SPARQL variables are case-sensitive (``?x`` and ``?X`` are two variables, two
+  columns); Spark's default resolves column names ignoring case and finds them ambiguous.
+
+A session rspark creates starts with them; on a session it is given (``Engine(spark=...)``) or an active one it
+reuses, :func:`use_session` sets those that differ (``spark.conf.set``, for the whole session, logged at INFO on
+the ``rspark`` logger) and leaves everything else, the log level included, as the user has it. A ``conf=`` value
+for one of them is overridden, with a warning.
+
+Tunables (every one can be overridden with ``Engine(conf={KEY: VALUE})`` or ``rspark ... --conf KEY=VALUE``):
+
+Every session rspark creates:
+
+- ``spark.ui.showConsoleProgress=false``: no progress bars on the terminal, between rspark's output lines.
+- ``spark.sql.execution.arrow.pyspark.enabled=true``: Arrow for the transfers between the driver's Python and Spark.
+- ``spark.python.sql.dataFrameDebugging.enabled=false``: PySpark 4 records the Python call site of every DataFrame
+  and Column call, for its error messages, at four extra JVM round trips a call; a SPARQL query is compiled from
+  dozens of such calls and the errors users see are rspark's own, so rspark's sessions do not record them.
+- ``spark.pyspark.python`` / ``spark.pyspark.driver.python``: the Python of Spark's Python workers (rspark parses
+  RDF in them) and of the driver's Python tasks. In local mode both are the interpreter running rspark
+  (``sys.executable``) unless ``spark.pyspark.python`` (conf) or ``PYSPARK_PYTHON`` (environment) names another:
+  Spark's own default, ``python3`` from the ``PATH``, is often an interpreter without rspark's dependencies (rspark
+  run from a virtualenv that is not activated: pipx, cron, an IDE, systemd). On a cluster the executors' Python
+  is not forced (their machines may differ): ``spark.pyspark.python``, else ``PYSPARK_PYTHON``, else Spark's
+  ``python3``; the choice is logged at INFO. As Spark documents, the conf wins over the environment variable
+  (PySpark itself reads only the variable when its SparkContext starts: rspark sets the variable from the conf
+  while it creates the session).
+
+Local mode only (master ``local``, ``local[N]``, ``local[*]``, ``local-cluster[...]``; on a cluster, Spark's and the
+cluster's defaults apply):
+
+- ``spark.sql.shuffle.partitions`` and ``spark.default.parallelism``: twice the local cores (N of ``local[N]``, the
+  machine's available cores for ``local[*]``), at least 4. rspark's data per query and window is mostly small:
+  a few partitions a core keep every core busy without Spark's 200 tiny tasks a shuffle.
+- ``spark.sql.adaptive.enabled=false``: adaptive execution re-plans every shuffle stage at run time; a replay runs
+  one small stage per window and operator, where that costs more than it saves (docs/csrbench.md, Runtime).
+  Queries over large skewed joins may want it back: ``--conf spark.sql.adaptive.enabled=true``.
+- ``spark.ui.enabled=false``: no web UI (nor its port) for a local run.
+- ``spark.sql.inMemoryColumnarStorage.compressed=false``: rspark caches every loaded file and stream; Spark's
+  column encodings of those caches (dictionary, run length) save memory but make a stream's parse job markedly
+  slower (docs/evaluation.md, Loading). ``true`` for data near the memory limit.
+- ``spark.driver.extraJavaOptions`` (the driver's JVM runs the tasks in local mode) and
+  ``spark.executor.extraJavaOptions`` (executors of ``local-cluster``): ``-Duser.timezone=UTC``, the JIT options
+  (:data:`JIT_OPTIONS`) and, for the driver, the garbage collector (:data:`GC_OPTIONS`); docs/evaluation.md, The
+  JVM. A value given for one of these replaces rspark's whole option string.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from rspark.spark.jvm import jar_path
 
-# The JVM's inlining limits (see DEFAULT_CONF): HotSpot's defaults are 2500, 35 and 325 (JDK 17, x86-64);
-# unknown options are ignored on other JVMs
+__all__ = [
+    "ANSWER_CONF",
+    "DEFAULT_CONF",
+    "GC_OPTIONS",
+    "JIT_OPTIONS",
+    "default_conf",
+    "get_session",
+    "is_local",
+    "local_cores",
+    "use_session",
+]
+
+log = logging.getLogger("rspark")
+
+# Less inlining by the JVM's optimising (C2) compiler (HotSpot's defaults: 2500, 35 and 325). In the first minute of
+# a session it compiles Spark's generated code, Janino and the task machinery on the cores the tasks need; with
+# these limits its compiles are smaller and the compiled code about as fast. Unknown options are ignored on other
+# JVMs.
 JIT_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions -XX:InlineSmallCode=1000 -XX:MaxInlineSize=20 "
                "-XX:FreqInlineSize=200")
 
-# The driver's garbage collector (see DEFAULT_CONF): the throughput collector, which ends a task that outgrows the
-# heap with an OutOfMemoryError once 5 full collections in a row spend over 90% of the time and leave under 10% of
-# the heap free (HotSpot's GC overhead limit, 98% and 2% by default, under which such a task collects for minutes)
+# The driver's garbage collector in local mode, where the driver's JVM runs the tasks: the throughput collector
+# rather than G1, whose write barriers and concurrent work take a share of the few cores the tasks have. A task
+# that outgrows the heap ends with an OutOfMemoryError once 5 full collections in a row spend over 90% of the time
+# and leave under 10% of the heap free (HotSpot's GC overhead limit, 98% and 2% by default, under which such a task
+# collects for minutes).
 GC_OPTIONS = "-XX:+UseParallelGC -XX:GCTimeLimit=90 -XX:GCHeapFreeLimit=10"
 
-# Small data and 2-core machines: few shuffle partitions; adaptive execution coalesces further.
-DEFAULT_CONF = {
-    "spark.sql.shuffle.partitions": "4",
-    "spark.default.parallelism": "4",
-    # Adaptive execution re-plans every shuffle stage at run time; on rspark's many small stages (a replay has one
-    # per window and operator) that costs far more than it saves: a CQELS replay of CSRBench q6 ran 123 jobs with
-    # it and 18 without (docs/csrbench.md). Users with large skewed joins can turn it back on through conf=.
-    "spark.sql.adaptive.enabled": "false",
-    "spark.ui.enabled": "false",
+# Settings rspark's answers depend on (module docstring): on every session it uses, whoever created it.
+ANSWER_CONF = {
+    "spark.sql.ansi.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.caseSensitive": "true",
+}
+
+# Tunables of every session rspark creates (module docstring)
+_SESSION_CONF = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.sql.session.timeZone": "UTC",
-    # Less inlining by the JVM's optimising (C2) compiler: it compiles Spark's generated code, Janino and the
-    # task machinery in the first minute of a session, on the cores the tasks need (a 1e7-triple stream load ran
-    # with 32-41 s of compiler-thread time on 2 cores). With these limits the compiles are smaller and the code
-    # about as fast: loading the two streams of benchmarks/replay_throughput.py at 1e7 and the first windowed
-    # filter, 70.6 s and 70.8 s against 88.8 s and 97.5 s with the defaults (docs/evaluation.md "The JVM").
-    # The driver's JVM runs the tasks in local mode: the throughput collector (GC_OPTIONS) rather than G1, whose
-    # write barriers and concurrent work take a share of 2 cores. Loading the two 1e7-triple streams of
-    # benchmarks/replay_throughput.py and the windowed filter: 35.7 s and 36.5 s against 39.7 s and 39.6 s with G1
-    # (docs/evaluation.md "The JVM"). Executors on a cluster keep the JVM's default (G1, for large heaps).
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
+}
+
+# Tunables of a local session (module docstring); partitions and parallelism come from local_cores
+_LOCAL_CONF = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.ui.enabled": "false",
+    "spark.sql.inMemoryColumnarStorage.compressed": "false",
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC " + GC_OPTIONS + " " + JIT_OPTIONS,
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC " + JIT_OPTIONS,
-    # Spark 4 defaults to ANSI mode, where a bad cast raises; SPARQL maps such errors to unbound values.
-    "spark.sql.ansi.enabled": "false",
-    # PySpark 4 records the Python call site of every DataFrame and Column call for its error messages, at four
-    # extra JVM round trips a call; a SPARQL query is compiled from dozens of such calls, and the errors users see
-    # are rspark's own. Off, compiling the 3-pattern star join of benchmarks/sparql_scaling.py costs half as long.
-    "spark.python.sql.dataFrameDebugging.enabled": "false",
-    # rspark caches every loaded file and stream; Spark's column encodings of those caches (dictionary, run length)
-    # cost about a third of a stream's parse job and save about a third of the cache's memory: a
-    # 5,000,000-line stream's parse job takes 5.1-5.5 s without them, 8.1-8.2 s with (docs/evaluation.md "Loading").
-    "spark.sql.inMemoryColumnarStorage.compressed": "false",
 }
+
+
+def is_local(master: str | None) -> bool:
+    """Whether ``master`` runs Spark on this machine (None: rspark's default, ``local[*]``)."""
+    return master is None or master.strip().startswith("local")
+
+
+def _machine_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may run on (a container's share)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def local_cores(master: str | None) -> int:
+    """The task slots of a local master: N of ``local[N]`` / ``local[N, F]``, workers x cores of
+    ``local-cluster[W, C, M]``, 1 for ``local``, the machine's available cores for ``local[*]`` (and None)."""
+    if master is None:
+        return _machine_cores()
+    text = master.strip()
+    cluster = re.fullmatch(r"local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,.*\]", text)
+    if cluster:
+        return max(1, int(cluster.group(1)) * int(cluster.group(2)))
+    threads = re.fullmatch(r"local\[\s*(\d+|\*)\s*(,.*)?\]", text)
+    if threads:
+        return _machine_cores() if threads.group(1) == "*" else max(1, int(threads.group(1)))
+    return 1 if text == "local" else _machine_cores()
+
+
+def default_conf(master: str | None = None) -> dict[str, str]:
+    """The settings rspark gives a session it creates for ``master`` (module docstring), before ``conf=``."""
+    settings = {**_SESSION_CONF, **ANSWER_CONF}
+    if is_local(master):
+        partitions = str(max(4, 2 * local_cores(master)))
+        settings.update({"spark.sql.shuffle.partitions": partitions, "spark.default.parallelism": partitions,
+                         **_LOCAL_CONF})
+    return settings
+
+
+# rspark's settings for a local[*] session on this machine (default_conf(None))
+DEFAULT_CONF = default_conf(None)
 
 
 def _package_root() -> str:
@@ -73,8 +180,72 @@ def _ship_package(spark: SparkSession) -> None:
     spark.sparkContext.addPyFile(str(target))
 
 
+def _choose_python(settings: dict[str, str], local: bool) -> dict[str, str]:
+    """Fill in ``spark.pyspark.python`` / ``spark.pyspark.driver.python`` of ``settings`` (module docstring) and
+    return the environment variables PySpark and the JVM must see while the SparkContext starts."""
+    workers, source = settings.get("spark.pyspark.python"), "spark.pyspark.python"  # the conf wins, as in Spark
+    if not workers:
+        workers, source = os.environ.get("PYSPARK_PYTHON"), "PYSPARK_PYTHON"
+    if not workers and local and sys.executable:
+        workers, source = sys.executable, "the driver's interpreter"
+    if workers:
+        settings["spark.pyspark.python"] = workers
+    if local:
+        log.debug("rspark: Spark's Python workers run %s (%s)", workers or "python3", source)
+    elif workers:
+        log.info("rspark: the executors' Python workers run %s (%s)", workers, source)
+    else:
+        log.info("rspark: the executors' Python workers run Spark's default, python3 from each executor's PATH "
+                 "(set spark.pyspark.python or PYSPARK_PYTHON to choose another)")
+    # the driver is this process: its Python tasks (e.g. Spark's Python data source lookup) run this interpreter
+    driver = settings.get("spark.pyspark.driver.python") or os.environ.get("PYSPARK_DRIVER_PYTHON") or sys.executable
+    if driver:
+        settings["spark.pyspark.driver.python"] = driver
+    env = {}
+    if workers:
+        env["PYSPARK_PYTHON"] = workers
+    if driver:
+        env["PYSPARK_DRIVER_PYTHON"] = driver
+    return env
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """``values`` in os.environ while the block runs (PySpark's SparkContext reads PYSPARK_PYTHON when it starts,
+    and the JVM it launches keeps the environment it started with); the previous values afterwards."""
+    previous = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def use_session(spark: SparkSession) -> SparkSession:
+    """Make ``spark`` (a session rspark did not create, or one it reuses) give rspark's answers: set the settings of
+    :data:`ANSWER_CONF` that differ, logging each change at INFO; nothing else of the session changes."""
+    for key, value in ANSWER_CONF.items():
+        current = spark.conf.get(key, None)
+        if current is None or current.strip().lower() != value.lower():
+            spark.conf.set(key, value)
+            log.info("rspark: set %s=%s on the SparkSession (was %s): rspark's answers depend on it", key, value,
+                     current)
+    return spark
+
+
 def get_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
-    """Create or reuse the SparkSession (``master`` defaults to ``local[*]``)."""
+    """Create or reuse the SparkSession (``master`` defaults to ``local[*]``; ``conf`` overrides rspark's settings,
+    see the module docstring).
+
+    With no ``master`` and no ``conf``, an active session is reused as it is, but for :data:`ANSWER_CONF`. Static
+    settings (the JVM's options, the workers' Python) take effect only when this call starts the SparkContext; the
+    log level is set (ERROR) only on a SparkContext this call starts."""
+    from pyspark import SparkContext
+
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # local Python workers inherit this environment: let them import rspark also from a source checkout
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -82,16 +253,28 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
         os.environ["PYTHONPATH"] = os.pathsep.join([_package_root(), *paths])
     active = SparkSession.getActiveSession()
     if active is not None and master is None and not conf:
-        return active
-    builder = SparkSession.builder.appName("rspark").master(master or "local[*]")
-    settings = {**DEFAULT_CONF, **(conf or {})}
+        return use_session(active)
+    local = is_local(master)
+    settings = {**default_conf(master), **(conf or {})}
+    for key, value in ANSWER_CONF.items():
+        if settings[key].strip().lower() != value.lower():
+            log.warning("rspark: %s=%s ignored: rspark's answers need %s", key, settings[key], value)
+            settings[key] = value
     jar = jar_path()  # rspark's JVM helpers (the fast line parser); None without a JDK: the Python path
     if jar is not None:
         settings["spark.jars"] = ",".join(p for p in (settings.get("spark.jars"), jar) if p)
+    env = _choose_python(settings, local)
+    builder = SparkSession.builder.appName("rspark").master(master or "local[*]")
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    if master and not master.startswith("local"):
-        _ship_package(spark)
-    return spark
+    created = getattr(SparkContext, "_active_spark_context", None) is None
+    with _environment(env if created else {}):
+        spark = builder.getOrCreate()
+    if created:
+        spark.sparkContext.setLogLevel("ERROR")
+        if not local:
+            _ship_package(spark)
+    else:
+        log.info("rspark: reusing the running SparkContext (master %s): its static settings stay as they are; "
+                 "its Python workers run %s", spark.sparkContext.master, spark.sparkContext.pythonExec)
+    return use_session(spark)

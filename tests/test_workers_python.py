@@ -1,0 +1,102 @@
+"""Spark's Python workers run the interpreter that runs rspark (issue 23): the installed ``rspark`` entry point,
+started by its absolute path with no virtualenv active and a ``python3`` on the PATH that cannot run them, answers
+the README's sample; ``--conf spark.pyspark.python=X`` makes the workers run X (also over ``PYSPARK_PYTHON``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def _entry_point() -> Path:
+    beside = Path(sys.executable).parent / "rspark"
+    if beside.is_file():
+        return beside
+    found = shutil.which("rspark")
+    if found is None:
+        pytest.skip("the rspark entry point is not installed (python3 -m pip install -e .)")
+    return Path(found).resolve()
+
+
+def _fake_pythons(directory: Path) -> Path:
+    """A directory whose ``python3`` and ``python`` record that they ran (in ``ran``) and exit 1: first on the PATH,
+    it stands for an interpreter without rspark's dependencies, and shows whether Spark started one."""
+    directory.mkdir()
+    marker = directory / "ran"
+    for name in ("python3", "python"):
+        script = directory / name
+        script.write_text(f'#!/bin/sh\necho "$0 $*" >> "{marker}"\necho "not this python" >&2\nexit 1\n')
+        script.chmod(0o755)
+    return marker
+
+
+def _environment(fake_ran: Path) -> dict[str, str]:
+    """The environment of a program started outside any virtualenv (cron, systemd, an IDE): the fake pythons, then
+    the system's directories; java still found."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("VIRTUAL_ENV", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYTHONPATH", "PYTHONHOME",
+                          "CONDA_PREFIX", "PYENV_VERSION")}
+    path = [str(fake_ran.parent), "/usr/bin", "/bin"]
+    java = shutil.which("java")
+    if not env.get("JAVA_HOME") and java and shutil.which("java", path=os.pathsep.join(path)) is None:
+        path.append(str(Path(java).resolve().parent))
+    env.update(PATH=os.pathsep.join(path), SPARK_LOCAL_IP="127.0.0.1")
+    return env
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([str(_entry_point()), *args], cwd=REPO, env=env, capture_output=True, text=True,
+                          check=False, timeout=900)
+
+
+def _readme_first_record() -> str:
+    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith('{"query": '):
+            return line
+    raise AssertionError("README.md shows no output record of the sample")
+
+
+def test_the_entry_point_answers_the_readme_sample_without_a_virtualenv(tmp_path):
+    marker = _fake_pythons(tmp_path / "bin")
+    done = _run(["replay", "rspark/samples/sensor_average.rq",
+                 "--stream", "http://example.org/obs=rspark/samples/observations.trig",
+                 "--graph", "http://example.org/sensors=rspark/samples/sensors.ttl", "--format", "jsonl"],
+                _environment(marker))
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = done.stdout.splitlines()
+    assert len(records) == 15
+    first = _readme_first_record()
+    assert first.startswith('{"query": "http://example.org/out", "time": "2026-03-01T13:00:00Z", ')
+    assert records[0] == first
+    assert all(json.loads(r)["query"] == "http://example.org/out" for r in records)
+    assert not marker.exists()  # the PATH's python3 never ran
+
+
+def test_conf_spark_pyspark_python_runs_the_workers(tmp_path):
+    """A wrapper named by --conf spark.pyspark.python records its runs and runs this interpreter; PYSPARK_PYTHON
+    names the failing fake: Spark's documented order, the conf over the environment variable."""
+    fake_ran = _fake_pythons(tmp_path / "bin")
+    ran = tmp_path / "wrapper-ran"
+    wrapper = tmp_path / "python-wrapper"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> "{ran}"\nexec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    env = _environment(fake_ran)
+    env["PYSPARK_PYTHON"] = str(fake_ran.parent / "python3")
+    query = tmp_path / "rooms.rq"
+    query.write_text("SELECT ?s ?p ?o WHERE { ?s ?p ?o }\n", encoding="utf-8")
+    # Turtle is parsed in Python workers (mapInArrow)
+    done = _run(["sparql", str(query), "--data", "rspark/samples/sensors.ttl", "--format", "json",
+                 "--conf", f"spark.pyspark.python={wrapper}"], env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["results"]["bindings"]
+    assert ran.exists() and "pyspark" in ran.read_text()
+    assert not fake_ran.exists()
