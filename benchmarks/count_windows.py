@@ -6,7 +6,8 @@ observations (each element completes exactly one match), so both replays give th
 the price of the BGP window's extra work (matching over the whole stream, ranking the matches, instantiating
 them). Queries: the average per sensor over the last n, and the observations above 95 among the last n,
 evaluated at every 100th element (``--times``; the count windows' own policy evaluates at every element). Each
-size runs in one process, after one untimed replay of each kind; the stream's load is timed apart. Prints a table, saves JSON and a PNG.
+size runs in one process, after one untimed replay of each kind; the stream's load is timed apart. Prints a table,
+writes it to benchmarks/RESULTS.md (its section, see ``_results.py``; ``--no-results`` skips it), saves JSON and a PNG.
 
     python benchmarks/count_windows.py [--sizes 1e5,1e6] [--n 100] [--out benchmarks/out]
 """
@@ -22,7 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from replay_throughput import EX, PREFIXES, generate  # noqa: E402
+import _results
+from replay_throughput import EX, PREFIXES, PROV, generate
 
 BLOCK = "?o sosa:madeBySensor ?s ; sosa:hasSimpleResult ?v"
 QUERIES = {
@@ -33,9 +35,21 @@ QUERIES = {
 }
 
 
+def timestamps(path: str) -> list[int]:
+    """The distinct element timestamps of a generated N-Quads stream (its prov:generatedAtTime lines), sorted."""
+    marker = f"<{PROV}generatedAtTime> \""
+    stamps = set()
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            at = line.find(marker)
+            if at >= 0:
+                stamps.add(int(line[at + len(marker):line.index('"', at + len(marker))]))
+    return sorted(stamps)
+
+
 def run(size: int, n: int, out_dir: Path) -> list[dict]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from rspark.engine.engine import Engine
+    from rspark import Engine
 
     paths = generate(out_dir, size, 200, 200)
     rows = []
@@ -44,8 +58,7 @@ def run(size: int, n: int, out_dir: Path) -> list[dict]:
         t = time.perf_counter()
         engine.add_stream(EX + "traffic", paths["traffic"])
         load = time.perf_counter() - t
-        elements = engine.streams[EX + "traffic"].elements
-        ticks = sorted(r[0] for r in elements.select("ts").distinct().collect())[::100]
+        ticks = timestamps(paths["traffic"])[::100]
         # one untimed replay of each kind first: the first replay of a process pays for JIT and Python workers
         for unit in ("ELEMENTS", "BGP"):
             list(engine.replay_iter(PREFIXES + QUERIES["filter"].format(w=f"[RANGE {unit} {n}]"), times=ticks[:2]))
@@ -68,26 +81,36 @@ def main() -> None:
     ap.add_argument("--sizes", default="1e5,1e6")
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--out", default="benchmarks/out")
+    _results.add_argument(ap)
     args = ap.parse_args()
+    report = _results.Report("count_windows", enabled=not args.no_results)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for size in [int(float(s)) for s in args.sizes.split(",")]:
         rows += run(size, args.n, out_dir)
-    print(f"| stream triples | query | instants | load s | [RANGE ELEMENTS {args.n}] s | [RANGE BGP {args.n}] s "
-          "| BGP / ELEMENTS | same answers |")
-    print("|---|---|---|---|---|---|---|---|")
+    report.print(f"| stream triples | query | instants | load s | [RANGE ELEMENTS {args.n}] s | [RANGE BGP {args.n}] s "
+                 "| BGP / ELEMENTS | same answers |")
+    report.print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['size']:,} | {r['query']} | {r['instants']} | {r['load_s']} | {r['elements_s']} | {r['bgp_s']} "
-              f"| {r['ratio']}x | {'yes' if r['same_answers'] else 'NO'} |")
+        report.print(f"| {r['size']:,} | {r['query']} | {r['instants']} | {r['load_s']} | {r['elements_s']} "
+                     f"| {r['bgp_s']} | {r['ratio']}x | {'yes' if r['same_answers'] else 'NO'} |")
     (out_dir / "count_windows.json").write_text(json.dumps(rows, indent=1))
+    png = plot(rows, out_dir / "count_windows.png")
+    if png:
+        report.plot(png)
+    report.write()
+
+
+def plot(rows: list[dict], path: Path) -> Path | None:
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return
+        print("matplotlib not installed: no PNG")
+        return None
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for name in QUERIES:
         pts = [r for r in rows if r["query"] == name]
@@ -98,7 +121,9 @@ def main() -> None:
     ax.set_ylabel("replay seconds")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out_dir / "count_windows.png", dpi=120)
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}")
+    return path
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ Measures, in one run, for every query of the W3C SPARQL 1.1 / 1.0 / SPARQL-star 
   - baseline 1: the same grammar with Lark's Earley parser (parse tree only, no translation) -- what the issue asks
     to compare against;
   - baseline 2: pyoxigraph (Rust) preparing and running the query on an empty store: a native reference point.
-Prints a table of median / p90 / max per query in milliseconds and ratios, and saves a PNG histogram.
+Prints a table of median / p90 / max per query in milliseconds and ratios, writes it to benchmarks/RESULTS.md (its
+section, see ``_results.py``; ``--no-results`` skips it), and saves a PNG histogram.
 
     python benchmarks/parse_speed.py [--out benchmarks/out]
 """
@@ -14,17 +15,46 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
+import sys
 import time
 from pathlib import Path
 
 from lark import Lark
 
-from rspark.algebra.translate import compile_query
-from rspark.syntax.parser import _GRAMMAR, QuerySyntaxError, decode_codepoints
+import rspark
+from rspark import compile_query
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _results
 
 TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "w3c"
 SUITES = ["sparql11", "sparql10", "sparql-star/rdf-star-cg"]
+
+
+def grammar() -> str:
+    """rspark's query grammar: the Lark file shipped in the package (found wherever it sits in it)."""
+    found = sorted(Path(rspark.__file__).parent.rglob("rspql.lark"))
+    if len(found) != 1:
+        raise SystemExit(f"expected one rspql.lark grammar in the rspark package, found {[str(p) for p in found]}")
+    return found[0].read_text(encoding="utf-8")
+
+
+_CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+
+
+def decode_codepoints(text: str) -> str:
+    """SPARQL 1.1 section 19.2: ``\\uXXXX`` / ``\\UXXXXXXXX`` escapes replaced before parsing (what rspark's
+    parser does first, for the Earley parser that reads the same grammar); ValueError on a surrogate."""
+    def replace(match: re.Match) -> str:
+        code = int(match.group(1) or match.group(2), 16)
+        if 0xD800 <= code < 0xE000 or code > 0x10FFFF:
+            raise ValueError(f"invalid code point escape {match.group(0)}")
+        return chr(code)
+
+    return _CODEPOINT.sub(replace, text)
 
 
 def corpus() -> list[tuple[str, str]]:
@@ -59,10 +89,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(Path(__file__).parent / "out"))
     parser.add_argument("--repeat", type=int, default=5, help="runs per query; the best run is kept")
+    _results.add_argument(parser)
     args = parser.parse_args()
+    report = _results.Report("parse_speed", enabled=not args.no_results)
 
     queries = corpus()
-    earley = Lark(_GRAMMAR, parser="earley", lexer="dynamic")
+    earley = Lark(grammar(), parser="earley", lexer="dynamic")
     try:
         import pyoxigraph
 
@@ -73,32 +105,40 @@ def main() -> None:
     rows = {"rspark LALR parse+translate": [], "Lark Earley parse only": [], "pyoxigraph query (empty store)": []}
     earley_failed = oxi_failed = 0
     for base, text in queries:
-        rows["rspark LALR parse+translate"].append(timed(lambda: compile_query(text, base_iri=base), args.repeat))
-        decoded = decode_codepoints(text)
+        rows["rspark LALR parse+translate"].append(
+            timed(lambda text=text, base=base: compile_query(text, base_iri=base), args.repeat))
         try:
+            decoded = decode_codepoints(text)
             earley.parse(decoded)
-            rows["Lark Earley parse only"].append(timed(lambda: earley.parse(decoded), max(1, args.repeat // 2)))
+            rows["Lark Earley parse only"].append(
+                timed(lambda decoded=decoded: earley.parse(decoded), max(1, args.repeat // 2)))
         except Exception:
             earley_failed += 1
         if store is not None:
             try:
-                rows["pyoxigraph query (empty store)"].append(timed(lambda: _run(store, text, base), args.repeat))
+                rows["pyoxigraph query (empty store)"].append(
+                    timed(lambda text=text, base=base: _run(store, text, base), args.repeat))
             except Exception:  # noqa: BLE001 - syntax it does not read, SERVICE calls, ...
                 oxi_failed += 1
 
     base_median = statistics.median(rows["rspark LALR parse+translate"])
-    print(f"{len(queries)} queries (W3C positive syntax + evaluation queries), best of {args.repeat} runs each\n")
-    print(f"{'parser':34} {'n':>5} {'median ms':>10} {'p90 ms':>8} {'max ms':>8} {'median / rspark':>16}")
+    report.print(f"{len(queries)} queries (W3C positive syntax + evaluation queries), best of {args.repeat} runs each")
+    report.print()
+    report.print("```", stdout=False)
+    report.print(f"{'parser':34} {'n':>5} {'median ms':>10} {'p90 ms':>8} {'max ms':>8} {'median / rspark':>16}")
     for name, values in rows.items():
         if not values:
             continue
         values = sorted(values)
         p90 = values[int(0.9 * (len(values) - 1))]
         med = statistics.median(values)
-        print(f"{name:34} {len(values):>5} {med:>10.3f} {p90:>8.3f} {values[-1]:>8.3f} {med / base_median:>15.2f}x")
+        report.print(f"{name:34} {len(values):>5} {med:>10.3f} {p90:>8.3f} {values[-1]:>8.3f} "
+                     f"{med / base_median:>15.2f}x")
+    report.print("```", stdout=False)
     if earley_failed or oxi_failed:
-        print(f"\nnot timed: Earley could not parse {earley_failed}; pyoxigraph rejected {oxi_failed} "
-              "(RSP or SPARQL-star CG syntax it does not read)")
+        report.print()
+        report.print(f"not timed: Earley could not parse {earley_failed}; pyoxigraph rejected {oxi_failed} "
+                     "(RSP or SPARQL-star CG syntax it does not read)")
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -109,6 +149,7 @@ def main() -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         print("\nmatplotlib not installed: no plot (pip install matplotlib)")
+        report.write()
         return
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, values in rows.items():
@@ -121,6 +162,8 @@ def main() -> None:
     fig.tight_layout()
     fig.savefig(out / "parse_speed.png", dpi=120)
     print(f"\nplot: {out / 'parse_speed.png'}")
+    report.plot(out / "parse_speed.png")
+    report.write()
 
 
 if __name__ == "__main__":

@@ -14,8 +14,10 @@ driver, the data being in the Spark JVM) is measured apart. rspark and the hand-
 per size and read the same loaded DataFrame; timings are the median of --repeat runs after one warm-up, rspark and
 the hand-written plan measured in turns, and exclude loading (load times are reported separately). rspark is timed
 twice: as a session that asks the same query again (``Engine.sparql`` reuses the query's compiled plan, optimised
-and run afresh each time), and compiled anew at every run (its plan cache emptied first), as the first run of a
-query is. Prints a table with ratios and saves a PNG.
+and run afresh each time), and compiled anew at every run, as the first run of a query is (the query text given a
+distinct trailing comment at each run, so that the engine holds no plan for it).
+Prints a table with ratios, writes it to benchmarks/RESULTS.md (its section, see ``_results.py``; ``--no-results``
+skips it) and saves a PNG.
 
     python benchmarks/sparql_scaling.py [--sizes 1e5,1e6,1e7] [--repeat 5] [--out benchmarks/out]
 """
@@ -23,6 +25,7 @@ query is. Prints a table with ratios and saves a PNG.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -33,6 +36,10 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _results
+
 EX = "http://bench.example.org/"
 XSD_INT = "http://www.w3.org/2001/XMLSchema#integer"
 P = f"PREFIX : <{EX}> "
@@ -41,7 +48,8 @@ QUERIES = {
     "Q1 selective BGP": P + "SELECT ?p ?n WHERE { ?p :worksFor :org7 . ?p :name ?n }",
     "Q2 star join": P + "SELECT (COUNT(*) AS ?c) WHERE { ?p :name ?n . ?p :age ?a . ?p :worksFor ?o }",
     "Q3 OPTIONAL": P + "SELECT (COUNT(*) AS ?c) WHERE { ?p :name ?n OPTIONAL { ?p :email ?e } }",
-    "Q4 GROUP BY": P + "SELECT ?o (COUNT(?p) AS ?n) (AVG(?a) AS ?avg) WHERE { ?p :worksFor ?o . ?p :age ?a } GROUP BY ?o",
+    "Q4 GROUP BY": P + "SELECT ?o (COUNT(?p) AS ?n) (AVG(?a) AS ?avg) WHERE { ?p :worksFor ?o . ?p :age ?a } "
+                       "GROUP BY ?o",
     "Q5 path": P + "SELECT (COUNT(*) AS ?c) WHERE { ?p :worksFor ?o . ?o :subOrganizationOf* :org1 }",
 }
 
@@ -101,7 +109,7 @@ def worker_spark(data: str, repeat: int) -> dict:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import functions as F
 
-    from rspark.engine.engine import Engine
+    from rspark import Engine
 
     out: dict = {"times": {}, "cold": {}, "answers": {}, "hand": {}}
     with Engine(conf={"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}) as engine:
@@ -125,10 +133,12 @@ def worker_spark(data: str, repeat: int) -> dict:
             return works.join(age, "s").groupBy("org").agg(F.count("s"), F.avg("a")).collect()
 
         hands = {"Q2 star join": hand_q2, "Q4 GROUP BY": hand_q4}
+        runs = itertools.count()
         for name, q in QUERIES.items():
-            def cold(q=q):  # compiled anew at every run: the first run of a query in a session
-                engine._plans.clear()
-                return engine.sparql(q)
+            # compiled anew at every run, as the first run of a query in a session: the engine keeps compiled
+            # plans by query text, and each run's text is new (a trailing comment)
+            def cold(q=q):
+                return engine.sparql(f"{q}\n# run {next(runs)}\n")
 
             fns = {"rspark": lambda q=q: engine.sparql(q), "cold": cold}
             if name in hands:
@@ -178,6 +188,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1e5,1e6,1e7")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    _results.add_argument(ap)
     ap.add_argument("--worker", choices=["spark", "oxigraph"], help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -185,6 +196,7 @@ def main() -> None:
         fn = worker_spark if args.worker == "spark" else worker_oxigraph
         print(json.dumps(fn(args.data, args.repeat)))
         return
+    report = _results.Report("sparql_scaling", enabled=not args.no_results)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -195,24 +207,29 @@ def main() -> None:
         res = {}
         for worker in ("spark", "oxigraph"):
             proc = subprocess.run([sys.executable, __file__, "--worker", worker, "--data", str(data),
-                                   "--repeat", str(args.repeat)], capture_output=True, text=True)
+                                   "--repeat", str(args.repeat)], capture_output=True, text=True, check=False)
             if proc.returncode != 0:
                 raise SystemExit(f"{worker} worker failed at {size}:\n{proc.stderr[-3000:]}")
             res[worker] = json.loads(proc.stdout.strip().splitlines()[-1])
         rows.append((size, res))
-        print_table(size, res)
+        print_table(report, size, res)
     (out_dir / "sparql_scaling.json").write_text(json.dumps(rows, indent=1))
-    plot(rows, out_dir / "sparql_scaling.png")
+    png = plot(rows, out_dir / "sparql_scaling.png")
+    if png:
+        report.plot(png)
+    report.write()
 
 
-def print_table(size: int, res: dict) -> None:
+def print_table(report: _results.Report, size: int, res: dict) -> None:
     sp, ox_ = res["spark"], res["oxigraph"]
-    print(f"\n## {size:,} triples (loaded {sp['triples']:,}); load: rspark {sp['load_s']:.1f} s, "
+    report.print()
+    report.print(f"### {size:,} triples (loaded {sp['triples']:,}); load: rspark {sp['load_s']:.1f} s, "
           f"pyoxigraph {ox_['load_s']:.1f} s; peak RSS: rspark driver {sp['rss_mb']:.0f} MB, "
           f"pyoxigraph {ox_['rss_mb']:.0f} MB")
-    print("| query | rspark s | rspark, compiled each run s | hand-written Spark s | rspark / hand | compiled each run / hand "
-          "| pyoxigraph s | rspark / pyoxigraph | answers agree |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    report.print()
+    report.print("| query | rspark s | rspark, compiled each run s | hand-written Spark s | rspark / hand "
+                 "| compiled each run / hand | pyoxigraph s | rspark / pyoxigraph | answers agree |")
+    report.print("|---|---|---|---|---|---|---|---|---|")
     for name in QUERIES:
         t = sp["times"][name]
         cold = sp["cold"][name]
@@ -222,10 +239,11 @@ def print_table(size: int, res: dict) -> None:
         hand_s = f"{hand:.2f}" if hand else "-"
         ratio = f"{t / hand:.2f}x" if hand else "-"
         cold_ratio = f"{cold / hand:.2f}x" if hand else "-"
-        print(f"| {name} | {t:.2f} | {cold:.2f} | {hand_s} | {ratio} | {cold_ratio} | {o:.3f} | {t / o:.1f}x | {agree} |")
+        report.print(f"| {name} | {t:.2f} | {cold:.2f} | {hand_s} | {ratio} | {cold_ratio} | {o:.3f} | {t / o:.1f}x "
+                     f"| {agree} |")
 
 
-def plot(rows, path: Path) -> None:
+def plot(rows, path: Path) -> Path | None:
     try:
         import matplotlib
 
@@ -233,7 +251,7 @@ def plot(rows, path: Path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         print("matplotlib not installed: no PNG")
-        return
+        return None
     fig, axes = plt.subplots(1, len(QUERIES), figsize=(4 * len(QUERIES), 3.6), sharey=False)
     sizes = [s for s, _ in rows]
     for ax, name in zip(axes, QUERIES):
@@ -253,6 +271,7 @@ def plot(rows, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     print(f"plot: {path}")
+    return path
 
 
 if __name__ == "__main__":
