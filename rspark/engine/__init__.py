@@ -1,1 +1,2 @@
-"""The runtime: the Engine API, stream registry, replay scheduling, profiles and report policies."""
+"""Orchestration: the Engine API, replays (the plan for a set of instants, then its answers in time order) and
+the output writers."""

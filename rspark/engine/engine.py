@@ -1,4 +1,4 @@
-"""The Python API (the Engine API): ``Engine`` holds the static data and streams and answers queries on Spark."""
+"""The Python API: ``Engine`` holds the static data and streams and answers queries on Spark."""
 
 from __future__ import annotations
 
@@ -225,7 +225,7 @@ class Engine:
         The format comes from the extension (.ttl .nt .nq .trig .rdf .n3), or ``format=``; relative IRIs resolve
         against ``base_iri``, else the file's URI. ``strict=False`` skips bad lines (listed in ``engine.errors``);
         ``strict`` raises :class:`~rspark.errors.DataError` at the first (file, line, column, reason). A path that
-        does not exist raises :class:`~rspark.spark.loading.loader.MissingFileError` (a ``DataError`` and a
+        does not exist raises :class:`~rspark.errors.MissingFileError` (a ``DataError`` and a
         ``FileNotFoundError``) before Spark reads anything."""
         from rspark.spark.loading.loader import load_rdf
 
@@ -337,7 +337,7 @@ class Engine:
 
         Elements without a (valid) timestamp and malformed elements (invalid UTF-8 included) are reported in
         ``engine.errors`` and skipped, unless ``strict``. A path that does not exist raises
-        :class:`~rspark.spark.loading.loader.MissingFileError` (a :class:`~rspark.errors.DataError` and a
+        :class:`~rspark.errors.MissingFileError` (a :class:`~rspark.errors.DataError` and a
         ``FileNotFoundError``) before Spark reads anything; a stream left with no element is logged as a WARNING
         on the ``rspark`` logger."""
         return self.add_streams({iri: path}, timestamp_predicate=timestamp_predicate, base_iri=base_iri,
