@@ -185,3 +185,17 @@ def test_limit_and_offset_beyond_32_bits(engine):
     assert list(engine.sparql(q + "OFFSET 99999999999999")) == []
     assert [r["x"].lexical for r in engine.sparql(q + "OFFSET 1 LIMIT 99999999999")] == ["2", "3"]
     assert [r["x"].lexical for r in engine.sparql(q + "LIMIT " + "9" * 40)] == ["1", "2", "3"]
+
+
+def test_an_expression_too_deep_for_spark_is_a_clear_error(engine):
+    """Within the front end's nesting bound, but deeper than Spark's SQL parser takes (rspark compiles expressions to
+    Spark SQL): a NotSupportedError naming the cause, not Spark's ParseException. A shallower one runs."""
+    from rspark.errors import NotSupportedError
+
+    def nested(depth: int) -> str:
+        return "SELECT ?y WHERE { VALUES ?x { 1 } BIND(" + "(" * depth + "?x" + " + 1)" * depth + " AS ?y) }"
+
+    with pytest.raises(NotSupportedError, match=r"the query nests too deeply for Spark "
+                                                r"\(FAILED_TO_PARSE_TOO_COMPLEX\)"):
+        list(engine.sparql(nested(60)))
+    assert [r["y"].lexical for r in engine.sparql(nested(10))] == ["11"]

@@ -6,8 +6,12 @@ import subprocess
 
 from pyspark import SparkContext
 
-from rspark.errors import MemoryLimitError, RsparkError, SparkStoppedError
+from rspark.errors import MemoryLimitError, NotSupportedError, RsparkError, SparkStoppedError
 
+# what Spark says of a plan or a generated SQL expression nested too deeply for its SQL parser, its optimiser's rule
+# batches or the JVM's stack (the front end's bounds on nesting are above these: a query within them can still be
+# too deep for Spark)
+_TOO_COMPLEX = ("FAILED_TO_PARSE_TOO_COMPLEX", "java.lang.StackOverflowError", "Max iterations (")
 _OUT_OF_MEMORY = ("java.lang.OutOfMemoryError", "Java heap space", "GC overhead limit exceeded", "MemoryError")
 # what PySpark raises when the JVM it talks to has gone away (the connection, or a SparkContext stopped under it)
 _NO_TEXT = "(its text needs the JVM, which did not give it)"
@@ -66,8 +70,15 @@ def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> R
       Spark's out-of-memory exit code (in local mode an OutOfMemoryError in a task ends the JVM, and what PySpark
       raises then is only a lost connection; with ``jvm`` the JVM is given up to 30 s to end after a lost
       connection, 3 s after an out-of-memory error, so that the message can say whether the session is gone);
-    * with ``jvm``, a :class:`SparkStoppedError` when that JVM ended with another code."""
+    * with ``jvm``, a :class:`SparkStoppedError` when that JVM ended with another code;
+    * a :class:`~rspark.errors.NotSupportedError` when Spark found the query's plan or expressions nested too
+      deeply to parse, optimise or walk (its SQL parser, its optimiser's iteration limit, the JVM's stack)."""
     texts = list(_texts(exc))
+    deep = _mentions(_TOO_COMPLEX, texts)
+    if deep is not None and _mentions(_OUT_OF_MEMORY + _JVM_GONE, texts) is None:
+        return NotSupportedError(
+            f"{what} nests too deeply for Spark ({deep}): write its expressions or patterns with less nesting (a "
+            "long expression in steps with BIND, a deep chain of OPTIONAL or nested groups in fewer levels)")
     hit = _mentions(_OUT_OF_MEMORY, texts)
     code = None
     if jvm:  # a JVM that is going takes a while to end (its heap full, its shutdown hooks running)
