@@ -285,12 +285,8 @@ def _check_file(what: str, path: str) -> None:
 
     if path == "-":
         raise UsageError(f"{what}: standard input ('-') is not supported here; give a file")
-    local = path
-    if path.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
-        local = unquote(urlparse(path).path)
-    elif rdf.has_scheme(path):
+    local = rdf.local_path(path)
+    if local is None:
         return
     if not os.path.exists(local):
         raise UsageError(f"{what}: no such file: {path}")

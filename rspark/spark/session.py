@@ -191,11 +191,11 @@ def _choose_python(settings: dict[str, str], local: bool) -> dict[str, str]:
     if workers:
         settings["spark.pyspark.python"] = workers
     if local:
-        log.debug("rspark: Spark's Python workers run %s (%s)", workers or "python3", source)
+        log.debug("Spark's Python workers run %s (%s)", workers or "python3", source)
     elif workers:
-        log.info("rspark: the executors' Python workers run %s (%s)", workers, source)
+        log.info("the executors' Python workers run %s (%s)", workers, source)
     else:
-        log.info("rspark: the executors' Python workers run Spark's default, python3 from each executor's PATH "
+        log.info("the executors' Python workers run Spark's default, python3 from each executor's PATH "
                  "(set spark.pyspark.python or PYSPARK_PYTHON to choose another)")
     # the driver is this process: its Python tasks (e.g. Spark's Python data source lookup) run this interpreter
     driver = settings.get("spark.pyspark.driver.python") or os.environ.get("PYSPARK_DRIVER_PYTHON") or sys.executable
@@ -232,7 +232,7 @@ def use_session(spark: SparkSession) -> SparkSession:
         current = spark.conf.get(key, None)
         if current is None or current.strip().lower() != value.lower():
             spark.conf.set(key, value)
-            log.info("rspark: set %s=%s on the SparkSession (was %s): rspark's answers depend on it", key, value,
+            log.info("set %s=%s on the SparkSession (was %s): rspark's answers depend on it", key, value,
                      current)
     return spark
 
@@ -258,7 +258,7 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     settings = {**default_conf(master), **(conf or {})}
     for key, value in ANSWER_CONF.items():
         if settings[key].strip().lower() != value.lower():
-            log.warning("rspark: %s=%s ignored: rspark's answers need %s", key, settings[key], value)
+            log.warning("%s=%s ignored: rspark's answers need %s", key, settings[key], value)
             settings[key] = value
     jar = jar_path()  # rspark's JVM helpers (the fast line parser); None without a JDK: the Python path
     if jar is not None:
@@ -275,6 +275,6 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
         if not local:
             _ship_package(spark)
     else:
-        log.info("rspark: reusing the running SparkContext (master %s): its static settings stay as they are; "
+        log.info("reusing the running SparkContext (master %s): its static settings stay as they are; "
                  "its Python workers run %s", spark.sparkContext.master, spark.sparkContext.pythonExec)
     return use_session(spark)

@@ -159,7 +159,7 @@ class LoadedStream:
 def check_file(path: str | Path) -> None:
     """Raises :class:`MissingFileError` when ``path`` is a local path (or ``file:`` URI) that does not exist, before
     Spark is asked to read it; a glob pattern that matches files and a URI of another scheme pass."""
-    local = _local_path(str(path))
+    local = rdf.local_path(str(path))
     if local is None or os.path.exists(local):
         return
     if "{" in local:  # a Hadoop glob's alternatives, which Python's glob does not read: Spark tells
@@ -181,17 +181,6 @@ def _graph_term(graph: str | None) -> str:
     if not value or any(ch in value for ch in '<>" {}|\\^`\n\r\t'):
         raise InputError(f"graph must be an IRI, not {graph!r}")
     return "<" + value + ">"
-
-
-def _local_path(path: str) -> str | None:
-    """The absolute local path of ``path`` (None for a URI with another scheme)."""
-    if path.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
-        return unquote(urlparse(path).path)
-    if rdf.has_scheme(path):
-        return None
-    return str(Path(path).resolve())
 
 
 def _quad_batch(s: pa.Array, p: pa.Array, o: pa.Array, g: pa.Array, pos: list | None) -> pa.RecordBatch:
@@ -242,7 +231,7 @@ def _text_lines(spark: SparkSession, path: str) -> DataFrame:
     """The lines of a text file: ``value``, ``blk`` (the first byte of the line's input split) and ``idx`` (the
     line's index in its partition, which holds that split: (blk, idx) sorts in file order, and :class:`_Lines` turns
     it into a line number)."""
-    local = _local_path(path)
+    local = rdf.local_path(path)
     return spark.read.text(local if local is not None else path).select(
         F.col("value"), F.input_file_block_start().alias("blk"),
         (F.monotonically_increasing_id().bitwiseAND(F.lit(_LINE_INDEX_BITS))).alias("idx"))
@@ -251,7 +240,7 @@ def _text_lines(spark: SparkSession, path: str) -> DataFrame:
 def _lines_source(spark: SparkSession, path: str, fmt: str, prefix: str, mode: str = "rows") -> DataFrame | None:
     """rspark's data source over a local line-format file (:func:`rspark.spark.jvm.lines_source`), or None when the
     file is read with Spark's text source instead. A load and its line numbers (:class:`_Lines`) ask the same."""
-    local = _local_path(path)
+    local = rdf.local_path(path)
     if local is None:
         return None
     return jvm.lines_source(spark, local, quads=fmt == "nquads", prefix=prefix, mode=mode)
@@ -337,7 +326,7 @@ def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str |
             raw = lines.mapInArrow(python_parse, _RAW_DDL).persist(StorageLevel.MEMORY_AND_DISK)
             return raw, [raw], None
         log.info("loading %s (%s) with Spark's text source and rspark's JVM line scanner (a UDF), not rspark's data "
-                 "source: %s", path, name, jvm.source_unavailable(spark, _local_path(path) or path)
+                 "source: %s", path, name, jvm.source_unavailable(spark, rdf.local_path(path) or path)
                  or "it could not read the file")
         cut = F.call_function(udf, F.col("value"), F.lit(fmt == "nquads"), F.lit(prefix)).alias("r")
         stage = (
@@ -379,7 +368,7 @@ def _parse_document_df(spark: SparkSession, path: str, *, fmt: str, base_iri: st
                        default_graph: str, triple_graph: str | None, strict: bool, stream: bool) -> DataFrame:
     """Raw rows of a Turtle/TriG/RDF-XML file, parsed in one executor task."""
     log.info("loading %s (%s) in one Python task (pyoxigraph)", path, _FORMAT_NAMES[fmt])
-    local = _local_path(path)
+    local = rdf.local_path(path)
     compressed = rdf.is_compressed(path)
     if local is not None:
         source = local_frame(spark, [(local,)], "path string")  # read by the JVM: no Python worker for the path

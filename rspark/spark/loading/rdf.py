@@ -97,6 +97,18 @@ def has_scheme(path: str) -> bool:
     return re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path) is not None
 
 
+def local_path(path: str) -> str | None:
+    """The absolute local path of ``path``, a path or a ``file:`` URI (None for a URI with another scheme, which
+    Spark reads)."""
+    if path.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(path).path)
+    if has_scheme(path):
+        return None
+    return str(Path(path).resolve())
+
+
 def file_base_iri(path: str | Path) -> str:
     """The default base IRI of a file: its ``file:`` URI (a URI with a scheme is used as it is)."""
     text = str(path)
