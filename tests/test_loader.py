@@ -335,7 +335,7 @@ def test_gzip_and_non_local_sources(spark, tmp_path, monkeypatch):
             and not q[2].startswith("_:")} == expected_ttl
     assert len(quad_list(load_rdf(spark, nt))) == 8
     # a URI with another scheme (hdfs://, s3a://...) is read through Spark's binaryFile / text sources
-    monkeypatch.setattr(loader, "_local_path", lambda path: None)
+    monkeypatch.setattr(loader.rdf, "local_path", lambda path: None)
     assert len(quad_list(load_rdf(spark, ttl.resolve().as_uri()))) == 15
     lg = load_rdf(spark, nt.resolve().as_uri())
     assert len(quad_list(lg)) == 8
