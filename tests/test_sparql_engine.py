@@ -195,7 +195,9 @@ def test_an_expression_too_deep_for_spark_is_a_clear_error(engine):
     def nested(depth: int) -> str:
         return "SELECT ?y WHERE { VALUES ?x { 1 } BIND(" + "(" * depth + "?x" + " + 1)" * depth + " AS ?y) }"
 
+    # which of Spark's limits comes first depends on the session's state: its SQL parser, or its analyser's rule
+    # iterations when the expression is resolved
     with pytest.raises(NotSupportedError, match=r"the query nests too deeply for Spark "
-                                                r"\(FAILED_TO_PARSE_TOO_COMPLEX\)"):
+                                                r"\((FAILED_TO_PARSE_TOO_COMPLEX|Max iterations)\): write"):
         list(engine.sparql(nested(60)))
     assert [r["y"].lexical for r in engine.sparql(nested(10))] == ["11"]

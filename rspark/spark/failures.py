@@ -11,7 +11,7 @@ from rspark.errors import MemoryLimitError, NotSupportedError, RsparkError, Spar
 # what Spark says of a plan or a generated SQL expression nested too deeply for its SQL parser, its optimiser's rule
 # batches or the JVM's stack (the front end's bounds on nesting are above these: a query within them can still be
 # too deep for Spark)
-_TOO_COMPLEX = ("FAILED_TO_PARSE_TOO_COMPLEX", "java.lang.StackOverflowError", "Max iterations (")
+_TOO_COMPLEX = ("FAILED_TO_PARSE_TOO_COMPLEX", "java.lang.StackOverflowError", "Max iterations")
 _OUT_OF_MEMORY = ("java.lang.OutOfMemoryError", "Java heap space", "GC overhead limit exceeded", "MemoryError")
 # what PySpark raises when the JVM it talks to has gone away (the connection, or a SparkContext stopped under it)
 _NO_TEXT = "(its text needs the JVM, which did not give it)"
