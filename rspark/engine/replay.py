@@ -23,10 +23,12 @@ from pyspark.sql import functions as F
 from rspark import results as R
 from rspark.algebra import ops
 from rspark.algebra.translate import compile_query
+from rspark.cep.patterns import asks_intervals, has_interval_joins
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
 from rspark.model.terms import IRI
 from rspark.rsp.windows import format_time, parse_time
+from rspark.spark.cep.match import WindowEvents
 from rspark.spark.frames import local_frame
 from rspark.spark.loading.loader import quoted_table
 from rspark.spark.sparql import solutions as S
@@ -205,6 +207,10 @@ class Replayer:
         env = dataclasses.replace(make_env(plan.base), now_sql=now_sql(timeline))
         comp = ReplayCompiler(self.spark, dataset, env)
         comp.timeline = timeline
+        comp.profile = profile
+        comp.query_op = plan.op
+        comp.interval_mode = has_interval_joins(plan.op) or (
+            asks_intervals(plan.op) and not any(isinstance(n, ops.Match) for n in ops.descendants(plan.op)))
         inputs, bgp_windows = [], {}
         for d, rw, src in zip(decls, resolved, sources):
             matches = None
@@ -232,13 +238,17 @@ class Replayer:
             stamps = None
             if id(d) not in bgp_windows:
                 stamps = memoized(lambda src=src, rw=rw: self._stamps(src, rw, instant_values))
+            dated = memoized(lambda src=src, rw=rw: self._occurrences(src, rw, instant_values))
             if d.merged or d.name is None:
                 merged.append(content)
                 dataset.merged_stamps.append(stamps)
+                dataset.merged_dated.append(dated)
             else:
                 name = E.encode(d.name)
                 named[name] = content
                 dataset.named_stamps[name] = stamps
+                dataset.named_dated[name] = dated
+                dataset.window_events[name] = self._window_events(src, rw, instant_values, d)
                 dataset.named_graphs[name] = (
                     no_graphs(d.name) if id(d) in bgp_windows else
                     memoized(lambda src=src, rw=rw: self._element_graphs(src, rw, instant_values)))
@@ -363,6 +373,31 @@ class Replayer:
         if metadata and src.has_metadata():
             triples = triples.unionByName(src.metadata.select(F.col("s").alias("element"), F.col("s"), "p", "o"))
         return assigned.join(triples, "element").select(*cols)
+
+    def _occurrences(self, src: StreamSource, rw, instants) -> DataFrame:
+        """A window's dated triple occurrences at every instant (EP-SPARQL patterns): ``(__t, s, p, o, ts)``."""
+        return self._dated(src, rw, instants).select(F.col("instant").alias(KEY), "s", "p", "o", "ts").distinct()
+
+    @staticmethod
+    def _window_events(src: StreamSource, rw, instants, decl) -> WindowEvents:
+        """What event patterns over this window read (``rspark.spark.cep.match``): the stream's quads, and the
+        assignment of element-keyed rows to the instants whose window holds their element."""
+        from rspark.spark.streaming.windows import CountSpec, assign_window
+
+        def quads() -> DataFrame:
+            return src.quads.select("element", "ts", "seq", "s", "p", "o")
+
+        def assign(rows: DataFrame) -> DataFrame:
+            if isinstance(rw, CountSpec):
+                if rw.unit != "ELEMENTS":
+                    raise NotSupportedError(f"EVENT ON {decl.name.n3()}: a [RANGE {rw.unit} n] window holds parts of "
+                                            "elements, and a basic event pattern matches whole elements (RSEP-QL, "
+                                            "eq. 4); use a time, landmark or [RANGE ELEMENTS n] window")
+                held = assign_window(src.elements, rw, instants).select("instant", "element")
+                return held.join(rows, "element")
+            return assign_window(rows, rw, instants)
+
+        return WindowEvents(quads, assign)
 
     def _stamps(self, src: StreamSource, rw, instants) -> DataFrame:
         """A window's timestamps at every instant: ``(__t, s, p, o, ts)``, the latest timestamp (ticks) of each

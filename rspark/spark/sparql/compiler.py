@@ -260,7 +260,7 @@ class Compiler:
                 out = S.union(out, S.align(p, keys, ctx.domain))
             return out
         keys = ctx.active.keys
-        df, positions, quoted = _match_positions(ctx.active.triples(), triple, self.fresh)
+        df, positions, quoted = match_positions(ctx.active.triples(), triple, self.fresh)
         cols = [F.col(k) for k in keys] + [F.col(pos).alias(var_col(n)) for n, pos in positions.items()]
         df = df.select(*cols)
         sols = Solutions(df, tuple(positions), frozenset(positions), keys)
@@ -275,7 +275,7 @@ class Compiler:
 
     def _match_quoted(self, sols: Solutions, tmp: str, term: QuotedTriple, ctx: Context) -> Solutions:
         """Decompose the quoted-triple term bound to ``tmp`` against the pattern ``term`` (RDF-star)."""
-        qdf, positions, nested = _match_positions(self.dataset.quoted(), term, self.fresh, {"__qt": "t"})
+        qdf, positions, nested = match_positions(self.dataset.quoted(), term, self.fresh, {"__qt": "t"})
         names = {n: (tmp if n == "__qt" else n) for n in positions}
         qdf = qdf.select(*[F.col(pos).alias(var_col(names[n])) for n, pos in positions.items()])
         q = Solutions(qdf, tuple(names.values()), frozenset(names.values()), ())
@@ -325,7 +325,7 @@ class Compiler:
                 raise NotSupportedError("EXISTS inside the filter of an OPTIONAL")
 
             def condition(resolve):
-                scope = _Scope(resolve, extension=self.extension)
+                scope = self.condition_scope(resolve)
                 out = None
                 for e in exprs:
                     c = F.coalesce(compile_ebv(e, scope, self.env), F.lit(False))
@@ -344,6 +344,10 @@ class Compiler:
         return S.minus(self.align(left, right.keys, ctx), right)
 
     # ---------------------------------------------------------------------------------------------- expressions
+
+    def condition_scope(self, resolve: Callable[[str], Column | None]) -> _Scope:
+        """The expression scope of a join condition over a merged row (``resolve``: variable name -> column)."""
+        return _Scope(resolve, extension=self.extension)
 
     def scope(self, sols: Solutions, flags: dict[int, str] | None = None) -> _Scope:
         names = set(sols.vars)
@@ -574,7 +578,7 @@ class Compiler:
         return {v.name: row[var_col(v.name)] for v, _ in op.aggregates}
 
 
-def _match_positions(df: DataFrame, triple, fresh: Callable[[str], str], positions: dict[str, str] | None = None):
+def match_positions(df: DataFrame, triple, fresh: Callable[[str], str], positions: dict[str, str] | None = None):
     """Match the s, p, o columns of ``df`` against a triple pattern (or the pattern of a quoted triple): constants
     become filters, a repeated variable an equality. Returns the filtered frame, variable -> first column holding it,
     and the quoted-triple patterns with variables inside, each under a fresh name (from ``fresh``, the

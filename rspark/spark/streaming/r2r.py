@@ -9,6 +9,7 @@ key, so one plan answers the query at all instants.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -20,7 +21,7 @@ from rspark.model import codec as E
 from rspark.model.terms import IRI, XSD, BlankNode, Variable
 from rspark.spark.frames import local_frame
 from rspark.spark.sparql import solutions as S
-from rspark.spark.sparql.compiler import Compiler, DatasetView
+from rspark.spark.sparql.compiler import Compiler, DatasetView, GraphSource
 from rspark.spark.sparql.solutions import Solutions, var_col
 from rspark.spark.streaming.bgp_window import BGPWindow
 from rspark.spark.streaming.keys import KEY
@@ -49,26 +50,51 @@ class ReplayDataset(DatasetView):
         self.named_stamps: dict = {}
         # GRAPH inside WINDOW :w: per named window, a builder of its elements' graphs (__t, g, s, p, o)
         self.named_graphs: dict = {}
+        # event patterns (EVENT ON :w): per named window, its stream's quads and its assignment to instants
+        self.window_events: dict = {}
+        # EP-SPARQL: the windows' dated triple occurrences (__t, s, p, o, ts), FROM STREAM ones and named ones
+        self.merged_dated: list = []
+        self.named_dated: dict = {}
+
+
+@dataclass(frozen=True)
+class OccurrenceSource(GraphSource):
+    """A stream window's triple occurrences, each dated: ``triples()`` gives (keys, s, p, o, ts). What triple
+    patterns read in an EP-SPARQL pattern, where a solution's interval spans the occurrences it matched."""
 
 
 class ReplayCompiler(Compiler):
     """The algebra compiler with windows: ``WINDOW :w { P }`` reads window :w's content at each instant, and
-    the default graph is the static default graph plus every C-SPARQL (FROM STREAM) window's content."""
+    the default graph is the static default graph plus every C-SPARQL (FROM STREAM) window's content.
+
+    Event processing (``rspark.spark.cep``): MATCH is RSEP-QL's event graph pattern; with ``interval_mode`` (a
+    query with EP-SPARQL operators) every solution read from a stream carries an interval, triple patterns match
+    triple occurrences, and joins combine intervals."""
+
+    profile = None  # the replay's engine profile (the default SEQ selection and consumption of MATCH)
+    query_op = None  # the whole query's algebra (does it ask for intervals?)
+    interval_mode = False
+    timeline = None
 
     def default_context(self):
-        from rspark.spark.sparql.compiler import Context, GraphSource, UnionSource
+        from rspark.spark.sparql.compiler import Context, UnionSource
 
         ds = self.dataset
         parts = [GraphSource(ds.default, (), "default graph")]
-        parts += [GraphSource(lambda df=df: df, (KEY,), "stream window", stamps)
-                  for df, stamps in zip(ds.merged, ds.merged_stamps)]
+        if self.interval_mode:
+            parts += [OccurrenceSource(dated, (KEY,), "stream window occurrences") for dated in ds.merged_dated]
+        else:
+            parts += [GraphSource(lambda df=df: df, (KEY,), "stream window", stamps)
+                      for df, stamps in zip(ds.merged, ds.merged_stamps)]
         return Context(UnionSource(tuple(parts)), (KEY,), self.domain)
 
     def compile(self, op: ops.Op, ctx=None):
         """As the static compiler; an operator whose expressions call NOW() (the evaluation instant in a replay)
-        gets its input keyed by instant first, also when that input reads static data alone."""
+        gets its input keyed by instant first, also when that input reads static data alone. getDURATION()
+        compared with a duration literal becomes a comparison of tick counts (``intervals.rewrite_durations``)."""
         from rspark.spark.sparql.compiler import Seed
 
+        op = _durations_as_ticks(op, self.timeline)
         if isinstance(op, (ops.Extend, ops.Filter, ops.Group, ops.OrderBy)) and _mentions_now(_expressions(op)):
             ctx = ctx or self.default_context()
             inner = self.align(super().compile(op.op, ctx), (KEY,), ctx)
@@ -79,9 +105,16 @@ class ReplayCompiler(Compiler):
         """As the static compiler, and a column for every C-SPARQL ``timestamp(s, p, o)`` call in ``exprs``: the
         latest timestamp of that triple in the active window at the row's instant (a left join with the window's
         timestamps on instant and triple), unbound when the window does not hold it."""
+        from rspark.spark.cep.intervals import interval_calls, interval_values
         from rspark.spark.sparql.compiler import UnionSource
 
         sols, flags = super().with_exists(sols, exprs, ctx)
+        getters: list = []
+        for e in exprs:
+            interval_calls(e, getters)
+        if getters:
+            sols, more = interval_values(sols, getters, self.timeline, self.fresh, now_sql)
+            flags.update(more)
         calls: list = []
         for e in exprs:
             _timestamp_calls(e, calls)
@@ -119,6 +152,97 @@ class ReplayCompiler(Compiler):
             return F.lit(None).cast("string")
         return F.lit(E.encode(term))
 
+    # ------------------------------------------------------------------------------------ EP-SPARQL (intervals)
+
+    def scan_triple(self, triple, ctx):
+        """In an EP-SPARQL pattern a triple pattern over a stream window matches its dated occurrences: each
+        solution carries the interval [ts, ts] of the occurrence it matched."""
+        if not isinstance(ctx.active, OccurrenceSource):
+            return super().scan_triple(triple, ctx)
+        from rspark.cep.patterns import END, START
+        from rspark.spark.sparql.compiler import match_positions
+
+        keys = ctx.active.keys
+        df, positions, quoted = match_positions(ctx.active.triples(), triple, self.fresh)
+        if quoted:
+            raise NotSupportedError("quoted triple patterns with variables inside an EP-SPARQL pattern")
+        cols = [F.col(k) for k in keys] + [F.col(pos).alias(var_col(n)) for n, pos in positions.items()]
+        cols += [F.col("ts").alias(var_col(START)), F.col("ts").alias(var_col(END))]
+        names = (*positions, START, END)
+        return Solutions(df.select(*cols), names, frozenset(names), keys)
+
+    def _op_BGP(self, op: ops.BGP, ctx):
+        if not self.interval_mode or len(op.triples) < 2:
+            return super()._op_BGP(op, ctx)
+        from rspark.spark.cep.intervals import interval_join
+        from rspark.spark.sparql.compiler import order_patterns
+
+        scans = [self.scan_triple(t, ctx) for t in order_patterns(op.triples)]
+        out = scans[0]
+        for nxt in scans[1:]:
+            out = interval_join(out, nxt)
+        return out
+
+    def _op_Join(self, op: ops.Join, ctx):
+        if not self.interval_mode:
+            return super()._op_Join(op, ctx)
+        from rspark.spark.cep.intervals import interval_join
+
+        return interval_join(self.compile(op.left, ctx), self.compile(op.right, ctx))
+
+    def _op_LeftJoin(self, op: ops.LeftJoin, ctx):
+        if not self.interval_mode:
+            return super()._op_LeftJoin(op, ctx)
+        from rspark.spark.cep.intervals import ends_no_later, interval_join
+
+        left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
+        left = self.align(left, right.keys, ctx)
+        condition = None
+        if op.expr is not None:
+            exprs = op.expr if isinstance(op.expr, tuple) else (op.expr,)
+
+            def condition(resolve):
+                from rspark.spark.expr.compile import compile_ebv
+
+                scope = self.condition_scope(resolve)
+                out = None
+                for e in exprs:
+                    c = F.coalesce(compile_ebv(e, scope, self.env), F.lit(False))
+                    out = c if out is None else (out & c)
+                return out
+        return interval_join(left, right, "left", condition, ends_no_later)
+
+    def _op_Minus(self, op: ops.Minus, ctx):
+        if self.interval_mode:
+            raise NotSupportedError("MINUS inside an EP-SPARQL pattern (express negation with OPTIONALSEQ and "
+                                    "!BOUND, as EP-SPARQL does)")
+        return super()._op_Minus(op, ctx)
+
+    def _op_IntervalJoin(self, op: ops.IntervalJoin, ctx):
+        """EP-SPARQL's SEQ, EQUALS, OPTIONALSEQ, EQUALSOPTIONAL (``rspark.spark.cep.intervals``)."""
+        from rspark.spark.cep.intervals import interval_join, same_interval, seq_before
+
+        left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
+        if op.kind == "seq-join":
+            return interval_join(left, right, temporal=seq_before)
+        if op.kind == "eq-join":
+            return interval_join(left, right, temporal=same_interval)
+        if op.kind == "seq-right-join":  # the left side optional, before the mandatory right side
+            right = self.align(right, left.keys, ctx)
+            left = self.align(left, right.keys, ctx)
+            return interval_join(right, left, "left", temporal=lambda r1, r2, l1, l2: l2 < r1)
+        if op.kind == "eq-left-join":
+            left = self.align(left, right.keys, ctx)
+            right = self.align(right, left.keys, ctx)
+            return interval_join(left, right, "left", temporal=same_interval)
+        raise NotSupportedError(f"the interval join {op.kind}")
+
+    def _op_Match(self, op: ops.Match, ctx):
+        """RSEP-QL's MATCH (eq. 8): ``rspark.spark.cep``."""
+        from rspark.spark.cep.match import compile_match
+
+        return compile_match(self, op, KEY)
+
     def _op_Window(self, op: ops.Window, ctx):
         from rspark.spark.sparql.compiler import Context, GraphSource
 
@@ -131,6 +255,8 @@ class ReplayCompiler(Compiler):
             if isinstance(df, BGPWindow):  # its content depends on the pattern that reads it
                 df = df.content(op.op)
             source = GraphSource(lambda: df, (KEY,), f"window {name}", self.dataset.named_stamps.get(name))
+            if self.interval_mode:
+                source = OccurrenceSource(self.dataset.named_dated[name], (KEY,), f"occurrences of {name}")
             graphs = GraphSource(self.dataset.named_graphs[name], (KEY,), f"elements of {name}")
             return self.compile(op.op, Context(source, ctx.keys, ctx.domain, graphs))
         # WINDOW ?w: every named window, the window name as a key (like GRAPH ?g)
@@ -168,6 +294,33 @@ class ReplayCompiler(Compiler):
         out_keys = tuple(k for k in inner.keys if k != key)
         df = df.select(*out_keys, *[var_col(v) for v in names_out], *[c for c, _ in inner.order])
         return Solutions(df, names_out, inner.bound | {var}, out_keys, inner.order)
+
+
+def _durations_as_ticks(op: ops.Op, timeline):
+    """``op`` with getDURATION() compared with duration literals as tick counts, in its own expressions."""
+    from rspark.spark.cep.intervals import rewrite_durations
+
+    if timeline is None:
+        return op
+    if isinstance(op, ops.Filter) and _mentions(op.exprs, "GETDURATION"):
+        return dataclasses.replace(op, exprs=tuple(rewrite_durations(e, timeline) for e in op.exprs))
+    if isinstance(op, ops.Extend) and _mentions((op.expr,), "GETDURATION"):
+        return dataclasses.replace(op, expr=rewrite_durations(op.expr, timeline))
+    if isinstance(op, ops.LeftJoin) and op.expr is not None:
+        exprs = op.expr if isinstance(op.expr, tuple) else (op.expr,)
+        if _mentions(exprs, "GETDURATION"):
+            new = tuple(rewrite_durations(e, timeline) for e in exprs)
+            return dataclasses.replace(op, expr=new if isinstance(op.expr, tuple) else new[0])
+    return op
+
+
+def _mentions(exprs, name: str) -> bool:
+    for e in exprs:
+        if isinstance(e, Call) and (e.name == name or _mentions(e.args, name)):
+            return True
+        if isinstance(e, FunctionCall) and _mentions(e.args, name):
+            return True
+    return False
 
 
 def element_metadata(src: StreamSource, assigned: DataFrame) -> DataFrame:

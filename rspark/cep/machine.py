@@ -1,0 +1,120 @@
+"""The sequential evaluation of event patterns under a consumption policy (RSEP-QL, Sec. 4.4, Defs. 8-10).
+
+A consumption policy makes each evaluation depend on the previous ones: the triple occurrences that took part in
+the events of one evaluation instant are no longer input at the later ones. That state is carried from instant to
+instant, so this part runs instant after instant, one key at a time (``patterns.consumption_key``), inside Spark's
+Python workers (``rspark.spark.cep.consume``). Everything else about events is a Spark plan.
+
+The evaluator follows the equations: events are sets of (mu, t1, t2); an evaluation happens under an active window
+that is an upper bound on timestamps (``ub``, exclusive) and a substitution (the bindings of the right event of an
+enclosing SEQ). The order of events is by end, then start (``before``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rspark.algebra import ops
+
+# an event: (mapping as a sorted tuple of (variable, term)), t1, t2 -> the triple occurrences it uses
+Events = dict
+
+
+def before(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """The order of events (RSEP-QL leaves it open, Sec. 4.2): by end, then by start."""
+    return (a[1], a[0]) < (b[1], b[0])
+
+
+def _compatible(mu: tuple, sub: dict) -> bool:
+    return all(sub.get(k, v) == v for k, v in mu)
+
+
+def _merge(mu1: tuple, mu2: tuple) -> tuple:
+    return tuple(sorted(dict(mu1 + mu2).items()))
+
+
+def _extreme(events: Events, last: bool) -> Events:
+    if not events:
+        return {}
+    keys = [(t2, t1) for (_, t1, t2) in events]
+    best = max(keys) if last else min(keys)
+    return {e: occ for e, occ in events.items() if (e[2], e[1]) == best}
+
+
+class Evaluator:
+    """Evaluates an event expression at one instant over the matches of its basic event patterns at that instant:
+    ``matches[bep]`` lists (mapping, ts, occurrences) (the mapping a sorted tuple of (variable, term) pairs, the
+    occurrences the triple occurrences the match uses)."""
+
+    def __init__(self, matches: dict) -> None:
+        self.matches = matches
+
+    def run(self, expr, sub: dict | None = None, ub: int | None = None) -> Events:
+        sub = sub or {}
+        if isinstance(expr, ops.EventPattern):
+            out: Events = {}
+            for mu, ts, occ in self.matches.get(expr, ()):
+                if (ub is None or ts < ub) and _compatible(mu, sub):
+                    key = (mu, ts, ts)
+                    out[key] = out.get(key, frozenset()) | occ
+            return out
+        if isinstance(expr, ops.EventFirst):
+            return _extreme(self.run(expr.expr, sub, ub), last=False)
+        if isinstance(expr, ops.EventLast):
+            return _extreme(self.run(expr.expr, sub, ub), last=True)
+        if isinstance(expr, ops.EventSeq):
+            return self._seq(expr, sub, ub)
+        raise TypeError(f"not an event expression: {expr!r}")
+
+    def _seq(self, expr: ops.EventSeq, sub: dict, ub: int | None) -> Events:
+        policy = (expr.selection or "UNRESTRICTED").upper()
+        out: Events = {}
+        if policy == "NAIVE":
+            lefts = _extreme(self.run(expr.left, sub, ub), last=True)
+            rights = _extreme(self.run(expr.right, sub, ub), last=True)
+            for (mu1, t1, t2), o1 in lefts.items():
+                for (mu2, t3, t4), o2 in rights.items():
+                    if before((t1, t2), (t3, t4)) and _compatible(mu1, dict(mu2)):
+                        key = (_merge(mu1, mu2), t1, t4)
+                        out[key] = out.get(key, frozenset()) | o1 | o2
+            return out
+        rights = self.run(expr.right, sub, ub)
+        candidates = []  # (right event, its occurrences, the left events under its substitution)
+        for (mu2, t3, t4), o2 in rights.items():
+            lefts = self.run(expr.left, {**sub, **dict(mu2)}, t3)
+            if lefts:
+                candidates.append(((mu2, t3, t4), o2, lefts))
+        if policy in ("CHRONOLOGICAL", "RECENT"):
+            last = policy == "RECENT"
+            best: dict = {}
+            for (mu2, t3, t4), _, _ in candidates:
+                k = (t4, t3)
+                if mu2 not in best or (k > best[mu2] if last else k < best[mu2]):
+                    best[mu2] = k
+            candidates = [(r, o2, _extreme(lefts, last)) for r, o2, lefts in candidates
+                          if (r[2], r[1]) == best[r[0]]]
+        for (mu2, _t3, t4), o2, lefts in candidates:
+            for (mu1, t1, _t2), o1 in lefts.items():
+                key = (_merge(mu1, mu2), t1, t4)
+                out[key] = out.get(key, frozenset()) | o1 | o2
+        return out
+
+
+def run_consuming(expr, rows: Iterable[tuple]) -> list[tuple]:
+    """Evaluates ``expr`` at each instant in order, with consumption: ``rows`` are the basic event patterns'
+    matches, (instant, bep, mapping, ts, occurrences), in any order. Returns (instant, mapping, t1, t2) per event.
+
+    At each instant a match whose occurrences include a consumed one is no input (its element's remaining triples
+    do not hold it); after the evaluation, every occurrence of every event found is consumed."""
+    by_instant: dict[int, dict] = {}
+    for t, bep, mu, ts, occ in rows:
+        by_instant.setdefault(t, {}).setdefault(bep, []).append((mu, ts, occ))
+    consumed: set = set()
+    out: list[tuple] = []
+    for t in sorted(by_instant):
+        matches = {bep: [m for m in ms if not (m[2] & consumed)] for bep, ms in by_instant[t].items()}
+        events = Evaluator(matches).run(expr)
+        for (mu, t1, t2), occ in events.items():
+            out.append((t, mu, t1, t2))
+            consumed |= occ
+    return out

@@ -1,0 +1,158 @@
+"""MATCH (RSEP-QL, eq. 8) in a replay: the basic event patterns' matches on the base stream, assigned to instants,
+then the event expression as a Spark plan (:mod:`rspark.spark.cep.events`), or, under a consumption policy, the
+sequential evaluator of :mod:`rspark.cep.machine` run per key inside Spark (``applyInPandas``).
+
+The replay gives, per named window, ``WindowEvents``: the stream's quads and the window's assignment of
+element-keyed rows to the instants whose window holds their element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from rspark.algebra import ops
+from rspark.cep.patterns import (
+    END,
+    START,
+    asks_intervals,
+    basic_patterns,
+    bep_variables,
+    consumption_key,
+    event_variables,
+    pattern_triples,
+)
+from rspark.errors import NotSupportedError, RsparkError
+from rspark.model import codec as E
+from rspark.model.terms import IRI
+from rspark.spark.cep.events import T1, T2, TS, EventPlanner
+from rspark.spark.sparql.compiler import Context, GraphSource
+from rspark.spark.sparql.solutions import Solutions, pattern_variable, var_col
+
+ELEMENT, OCC = "__ev_el", "__ev_occ"
+
+
+@dataclass(frozen=True)
+class WindowEvents:
+    """What a named window gives event patterns: ``quads()`` the stream's (element, ts, seq, s, p, o), and
+    ``assign(rows)`` the rows (with element, ts, seq) paired with every instant whose window holds their element,
+    as a column ``instant``."""
+
+    quads: Callable[[], DataFrame]
+    assign: Callable[[DataFrame], DataFrame]
+
+
+def compile_match(comp, op: ops.Match, key: str) -> Solutions:
+    """The solutions of MATCH at every instant of the replay (``comp.domain``), keyed by ``key``."""
+    expr = with_selection(op.expr, comp.profile.selection)
+    beps = basic_patterns(expr)
+    consume = str(op.consume or comp.profile.consumption or "NONE").upper()
+    intervals = asks_intervals(comp.query_op)
+    cache: dict = {}
+
+    def matches(bep: ops.EventPattern) -> DataFrame:
+        if bep not in cache:
+            cache[bep] = _bep_matches(comp, bep, key, occurrences=consume != "NONE")
+        return cache[bep]
+
+    if consume == "NONE":
+        planner = EventPlanner(matches, key, comp.fresh)
+        return planner.match(expr, comp.domain, intervals)
+    if consume not in ("CHRONOLOGICAL", "RECENT"):
+        raise NotSupportedError(f"MATCH CONSUME {op.consume}: the consumption policies are CHRONOLOGICAL and RECENT")
+    return _consuming(comp, expr, beps, matches, key, intervals)
+
+
+def with_selection(expr, selection) -> object:
+    """``expr`` with the profile's selection policy on every SEQ that names none (docs/profiles.md)."""
+    policy = str(selection or "unrestricted").upper()
+    if policy == "UNRESTRICTED":
+        return expr
+    if isinstance(expr, ops.EventSeq):
+        return ops.EventSeq(with_selection(expr.left, selection), with_selection(expr.right, selection),
+                            expr.selection if expr.selection is not None else policy)
+    if isinstance(expr, ops.EventFirst):
+        return ops.EventFirst(with_selection(expr.expr, selection))
+    if isinstance(expr, ops.EventLast):
+        return ops.EventLast(with_selection(expr.expr, selection))
+    return expr
+
+
+def _bep_matches(comp, bep: ops.EventPattern, key: str, occurrences: bool) -> DataFrame:
+    """eq. 4's evaluations, once per stream element: the BGP over each element's graph (the quads keyed by
+    element), then the instants whose window holds the element. Columns: ``key``, ``TS``, the variables, and with
+    ``occurrences`` the element (``ELEMENT``) and the matched triple occurrences (``OCC``)."""
+    if not isinstance(bep.window, IRI):
+        raise NotSupportedError("EVENT ON a variable window (RSEP-QL leaves it to future work)")
+    name = E.encode(bep.window)
+    source = comp.dataset.window_events.get(name)
+    if source is None:
+        raise RsparkError(f"EVENT ON {bep.window.n3()}: not a named window of the query's dataset")
+    quads = source.quads()
+    keys = ("element", "ts", "seq")
+    sols = comp.compile(bep.op, Context(GraphSource(lambda: quads, keys, f"elements of {name}"), keys))
+    names = bep_variables(bep)
+    rows = source.assign(sols.df)
+    cols = [F.col("instant").alias(key), F.col("ts").alias(TS), *[F.col(var_col(v)) for v in names]]
+    if occurrences:
+        triples = []
+        for t in pattern_triples(bep):
+            parts = []
+            for term in (t.subject, t.predicate, t.object):
+                v = pattern_variable(term)
+                parts.append(F.col(var_col(v)) if v is not None else F.lit(E.encode(term)))
+            triples.append(F.concat(F.lit(name + "|"), F.col("element"), F.lit("|"), parts[0], F.lit(" "),
+                                    parts[1], F.lit(" "), parts[2]))
+        cols += [F.col("element").alias(ELEMENT), F.array(*triples).alias(OCC)]
+    return rows.select(*cols)
+
+
+def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solutions:
+    """Consumption (RSEP-QL, Def. 10): the evaluator of ``rspark.cep.machine`` run instant after instant, per key
+    (``consumption_key``; one group when the pattern has none), inside Spark's Python workers."""
+    from rspark.cep.machine import run_consuming
+
+    names = list(event_variables(expr))
+    group = list(consumption_key(expr))
+    rows = None
+    for i, bep in enumerate(beps):
+        m = matches(bep)
+        own = bep_variables(bep)
+        part = m.select(key, F.lit(i).alias("__ev_bep"), TS, OCC,
+                        *[(F.col(var_col(v)) if v in own else F.lit(None).cast("string")).alias(var_col(v))
+                          for v in names])
+        rows = part if rows is None else rows.unionByName(part)
+    if not group:
+        rows = rows.withColumn("__ev_all", F.lit(0))
+    by = [var_col(v) for v in group] or ["__ev_all"]
+    bep_vars = [bep_variables(b) for b in beps]
+    cols = [var_col(v) for v in names]
+
+    def run(pdf):
+        import pandas as pd
+
+        items = []
+        columns = [pdf[c].tolist() for c in (key, "__ev_bep", TS, OCC, *cols)]
+        for t, b, ts, occ, *values in zip(*columns):
+            b = int(b)
+            row = dict(zip(names, values))
+            mu = tuple(sorted((v, row[v]) for v in bep_vars[b]))
+            items.append((int(t), beps[b], mu, int(ts), frozenset(occ)))
+        out = run_consuming(expr, items)
+        data = {key: [t for t, _, _, _ in out], T1: [a for _, _, a, _ in out], T2: [b for _, _, _, b in out]}
+        for v, c in zip(names, cols):
+            data[c] = [dict(mu).get(v) for _, mu, _, _ in out]
+        return pd.DataFrame(data, columns=[key, *cols, T1, T2])
+
+    schema = ", ".join([f"`{key}` long", *[f"`{c}` string" for c in cols], f"`{T1}` long", f"`{T2}` long"])
+    df = rows.groupBy(*by).applyInPandas(run, schema)
+    out_cols = [F.col(key), *[F.col(c) for c in cols]]
+    out_names = list(names)
+    if intervals:
+        out_cols += [F.col(T1).alias(var_col(START)), F.col(T2).alias(var_col(END))]
+        out_names += [START, END]
+    df = df.select(*out_cols).distinct()
+    return Solutions(df, tuple(out_names), frozenset(out_names), (key,))
