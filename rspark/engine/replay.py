@@ -24,6 +24,7 @@ from rspark import results as R
 from rspark.algebra import ops
 from rspark.algebra.translate import compile_query
 from rspark.cep.patterns import asks_intervals, has_interval_joins
+from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
 from rspark.model.terms import IRI
@@ -152,6 +153,9 @@ class Replayer:
             plan = compile_query(text, source=name)
             label = _query_label(plan, name)
             plans.append((plan, label))
+        rules = [(plan, label) for plan, label in plans if is_rule(plan)]
+        if rules:  # EP-SPARQL's CONSTRUCT rules: the streams they read become their Q-closure
+            close_streams(self, rules)
         streams: list[tuple[int, Iterator[ReplayOutput]]] = []
         pending = list(enumerate(plans))
         while pending:
@@ -375,8 +379,15 @@ class Replayer:
         return assigned.join(triples, "element").select(*cols)
 
     def _occurrences(self, src: StreamSource, rw, instants) -> DataFrame:
-        """A window's dated triple occurrences at every instant (EP-SPARQL patterns): ``(__t, s, p, o, ts)``."""
-        return self._dated(src, rw, instants).select(F.col("instant").alias(KEY), "s", "p", "o", "ts").distinct()
+        """A window's dated triple occurrences at every instant (EP-SPARQL patterns): ``(__t, s, p, o, ts0, ts)``,
+        ``[ts0, ts]`` the occurrence's interval (``ts0`` differs from ``ts`` for triples derived by rules)."""
+        dated = self._dated(src, rw, instants)
+        if src.starts is not None:
+            dated = dated.join(src.starts, "element", "left").withColumn("ts0", F.coalesce(F.col("start"),
+                                                                                            F.col("ts")))
+        else:
+            dated = dated.withColumn("ts0", F.col("ts"))
+        return dated.select(F.col("instant").alias(KEY), "s", "p", "o", "ts0", "ts").distinct()
 
     @staticmethod
     def _window_events(src: StreamSource, rw, instants, decl) -> WindowEvents:

@@ -33,6 +33,7 @@ from rspark.spark.sparql.compiler import Context, GraphSource
 from rspark.spark.sparql.solutions import Solutions, pattern_variable, var_col
 
 ELEMENT, OCC = "__ev_el", "__ev_occ"
+SEP = "\x1f"
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,9 @@ def _bep_matches(comp, bep: ops.EventPattern, key: str, occurrences: bool) -> Da
                 parts.append(F.col(var_col(v)) if v is not None else F.lit(E.encode(term)))
             triples.append(F.concat(F.lit(name + "|"), F.col("element"), F.lit("|"), parts[0], F.lit(" "),
                                     parts[1], F.lit(" "), parts[2]))
-        cols += [F.col("element").alias(ELEMENT), F.array(*triples).alias(OCC)]
+        # one string (occurrences joined by a unit separator): an array column per row made Arrow split
+        # the batches of large groups into chunked arrays that applyInPandas could not convert
+        cols += [F.col("element").alias(ELEMENT), F.concat_ws(SEP, *triples).alias(OCC)]
     return rows.select(*cols)
 
 
@@ -140,11 +143,14 @@ def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solution
             b = int(b)
             row = dict(zip(names, values))
             mu = tuple(sorted((v, row[v]) for v in bep_vars[b]))
-            items.append((int(t), beps[b], mu, int(ts), frozenset(occ)))
+            items.append((int(t), beps[b], mu, int(ts), frozenset(occ.split(SEP))))
         out = run_consuming(expr, items)
-        data = {key: [t for t, _, _, _ in out], T1: [a for _, _, a, _ in out], T2: [b for _, _, _, b in out]}
+        # typed columns: an empty frame of untyped (object) columns fails Arrow's conversion (a ChunkedArray)
+        data = {key: pd.Series([t for t, _, _, _ in out], dtype="int64"),
+                T1: pd.Series([a for _, _, a, _ in out], dtype="int64"),
+                T2: pd.Series([b for _, _, _, b in out], dtype="int64")}
         for v, c in zip(names, cols):
-            data[c] = [dict(mu).get(v) for _, mu, _, _ in out]
+            data[c] = pd.Series([dict(mu).get(v) for _, mu, _, _ in out], dtype=object)
         return pd.DataFrame(data, columns=[key, *cols, T1, T2])
 
     schema = ", ".join([f"`{key}` long", *[f"`{c}` string" for c in cols], f"`{T1}` long", f"`{T2}` long"])

@@ -59,8 +59,10 @@ class ReplayDataset(DatasetView):
 
 @dataclass(frozen=True)
 class OccurrenceSource(GraphSource):
-    """A stream window's triple occurrences, each dated: ``triples()`` gives (keys, s, p, o, ts). What triple
-    patterns read in an EP-SPARQL pattern, where a solution's interval spans the occurrences it matched."""
+    """A stream window's triple occurrences, each dated: ``triples()`` gives (keys, s, p, o, ts0, ts), the
+    interval of the occurrence (an element's triples: [ts, ts]; a triple derived by an EP-SPARQL rule: the interval
+    of the solution that built it). What triple patterns read in an EP-SPARQL pattern, where a solution's interval
+    spans the occurrences it matched."""
 
 
 class ReplayCompiler(Compiler):
@@ -167,7 +169,7 @@ class ReplayCompiler(Compiler):
         if quoted:
             raise NotSupportedError("quoted triple patterns with variables inside an EP-SPARQL pattern")
         cols = [F.col(k) for k in keys] + [F.col(pos).alias(var_col(n)) for n, pos in positions.items()]
-        cols += [F.col("ts").alias(var_col(START)), F.col("ts").alias(var_col(END))]
+        cols += [F.col("ts0").alias(var_col(START)), F.col("ts").alias(var_col(END))]
         names = (*positions, START, END)
         return Solutions(df.select(*cols), names, frozenset(names), keys)
 

@@ -34,6 +34,9 @@ class StreamSource:
     # the timestamp predicate (encoded IRI), for windows seen as datasets; a registered stream's elements are
     # stamped with prov:generatedAtTime (as --format trig writes them)
     stamp_predicate: str = "<http://www.w3.org/ns/prov#generatedAtTime>"
+    # elements derived by EP-SPARQL CONSTRUCT rules (rspark.engine.rules): (element, start), the start of the
+    # interval of each derived occurrence (its ``ts`` is the interval's end)
+    starts: DataFrame | None = None
 
     def triples_unique(self, predicates: frozenset | None = None) -> bool:
         """Whether every triple of the stream occurs once, in one element (one aggregate job, once per predicate

@@ -1,0 +1,131 @@
+"""EP-SPARQL's CONSTRUCT rules (EP-SPARQL, Sec. 4.2): in a replay, a CONSTRUCT query with EP-SPARQL operators
+and no REGISTER is a rule, and the queries of the replay read the stream it reads enriched with what it derives,
+iterated to a fixpoint (the Q-closure of the stream).
+
+Each derived triple occurrence carries the interval [start, end] of the solution that built it, and enters the
+stream at ``end``, when it is detected (timewise monotonic: nothing derived ever changes an earlier answer). The
+closure is computed on the whole stream, as EP-SPARQL defines it (a rule's window names the stream it reads), once
+per replay: each round evaluates every rule over the occurrences so far in one Spark plan (a single instant that
+holds them all), adds the new occurrences, and stops when a round adds none, or fails after ``MAX_ROUNDS``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from rspark.algebra import ops
+from rspark.cep.patterns import END, START, has_interval_joins
+from rspark.errors import NotSupportedError, RsparkError
+from rspark.model import codec as E
+from rspark.spark.frames import local_frame
+from rspark.spark.sparql import solutions as S
+from rspark.spark.sparql.solutions import var_col
+from rspark.spark.streaming.keys import KEY
+from rspark.spark.streaming.source import StreamSource
+
+log = logging.getLogger("rspark")
+
+MAX_ROUNDS = 32
+DERIVED_SEQ = 1 << 40  # derived occurrences come after every element of their timestamp
+
+
+def is_rule(plan: ops.QueryPlan) -> bool:
+    """A CONSTRUCT with EP-SPARQL operators that registers nothing: its output feeds the stream it reads."""
+    return plan.form == "CONSTRUCT" and plan.register is None and has_interval_joins(plan.op)
+
+
+def close_streams(replayer, rules: list[tuple[ops.QueryPlan, str]]) -> None:
+    """Replace each stream the rules read by its Q-closure under them (in ``replayer.sources``)."""
+    by_stream: dict[str, list] = {}
+    for plan, label in rules:
+        streams = {d.stream.value for d in plan.dataset.windows}
+        if len(streams) != 1:
+            raise NotSupportedError(f"{label}: a CONSTRUCT rule reads one stream (its output joins that stream); "
+                                    f"this one reads {len(streams)}")
+        by_stream.setdefault(streams.pop(), []).append((plan, label))
+    for iri, group in by_stream.items():
+        if iri not in replayer.sources:
+            raise RsparkError(f"{group[0][1]}: unknown stream <{iri}>")
+        replayer.sources[iri] = closure(replayer, replayer.sources[iri], group)
+
+
+def closure(replayer, src: StreamSource, rules: list) -> StreamSource:
+    occ = src.quads.select("s", "p", "o", F.col("ts").alias("start"), F.col("ts").alias("end"))
+    occ = occ.distinct().localCheckpoint()
+    derived_all = None
+    for round_no in range(1, MAX_ROUNDS + 1):
+        derived = None
+        for plan, label in rules:
+            part = _derive(replayer, plan, label, src, occ)
+            derived = part if derived is None else derived.unionByName(part)
+        new = derived.distinct().join(occ, ["s", "p", "o", "start", "end"], "left_anti").localCheckpoint()
+        added = new.count()
+        log.info("CONSTRUCT rules on <%s>: round %d derived %d new triple occurrences", src.iri, round_no, added)
+        if added == 0:
+            break
+        occ = occ.unionByName(new).localCheckpoint()
+        derived_all = new if derived_all is None else derived_all.unionByName(new)
+    else:
+        raise RsparkError(f"the CONSTRUCT rules over <{src.iri}> do not reach a fixpoint in {MAX_ROUNDS} rounds: "
+                          "each round derives new triple occurrences (a rule whose template has blank nodes, or "
+                          "rules that keep building on each other's output)")
+    if derived_all is None:
+        return src
+    element = F.concat(F.lit("<urn:rspark:derived:"), F.xxhash64("s", "p", "o", "start", "end").cast("string"),
+                       F.lit(">"))
+    derived = derived_all.select("s", "p", "o", element.alias("element"), F.col("end").alias("ts"),
+                                 (F.lit(DERIVED_SEQ) + F.monotonically_increasing_id()).alias("seq"),
+                                 F.col("start").alias("start")).localCheckpoint()
+    quads = src.quads.unionByName(derived.drop("start"), allowMissingColumns=True)
+    elements = src.elements.unionByName(derived.select("element", "ts", "seq").distinct(),
+                                        allowMissingColumns=True)
+    return dataclasses.replace(src, elements=elements, quads=quads, _bounds=None, _unique={}, candidates=None,
+                               restricted=None, _restricted={},
+                               starts=derived.select("element", "start").distinct())
+
+
+def _derive(replayer, plan: ops.QueryPlan, label: str, src: StreamSource, occ: DataFrame) -> DataFrame:
+    """One evaluation of a rule over all occurrences so far: its triples with their solutions' intervals
+    (s, p, o, start, end)."""
+    from rspark.rsp.profiles import get_profile
+    from rspark.spark.sparql.query import construct_frame, make_env
+    from rspark.spark.streaming.r2r import ReplayCompiler, ReplayDataset, now_sql
+
+    spark = replayer.spark
+    timeline = src.timeline()
+    at_once = occ.select(F.lit(0).cast("long").alias(KEY), "s", "p", "o", F.col("start").alias("ts0"),
+                         F.col("end").alias("ts"))
+    content = at_once.select(KEY, "s", "p", "o").distinct()
+    static = replayer.engine.dataset_for(dataclasses.replace(
+        plan, dataset=ops.Dataset(plan.dataset.default_graphs, plan.dataset.named_graphs, ())))
+    merged, named = [], {}
+    dataset = ReplayDataset(static, merged, named, [])
+    for d in plan.dataset.windows:
+        if d.merged or d.name is None:
+            merged.append(content)
+            dataset.merged_stamps.append(None)
+            dataset.merged_dated.append(lambda: at_once)
+        else:
+            name = E.encode(d.name)
+            named[name] = content
+            dataset.named_dated[name] = lambda: at_once
+            dataset.named_graphs[name] = lambda: None
+    env = dataclasses.replace(make_env(plan.base), now_sql=now_sql(timeline))
+    comp = ReplayCompiler(spark, dataset, env)
+    comp.timeline = timeline
+    comp.query_op = plan.op
+    comp.profile = get_profile(replayer.profile or replayer.engine.profile)
+    comp.interval_mode = True
+    comp.domain = local_frame(spark, [(0,)], f"{KEY} long")
+    sols = S.align(comp.compile(plan.op), (KEY,), comp.domain)
+    if START not in sols.vars:
+        raise NotSupportedError(f"{label}: a CONSTRUCT rule's pattern must read the stream")
+    df = sols.df.withColumn("__rs", F.col(var_col(START)).cast("long")).withColumn("__re",
+                                                                                   F.col(var_col(END)).cast("long"))
+    sols = dataclasses.replace(sols, df=df, keys=(*sols.keys, "__rs", "__re"), order=())
+    triples = construct_frame(sols, plan.template)
+    return triples.select("s", "p", "o", F.col("__rs").alias("start"), F.col("__re").alias("end"))
