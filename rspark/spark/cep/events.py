@@ -19,7 +19,10 @@ context ordered by (end, start); SEQ[CHRONOLOGICAL] / SEQ[RECENT] (eqs. 10, 11) 
 solution mapping (RSEP-QL, Example 10), the first / last right event that has a left partner, paired with the first /
 last such partner; SEQ[NAIVE] (eq. 9) joins the LAST of each side.
 
-Event sets are sets (eq. 4 and the others are set comprehensions): each operator drops duplicate events.
+Event sets are sets (eq. 4 and the others are set comprehensions). A duplicate event (the same mapping at the same
+interval from two elements of one timestamp, or a sequence reached through two intermediate events) changes no
+selection (ranks keep ties), so duplicates are dropped once, at MATCH, not after every operator (each would be
+a shuffle).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Ctx:
     cid: tuple[str, ...]
     vars: tuple[str, ...]
     ub: str | None
+    top: bool = False  # the contexts are the instants themselves (no bindings, no bound)
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ class EventPlanner:
         self.fresh = fresh
 
     def top(self, instants: DataFrame) -> Ctx:
-        return Ctx(instants.select(self.key), (self.key,), (), None)
+        return Ctx(instants.select(self.key), (self.key,), (), None, top=True)
 
     # ------------------------------------------------------------------------------------------------ operators
 
@@ -93,14 +97,14 @@ class EventPlanner:
         m = self.matches(bep)
         own = [v for v in event_variables(bep) if v not in ctx.vars]
         shared = [var_col(v) for v in event_variables(bep) if v in ctx.vars]
-        df = ctx.df.join(m, [self.key, *shared])
+        if ctx.top:  # the matches are already keyed by the instants of the replay
+            df = m
+        else:
+            df = ctx.df.join(m, [self.key, *shared])
         if ctx.ub is not None:
             df = df.filter(F.col(TS) < F.col(ctx.ub))
         df = df.withColumn(T1, F.col(TS)).withColumnRenamed(TS, T2)
-        return self._distinct(Events(df, ctx, ctx.vars + tuple(own)))
-
-    def _distinct(self, ev: Events) -> Events:
-        return replace(ev, df=ev.df.dropDuplicates([*ev.ctx.cid, *self._own_cols(ev), T1, T2]))
+        return Events(df, ctx, ctx.vars + tuple(own))
 
     @staticmethod
     def _own_cols(ev: Events) -> list[str]:
@@ -135,7 +139,7 @@ class EventPlanner:
             by = (*ctx.cid, *[var_col(v) for v in event_variables(expr.right)])
             left = self.extreme(left, last, by=by, order=(p2, p1))
         df = left.df.drop(T2).withColumnRenamed(p2, T2).drop(p1)
-        return self._distinct(Events(df, ctx, left.vars))
+        return Events(df, ctx, left.vars)
 
     def _naive(self, expr: ops.EventSeq, ctx: Ctx) -> Events:
         """eq. 9: the LAST event of each side, the left one before the right one."""
@@ -153,7 +157,7 @@ class EventPlanner:
         extra = [var_col(v) for v in right.vars if v not in left.vars]
         df = joined.select(*[left.df[c] for c in left.df.columns if c != T2], *[rdf[c] for c in extra],
                            rt2.alias(T2))
-        return self._distinct(Events(df, ctx, tuple(dict.fromkeys(left.vars + right.vars))))
+        return Events(df, ctx, tuple(dict.fromkeys(left.vars + right.vars)))
 
     # --------------------------------------------------------------------------------------------------- MATCH
 

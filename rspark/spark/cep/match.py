@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from rspark.algebra import ops
+from rspark.algebra.expr import TriplePattern
 from rspark.cep.patterns import (
     END,
     START,
@@ -27,7 +28,7 @@ from rspark.cep.patterns import (
 )
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
-from rspark.model.terms import IRI
+from rspark.model.terms import IRI, BlankNode, Variable
 from rspark.spark.cep.events import T1, T2, TS, EventPlanner
 from rspark.spark.sparql.compiler import Context, GraphSource
 from rspark.spark.sparql.solutions import Solutions, pattern_variable, var_col
@@ -55,9 +56,15 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
     cache: dict = {}
 
     def matches(bep: ops.EventPattern) -> DataFrame:
-        if bep not in cache:
-            cache[bep] = _bep_matches(comp, bep, key, occurrences=consume != "NONE")
-        return cache[bep]
+        """The matches of ``bep``, computed once for all basic event patterns that differ only in the names of
+        their variables (``E1``, ``E2``, ``E3`` of a sequence of one kind of event share one plan, and Spark
+        reuses its exchanges), renamed to ``bep``'s variables."""
+        canon, names = _canonical(bep)
+        if canon not in cache:
+            cache[canon] = _bep_matches(comp, canon, key, occurrences=consume != "NONE")
+        df = cache[canon]
+        renamed = {var_col(c): var_col(n) for c, n in names.items()}
+        return df.select(*[F.col(c).alias(renamed.get(c, c)) for c in df.columns])
 
     if consume == "NONE":
         planner = EventPlanner(matches, key, comp.fresh)
@@ -65,6 +72,24 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
     if consume not in ("CHRONOLOGICAL", "RECENT"):
         raise NotSupportedError(f"MATCH CONSUME {op.consume}: the consumption policies are CHRONOLOGICAL and RECENT")
     return _consuming(comp, expr, beps, matches, key, intervals)
+
+
+def _canonical(bep: ops.EventPattern) -> tuple[ops.EventPattern, dict[str, str]]:
+    """``bep`` with its variables named ``e0``, ``e1``, ... in order of appearance (and the event's name left
+    out), and the map from those names to ``bep``'s."""
+    order = bep_variables(bep)
+    names = {v: f"e{i}" for i, v in enumerate(order)}
+
+    def rename(term):
+        if isinstance(term, Variable):
+            return Variable(names[term.name])
+        if isinstance(term, BlankNode):
+            return Variable(names["_:" + term.id])
+        return term
+
+    triples = tuple(TriplePattern(rename(t.subject), rename(t.predicate), rename(t.object))
+                    for t in pattern_triples(bep))
+    return ops.EventPattern("", bep.window, ops.BGP(triples)), {f"e{i}": v for i, v in enumerate(order)}
 
 
 def with_selection(expr, selection) -> object:
