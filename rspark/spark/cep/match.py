@@ -53,6 +53,9 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
     beps = basic_patterns(expr)
     consume = str(op.consume or comp.profile.consumption or "NONE").upper()
     intervals = asks_intervals(comp.query_op)
+    if intervals and sum(isinstance(n, ops.Match) for n in ops.descendants(comp.query_op)) > 1:
+        raise NotSupportedError("getSTARTTIME(), getENDTIME() and getDURATION() in a query with several MATCH "
+                                "patterns (whose events' intervals would they read?)")
     cache: dict = {}
 
     def matches(bep: ops.EventPattern) -> DataFrame:
