@@ -1,0 +1,755 @@
+"""CEP throughput: RSEP-QL event patterns (a 3-step SEQ under each selection and consumption policy) over a generated
+stock stream, rspark against a straightforward Python matcher measured in the same run.
+
+The stream: N elements (events), element i (1-based) at tick i (numeric time), each one triple
+``:cK :price "v"^^xsd:integer`` for a company K among ``--companies`` and a price among ``--prices``, drawn with a
+fixed seed. N-Quads by default (``--format trig`` writes TriG: a TriG file parses in one task, N-Quads in parallel
+tasks). Sizes are events (default 1e5, 1e6).
+
+The query, over a tumbling window (every element in exactly one window; the default profile: one evaluation at each
+window's close, RSTREAM), with the SEQ of each policy (left-associative: (E1 SEQ E2) SEQ E3):
+
+    PREFIX : <http://example.org/>
+    SELECT ?company ?p1 ?p2 ?p3 (getSTARTTIME() AS ?t1) (getENDTIME() AS ?t2)
+    FROM NAMED WINDOW :w ON :stocks [RANGE 1000 SLIDE 1000]
+    EVENT ON :w { ?company :price ?p1 } AS E1
+    EVENT ON :w { ?company :price ?p2 } AS E2
+    EVENT ON :w { ?company :price ?p3 } AS E3
+    WHERE { MATCH { E1 SEQ E2 SEQ E3 } }
+
+  unrestricted           SEQ
+  chronological          SEQ[CHRONOLOGICAL]
+  recent                 SEQ[RECENT]
+  naive                  SEQ[NAIVE]
+  consume-chronological  MATCH CONSUME CHRONOLOGICAL with SEQ[CHRONOLOGICAL]
+  consume-recent         MATCH CONSUME RECENT with SEQ[RECENT]
+
+rspark runs ``Engine.replay_iter`` end to end (the stream's load included, ``until="end"`` so the last window is
+reported too), consuming the records as they stream; the process's one-time start (the Spark JVM, a first job, the
+Python workers) is measured and reported apart. The stream is loaded once and every policy pays the load.
+
+The baseline is a Python matcher written here, SASE-style: per company, stacks of the events that can start a match
+(E1) and of the partial matches E1 SEQ E2, fed the events in time order; the state is reset at each tumbling
+window's boundary and the window's matches are emitted at its close, with the selection and consumption semantics of
+RSEP-QL (the spec rspark implements: each SEQ is evaluated against an upper bound, the start of the right operand's
+event; CHRONOLOGICAL / RECENT select per solution mapping of the right operand, i.e. per (company, price); NAIVE pairs
+the LAST events of the whole window; event sets are sets, so matches equal in their bindings and interval collapse).
+Its time includes reading and parsing the stream file with pyoxigraph and ordering the events by time (as rspark's
+load does); the parse is timed once and every policy pays it. ``--self-check`` compares the matcher with a
+spec-literal evaluator (the RSEP-QL equations, window by window) on small streams and exits.
+
+Agreement: the number of matches per window and in total, and the matches themselves (an order-independent digest
+of (company, p1, p2, p3, start, end)), rspark against the matcher, for every (size, policy). A difference is an
+error: printed loudly, written into the section, and the run exits with 1.
+
+Each system runs in its own subprocess so its peak memory (ru_maxrss) is its own; rspark's figure is the Python
+driver (the data lives in the Spark JVM), and the JVM's heap use at the end is reported beside it; the matcher's
+is its process (the parsed events included), with the tracemalloc peak of its matching (its state and its output),
+measured in an untimed second pass per policy. Prints a table, writes it to benchmarks/RESULTS.md (its section, see
+``_results.py``; ``--no-results`` skips it), saves JSON and a PNG.
+
+    python benchmarks/cep_throughput.py [--sizes 1e5,1e6] [--companies 2000] [--engine both|python|rspark]
+    python benchmarks/cep_throughput.py --engine python --sizes 1e4 --no-results     # the matcher alone
+    python benchmarks/cep_throughput.py --self-check                                 # matcher vs the spec
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _results
+
+EX = "http://example.org/"
+PROV = "http://www.w3.org/ns/prov#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+STREAM = EX + "stocks"
+RANGE = 1000  # = SLIDE: a tumbling window
+MASK = (1 << 64) - 1
+
+# name -> (the SEQ operator, the MATCH consumption or None)
+POLICIES = {
+    "unrestricted": ("SEQ", None),
+    "chronological": ("SEQ[CHRONOLOGICAL]", None),
+    "recent": ("SEQ[RECENT]", None),
+    "naive": ("SEQ[NAIVE]", None),
+    "consume-chronological": ("SEQ[CHRONOLOGICAL]", "CHRONOLOGICAL"),
+    "consume-recent": ("SEQ[RECENT]", "RECENT"),
+}
+# the table's columns after (events, policy): key -> header
+COLUMNS = {
+    "windows": "windows", "matches": "matches",
+    "rs_s": "rspark s (load + replay)", "rs_eps": "rspark events/s",
+    "py_s": "matcher s (parse + match)", "py_eps": "matcher events/s", "py_match_eps": "matcher events/s, match only",
+    "ratio": "rspark / matcher (events/s)", "agree": "counts agree", "target": "target",
+    "rs_rss": "rspark driver RSS MB", "jvm": "JVM heap used MB", "py_rss": "matcher RSS MB",
+    "trace": "matcher tracemalloc peak MB",
+}
+# the targets printed beside the results: these policies at this size
+TARGET_POLICIES = ("unrestricted", "chronological")
+TARGET_SIZE = 1_000_000
+TARGET_EPS = 100_000
+TARGET_RATIO = 5.0
+
+
+def query(policy: str) -> str:
+    seq, consume = POLICIES[policy]
+    match = f"MATCH CONSUME {consume}" if consume else "MATCH"
+    return (f"PREFIX : <{EX}>\n"
+            "SELECT ?company ?p1 ?p2 ?p3 (getSTARTTIME() AS ?t1) (getENDTIME() AS ?t2)\n"
+            f"FROM NAMED WINDOW :w ON :stocks [RANGE {RANGE} SLIDE {RANGE}]\n"
+            "EVENT ON :w { ?company :price ?p1 } AS E1\n"
+            "EVENT ON :w { ?company :price ?p2 } AS E2\n"
+            "EVENT ON :w { ?company :price ?p3 } AS E3\n"
+            f"WHERE {{ {match} {{ E1 {seq} E2 {seq} E3 }} }}\n")
+
+
+# ------------------------------------------------------------------------------------------------------ the stream
+
+
+def stream_events(n: int, companies: int, prices: int, seed: int):
+    """The stream's events in time order: (tick, company index, price), tick = 1..n."""
+    rnd = random.Random(seed)
+    company, price = rnd.randrange, rnd.randrange
+    for t in range(1, n + 1):
+        yield t, company(companies), price(prices) + 1
+
+
+def generate(out_dir: Path, n: int, companies: int, prices: int, seed: int, fmt: str = "nq") -> str:
+    """Write the stream (kept: a file of the same parameters is reused) and return its path."""
+    path = out_dir / f"stocks-{n}-c{companies}-p{prices}-s{seed}.{fmt}"
+    if path.exists():
+        return str(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    integer = f"^^<{XSD}integer>"
+    chunk: list[str] = []
+    with tmp.open("w", encoding="utf-8") as f:
+        if fmt == "trig":
+            f.write(f"@prefix : <{EX}> .\n@prefix prov: <{PROV}> .\n")
+        for t, k, p in stream_events(n, companies, prices, seed):
+            if fmt == "trig":
+                chunk.append(f":e{t} {{ :c{k} :price {p} . }}\n:e{t} prov:generatedAtTime {t} .\n")
+            else:
+                chunk.append(f'<{EX}c{k}> <{EX}price> "{p}"{integer} <{EX}e{t}> .\n'
+                             f'<{EX}e{t}> <{PROV}generatedAtTime> "{t}"{integer} .\n')
+            if len(chunk) >= 10_000:
+                f.write("".join(chunk))
+                chunk.clear()
+        f.write("".join(chunk))
+    tmp.replace(path)
+    return str(path)
+
+
+def read_events(path: str) -> list[tuple[int, int, int]]:
+    """The stream file read and parsed with pyoxigraph: its events (tick, company index, price), ordered by tick
+    (stable: equal ticks keep the file's order, as rspark's replay does). One triple per element (the generated
+    stream's shape)."""
+    import pyoxigraph as ox
+
+    fmt = ox.RdfFormat.TRIG if path.endswith(".trig") else ox.RdfFormat.N_QUADS
+    stamp = PROV + "generatedAtTime"
+    prefix = len(EX) + 1  # <http://example.org/c> -> the company's index
+    stamps: dict = {}
+    triples: list = []
+    for q in ox.parse(path=path, format=fmt):
+        g = q.graph_name
+        if isinstance(g, ox.DefaultGraph):
+            if q.predicate.value == stamp:
+                stamps[q.subject] = int(q.object.value)
+        else:
+            triples.append((g, int(q.subject.value[prefix:]), int(q.object.value)))
+    events = [(stamps[g], k, p) for g, k, p in triples]
+    events.sort(key=lambda e: e[0])
+    return events
+
+
+# ---------------------------------------------------------------------------------------------- the Python matcher
+#
+# A match: (company, p1, p2, p3, start, end) with start = E1's tick, end = E3's tick; the matcher keeps the middle
+# (E2's) tick beside it for consumption. Per window the matcher yields (close, [matches]).
+
+
+def _windows(events):
+    """The events grouped by tumbling window, in time order: (close, events of (close - RANGE, close]). Only the
+    windows that hold events (empty windows have no matches)."""
+    close, batch = None, []
+    for e in events:
+        if close is None or e[0] > close:
+            if batch:
+                yield close, batch
+            close, batch = -(-e[0] // RANGE) * RANGE, []
+        batch.append(e)
+    if batch:
+        yield close, batch
+
+
+def _unrestricted(batch):
+    """E1 SEQ E2 SEQ E3: every E1 < E2 < E3 of a company. Per company: the E1 stack (every event so far) and the
+    set of partial matches (t1, p1, p2): E2's tick is not part of a match's bindings or interval, so two partial
+    matches with the same (t1, p2) give the same matches (event sets are sets)."""
+    out = []
+    stacks: dict = {}
+    for t, k, p in batch:
+        st = stacks.get(k)
+        if st is None:
+            stacks[k] = ([(t, p)], set())
+            continue
+        e1s, partial = st
+        for t1, p1, p2 in partial:  # as E3: completes every partial match before it
+            out.append((k, p1, p2, p, t1, t, None))
+        for t1, p1 in e1s:  # as E2: extends every E1 before it
+            partial.add((t1, p1, p))
+        e1s.append((t, p))  # as E1
+    return out
+
+
+def _chronological(batch):
+    """SEQ[CHRONOLOGICAL] at both steps. Per company: the first event (FIRST E1 under any later bound), the partial
+    matches E1 SEQ[CHRONOLOGICAL] E2 kept per E2 price (the first E2 of that price with an E1 before it, paired with
+    the first E1), the first of them (FIRST of the left operand: the earliest end; they are added in time order),
+    and the E3 prices already matched (one match per (company, p3): the first E3 of that price whose left operand is
+    not empty, paired with FIRST of it)."""
+    out = []
+    state: dict = {}
+    for t, k, p in batch:
+        st = state.get(k)
+        if st is None:
+            state[k] = [(t, p), {}, None, set()]
+            continue
+        first1, partial, first2, done = st
+        if first2 is not None and p not in done:  # as E3
+            done.add(p)
+            out.append((k, first2[1], first2[2], p, first2[0], t, first2[3]))
+        if p not in partial:  # as E2 (first1 exists: an event came before)
+            m = (first1[0], first1[1], p, t)
+            partial[p] = m
+            if first2 is None:
+                st[2] = m
+    return out
+
+
+def _recent(batch):
+    """SEQ[RECENT] at both steps. Per company: the last event so far (LAST E1 under the next bound), the partial
+    matches kept per E2 price (the last E2 of that price with an E1 before it, paired with the last E1 before it),
+    the latest of them (LAST of the left operand: the latest end), and the match per E3 price (the last E3 of that
+    price whose left operand is not empty, paired with LAST of it), replaced as later events come: final at the
+    window's close."""
+    state: dict = {}
+    for t, k, p in batch:
+        st = state.get(k)
+        if st is None:
+            state[k] = [(t, p), {}, None, {}]
+            continue
+        last1, partial, last2, done = st
+        if last2 is not None:  # as E3
+            done[p] = (k, last2[1], last2[2], p, last2[0], t, last2[3])
+        m = (last1[0], last1[1], p, t)  # as E2
+        partial[p] = m
+        st[2] = m
+        st[0] = (t, p)  # as E1
+    return [m for st in state.values() for m in st[3].values()]
+
+
+def _naive(batch):
+    """SEQ[NAIVE] at both steps: LAST of each operand over the whole window (no substitution between them), paired
+    when compatible and the left one strictly before. LAST E1 = LAST E2 = the window's last event, which is not
+    before itself: the inner SEQ[NAIVE] is empty, and so is the whole pattern (kept as the evaluation, not as a
+    shortcut, so the matcher pays what it costs)."""
+    last = max(batch, key=lambda e: e[0])  # LAST E: the latest event (one per tick here)
+    lasts = [e for e in batch if e[0] == last[0]]
+    inner = [(a, b) for a in lasts for b in lasts if a[1] == b[1] and a[0] < b[0]]
+    if not inner:
+        return []
+    end = max(b[0] for _, b in inner)
+    inner = [(a, b) for a, b in inner if b[0] == end]
+    start = max(a[0] for a, _ in inner)
+    return [(a[1], a[2], b[2], c[2], a[0], c[0], b[0]) for a, b in inner if a[0] == start for c in lasts
+            if c[1] == a[1] and (b[0] < c[0] or (b[0] == c[0] and a[0] < c[0]))]
+
+
+SELECT = {"SEQ": _unrestricted, "SEQ[CHRONOLOGICAL]": _chronological, "SEQ[RECENT]": _recent,
+          "SEQ[NAIVE]": _naive}
+
+
+def match(events, policy: str):
+    """The matches of ``policy`` window by window: (close, matches). With MATCH CONSUME the elements of a window's
+    matches are consumed for the window from then on; a tumbling window's elements are in no later evaluation, so
+    the consumed set is dropped at the window's boundary (consumption changes nothing here, as the spec says; the
+    matcher still filters by it and records it)."""
+    seq, consume = POLICIES[policy]
+    select = SELECT[seq]
+    consumed: set = set()
+    for close, batch in _windows(events):
+        if consume:
+            batch = [e for e in batch if e[0] not in consumed]
+            consumed = set()  # the previous window's: in no later window
+        found = select(batch) if batch else []
+        if consume:
+            for m in found:
+                consumed.update((m[4], m[5], m[6]))
+        yield close, found
+
+
+def digest_add(digest: int, row: tuple) -> int:
+    """An order-independent fingerprint of a set of matches: the sum of their hashes (integers hash the same in
+    every process)."""
+    return (digest + hash(row)) & MASK
+
+
+# ---------------------------------------------------------------------------------- the spec-literal evaluator
+
+
+def _first(events, last: bool = False):
+    """FIRST (LAST) of an event set: the events with none strictly before (after) them; order: end, then start."""
+    if not events:
+        return set()
+    key = (max if last else min)((e[2], e[1]) for e in events)
+    return {e for e in events if (e[2], e[1]) == key}
+
+
+def spec_eval(node, elems, ub, subst):
+    """RSEP-QL's equations 4, 7, 9, 10, 11 as written, over one window's elements [(tick, company, price)]: a node
+    is ('E', var) or (op, left, right); an event is (mu, start, end) with mu a frozenset of (var, value). ``elems``:
+    the elements by company, and all of them under None; ``ub``: the exclusive upper bound, ``subst``: the
+    substitution (a dict)."""
+    if node[0] == "E":
+        out = set()
+        # the window's elements, or (a lookup, same answer) those of the company the substitution binds
+        for t, k, p in elems[subst["company"]] if "company" in subst else elems[None]:
+            if t >= ub:
+                continue
+            mu = {"company": k, node[1]: p}
+            if all(subst.get(v, x) == x for v, x in mu.items()):
+                out.add((frozenset(mu.items()), t, t))
+        return out
+    op, left, right = node
+    out = set()
+    if op == "SEQ[NAIVE]":
+        for mu1, t1, t2 in _first(spec_eval(left, elems, ub, subst), last=True):
+            for mu2, t3, t4 in _first(spec_eval(right, elems, ub, subst), last=True):
+                d1, d2 = dict(mu1), dict(mu2)
+                if all(d2.get(v, x) == x for v, x in d1.items()) and (t2 < t4 or (t2 == t4 and t1 < t3)):
+                    out.add((mu1 | mu2, t1, t4))
+        return out
+    rights = spec_eval(right, elems, ub, subst)
+    if op == "SEQ":
+        for mu2, t3, t4 in rights:
+            for mu1, t1, _t2 in spec_eval(left, elems, t3, {**subst, **dict(mu2)}):
+                out.add((mu1 | mu2, t1, t4))
+        return out
+    last = op == "SEQ[RECENT]"
+    groups: dict = defaultdict(list)
+    for e2 in rights:
+        lefts = spec_eval(left, elems, e2[1], {**subst, **dict(e2[0])})
+        if lefts:
+            groups[e2[0]].append((e2, lefts))
+    for kept in groups.values():
+        chosen = _first([e2 for e2, _ in kept], last=last)
+        for (mu2, t3, t4), lefts in kept:
+            if (mu2, t3, t4) in chosen:
+                for mu1, t1, _t2 in _first(lefts, last=last):
+                    out.add((mu1 | mu2, t1, t4))
+    return out
+
+
+def spec_match(events, policy: str):
+    """The spec evaluator window by window (the windows computed afresh from the ticks), with consumption per
+    (window, element) across the evaluation instants: (close, set of (company, p1, p2, p3, start, end))."""
+    seq, consume = POLICIES[policy]
+    tree = (seq, (seq, ("E", "p1"), ("E", "p2")), ("E", "p3"))
+    closes = sorted({-(-t // RANGE) * RANGE for t, _, _ in events})
+    consumed: set = set()
+    for close in closes:
+        elems: dict = defaultdict(list)
+        for e in events:
+            if close - RANGE < e[0] <= close and e[0] not in consumed:
+                elems[None].append(e)
+                elems[e[1]].append(e)
+        found = spec_eval(tree, elems, float("inf"), {})
+        if consume:  # the first and last elements of the result's events (E2's is not identified by an event:
+            # no matter, a tumbling window's elements are in no later evaluation)
+            for _mu, t1, t4 in found:
+                consumed.update((t1, t4))
+        yield close, {(dict(mu)["company"], dict(mu)["p1"], dict(mu)["p2"], dict(mu)["p3"], t1, t4)
+                      for mu, t1, t4 in found}
+
+
+def self_check() -> bool:
+    """The matcher against the spec evaluator on small streams (few companies and prices: long per-company runs and
+    repeated prices, where the policies differ), window by window, all policies; also that the matcher's matches
+    are distinct (a set)."""
+    ok = True
+    for n, companies, prices, seed in [(2500, 80, 4, 1), (3000, 150, 3, 2), (2000, 50, 30, 3), (1500, 400, 2, 4)]:
+        events = list(stream_events(n, companies, prices, seed))
+        for policy in POLICIES:
+            mine = {c: {m[:6] for m in ms} for c, ms in match(events, policy)}
+            dupes = sum(len(ms) - len({m[:6] for m in ms}) for _, ms in match(events, policy))
+            spec = {c: s for c, s in spec_match(events, policy)}
+            same = {c: s for c, s in mine.items() if s} == {c: s for c, s in spec.items() if s} and not dupes
+            total = sum(len(s) for s in spec.values())
+            print(f"self-check n={n} companies={companies} prices={prices} {policy:22} spec {total:6} matches: "
+                  f"{'same' if same else 'DIFFERENT'}", flush=True)
+            ok &= same
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------------- the workers
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def worker_python(path: str, policies: list[str], trace: bool) -> dict:
+    """The matcher: the stream parsed once (timed), then each policy (timed), then each again under tracemalloc
+    (untimed) for its peak."""
+    t = time.perf_counter()
+    events = read_events(path)
+    out: dict = {"parse_s": time.perf_counter() - t, "events": len(events), "times": {}, "counts": {},
+                 "digests": {}, "trace_mb": {}}
+    for policy in policies:
+        counts, digest, check = {}, 0, 0.0
+        t = time.perf_counter()
+        for close, found in match(events, policy):
+            if found:
+                counts[close] = len(found)
+                c = time.perf_counter()  # the fingerprint is the benchmark's, not the matcher's: not timed
+                for m in found:
+                    digest = digest_add(digest, m[:6])
+                check += time.perf_counter() - c
+        out["times"][policy] = time.perf_counter() - t - check
+        out["counts"][policy] = counts
+        out["digests"][policy] = digest
+    out["rss_mb"] = _rss_mb()
+    if trace:
+        import tracemalloc
+
+        for policy in policies:
+            tracemalloc.start()
+            for _close, found in match(events, policy):
+                del found
+            out["trace_mb"][policy] = tracemalloc.get_traced_memory()[1] / 2**20
+            tracemalloc.stop()
+    return out
+
+
+def _number(term) -> int:
+    return int(Decimal(term.lexical if hasattr(term, "lexical") else str(term)))
+
+
+def rspark_match(row: dict) -> tuple:
+    """A result row as the matcher's match: (company index, p1, p2, p3, start, end)."""
+    return (int(str(row["company"])[len(EX) + 1:]), _number(row["p1"]), _number(row["p2"]), _number(row["p3"]),
+            _number(row["t1"]), _number(row["t2"]))
+
+
+def worker_rspark(path: str, policies: list[str], conf: list[str]) -> dict:
+    """rspark: the JVM and Python workers started (timed apart), the stream loaded once (timed), then each policy's
+    replay (timed, its records consumed as they stream). A policy that fails is recorded with its error and the
+    others still run."""
+    import os
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from rspark import Engine
+
+    out: dict = {"times": {}, "counts": {}, "digests": {}, "errors": {}, "check_s": {}}
+    start = time.perf_counter()
+    settings = {"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}
+    settings.update(item.split("=", 1) for item in conf)
+    with Engine(conf=settings) as engine:
+        engine.spark.range(1).count()
+
+        def warm(batches):
+            import pyoxigraph  # noqa: F401
+
+            import rspark  # noqa: F401
+
+            yield from batches
+
+        engine.spark.range(0, 4, 1, 2).mapInArrow(warm, "id long").count()
+        out["startup_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        engine.add_stream(STREAM, path)
+        # the stream's quads and bounds are cached lazily, by the first query that reads them: counted here, in the
+        # load, so that every policy's replay time is its own query's (else the first policy pays the load's end)
+        loaded = engine.streams[STREAM]
+        loaded.quads.count()
+        loaded.bounds()
+        out["load_s"] = time.perf_counter() - start
+        if engine.errors:
+            out["load_errors"] = [str(e) for e in engine.errors[:5]]
+        for policy in policies:
+            counts, digest, check = {}, 0, 0.0
+            t = time.perf_counter()
+            try:
+                for r in engine.replay_iter(query(policy), until="end"):
+                    if r.rows:
+                        counts[int(_number_time(r.time))] = len(r.rows)
+                        c = time.perf_counter()  # the fingerprint is the benchmark's, not rspark's: not timed
+                        for row in r.rows:
+                            digest = digest_add(digest, rspark_match(row))
+                        check += time.perf_counter() - c
+            except Exception as exc:  # noqa: BLE001 - recorded, reported loudly by the parent
+                out["errors"][policy] = _error(exc)
+                continue
+            out["times"][policy] = time.perf_counter() - t - check
+            out["check_s"][policy] = check
+            out["counts"][policy] = counts
+            out["digests"][policy] = digest
+        jvm = engine.spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
+        out["jvm_used_mb"] = (jvm.totalMemory() - jvm.freeMemory()) / 2**20
+    out["rss_mb"] = _rss_mb()
+    return out
+
+
+def _error(exc: Exception) -> str:
+    """An exception in one line: its type, its first line and, for an error that wraps a Python worker's traceback
+    (Spark's PythonException), the traceback's last line (the worker's own error)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = f"{type(exc).__name__}: {lines[0] if lines else ''}"
+    cause = [line for line in lines[1:] if not line.startswith(("File ", "at ", "^", "~"))
+             and ("Error" in line or "Exception" in line)]
+    return text + (f" ... {cause[-1]}" if cause else "")
+
+
+def _number_time(value) -> int:
+    return int(Decimal(str(value)))
+
+
+def agreement(rs: dict, py: dict, policy: str) -> tuple[bool, str]:
+    """rspark's matches against the matcher's: per window counts, the total, the digest. ``(agrees, table cell)``."""
+    mine = {int(k): v for k, v in rs["counts"][policy].items()}
+    theirs = {int(k): v for k, v in py["counts"][policy].items()}
+    a, b = sum(mine.values()), sum(theirs.values())
+    problems = []
+    if a != b:
+        problems.append(f"total rspark {a:,}, matcher {b:,}")
+    windows = sorted(c for c in set(mine) | set(theirs) if mine.get(c, 0) != theirs.get(c, 0))
+    if windows:
+        c = windows[0]
+        problems.append(f"windows differing: {len(windows)} (the first closes at {c}: rspark {mine.get(c, 0)}, "
+                        f"matcher {theirs.get(c, 0)})")
+    if not problems and rs["digests"][policy] != py["digests"][policy]:
+        problems.append("same counts, different matches (digest)")
+    if problems:
+        return False, "NO: " + "; ".join(problems)
+    return True, "yes"
+
+
+# ------------------------------------------------------------------------------------------------------- the run
+
+
+def _sub(args: list[str]) -> dict:
+    proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"worker {args[1]} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1e5,1e6", help="stream lengths in events (comma-separated)")
+    ap.add_argument("--companies", type=int, default=2000,
+                    help="companies (the key): with 1000 events per window, 2000 gives about 0.5 events per company "
+                         "and window, so the unrestricted SEQ's matches stay near 42 per window")
+    ap.add_argument("--prices", type=int, default=100, help="distinct prices (1..PRICES)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated, of: " + ", ".join(POLICIES))
+    ap.add_argument("--engine", choices=["both", "python", "rspark"], default="both",
+                    help="the systems to run: both (compared), the Python matcher alone, or rspark alone")
+    ap.add_argument("--format", choices=["nq", "trig"], default="nq",
+                    help="stream file format (N-Quads parse in parallel tasks; a TriG file in one task)")
+    ap.add_argument("--no-tracemalloc", action="store_true",
+                    help="skip the matcher's second, untimed pass under tracemalloc (its memory peak)")
+    ap.add_argument("--self-check", action="store_true",
+                    help="compare the matcher with the spec-literal evaluator on small streams, and exit")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    ap.add_argument("--name", default="cep_throughput",
+                    help="name of the JSON and PNG files written, and of the section of RESULTS.md")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for rspark's session (repeatable)")
+    _results.add_argument(ap)
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--path", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    policies = [p for p in args.policies.split(",") if p]
+    unknown = set(policies) - set(POLICIES)
+    if unknown:
+        ap.error(f"unknown policies {sorted(unknown)} ({', '.join(POLICIES)})")
+    if args.worker:
+        if args.worker == "python":
+            res = worker_python(args.path, policies, not args.no_tracemalloc)
+        else:
+            res = worker_rspark(args.path, policies, args.conf)
+        print(json.dumps(res))
+        return
+    if args.self_check:
+        ok = self_check()
+        print("self-check: the matcher agrees with the spec evaluator" if ok else
+              "SELF-CHECK FAILED: the matcher differs from the spec evaluator")
+        raise SystemExit(0 if ok else 1)
+
+    engines = ["python", "rspark"] if args.engine == "both" else [args.engine]
+    report = _results.Report(args.name, enabled=not args.no_results)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report.print(f"Stream: one event per element, element i at tick i, {args.companies:,} companies, prices 1.."
+                 f"{args.prices}, seed {args.seed}; the query's window [RANGE {RANGE} SLIDE {RANGE}] (tumbling: "
+                 f"{RANGE} events per window). Targets: >= {TARGET_EPS:,} events/s and >= {TARGET_RATIO:g}x the "
+                 f"Python matcher for {' and '.join(TARGET_POLICIES)} at {TARGET_SIZE:,} events.")
+    report.print()
+    report.print("| events | policy | " + " | ".join(COLUMNS.values()) + " |")
+    report.print("|---" * (len(COLUMNS) + 2) + "|")
+    rows, notes, disagree, failed, rejected = [], [], [], [], []
+    for size in [int(float(s)) for s in args.sizes.split(",")]:
+        path = generate(out_dir, size, args.companies, args.prices, args.seed, args.format)
+        res = {}
+        for engine in engines:
+            cmd = ["--worker", engine, "--path", path, "--policies", ",".join(policies)]
+            if args.no_tracemalloc:
+                cmd.append("--no-tracemalloc")
+            res[engine] = _sub(cmd + [f"--conf={item}" for item in args.conf])
+        rs, py = res.get("rspark"), res.get("python")
+        if rs:
+            notes.append(f"{rs['startup_s']:.1f} s ({size:,})")
+            rejected += [f"{size:,}: {err}" for err in rs.get("load_errors", [])]
+        for policy in policies:
+            row: dict = {"size": size, "policy": policy}
+            cells = dict.fromkeys(COLUMNS, "-")
+            if py:
+                py_s = py["parse_s"] + py["times"][policy]
+                counts = py["counts"][policy]
+                row.update(python_s=py_s, python_parse_s=py["parse_s"], python_match_s=py["times"][policy],
+                           python_eps=size / py_s, matches=sum(counts.values()), python_rss_mb=py["rss_mb"],
+                           python_trace_mb=py["trace_mb"].get(policy))
+                cells.update(matches=f"{sum(counts.values()):,}",
+                             py_s=f"{py_s:.2f} ({py['parse_s']:.2f} + {py['times'][policy]:.2f})",
+                             py_eps=f"{size / py_s:,.0f}", py_rss=f"{py['rss_mb']:.0f}",
+                             py_match_eps=f"{size / max(py['times'][policy], 1e-9):,.0f}",
+                             trace=f"{py['trace_mb'][policy]:.2f}" if policy in py["trace_mb"] else "-")
+            if rs:
+                cells.update(rs_rss=f"{rs['rss_mb']:.0f}", jvm=f"{rs['jvm_used_mb']:.0f}")
+                row.update(rspark_rss_mb=rs["rss_mb"], jvm_mb=rs["jvm_used_mb"], startup_s=rs["startup_s"])
+                if policy in rs["errors"]:
+                    failed.append(f"{size:,}/{policy}: {rs['errors'][policy]}")
+                    row["rspark_error"] = rs["errors"][policy]
+                    cells.update(rs_s="FAILED", agree="-")
+                else:
+                    rs_s = rs["load_s"] + rs["times"][policy]
+                    counts = rs["counts"][policy]
+                    row.update(rspark_s=rs_s, load_s=rs["load_s"], replay_s=rs["times"][policy],
+                               rspark_eps=size / rs_s, rspark_matches=sum(counts.values()),
+                               rspark_windows=len(counts))
+                    cells.update(rs_s=f"{rs_s:.2f} ({rs['load_s']:.2f} + {rs['times'][policy]:.2f})",
+                                 rs_eps=f"{size / rs_s:,.0f}")
+                    if not py:
+                        cells["matches"] = f"{sum(counts.values()):,}"
+                    else:
+                        ok, cell = agreement(rs, py, policy)
+                        row.update(agrees=ok, check=cell, ratio=py_s / rs_s)
+                        cells.update(agree=cell, ratio=f"{py_s / rs_s:.2f}x")
+                        if not ok:
+                            disagree.append(f"{size:,}/{policy}: {cell}")
+                    if size == TARGET_SIZE and policy in TARGET_POLICIES:
+                        met = size / rs_s >= TARGET_EPS and (not py or py_s / rs_s >= TARGET_RATIO)
+                        row["target_met"] = met
+                        cells["target"] = "met" if met else "MISSED"
+            cells["windows"] = f"{-(-size // RANGE):,}"
+            report.print(f"| {size:,} | {policy} | " + " | ".join(cells.values()) + " |")
+            rows.append(row)
+    targets = [r for r in rows if "target_met" in r]
+    if targets:
+        report.print()
+        report.print(f"Targets at {TARGET_SIZE:,} events: " + "; ".join(
+            f"{r['policy']}: {r['rspark_eps']:,.0f} events/s (>= {TARGET_EPS:,}: "
+            f"{'met' if r['rspark_eps'] >= TARGET_EPS else 'MISSED'})"
+            + (f", {r['ratio']:.2f}x the matcher (>= {TARGET_RATIO:g}x: "
+               f"{'met' if r['ratio'] >= TARGET_RATIO else 'MISSED'})" if "ratio" in r else "")
+            for r in targets) + ".")
+    report.print()
+    report.print("matches: the matcher's total (rspark's when the matcher did not run), RSTREAM rows summed over the "
+                 "windows. rspark / matcher: rspark's events/s over the matcher's, end to end (above 1: rspark is "
+                 "faster). counts agree: the matches per window, their total and their digest. The matcher's "
+                 "match-only figure leaves out its parse (pyoxigraph), for scale: the end-to-end figures are the "
+                 "comparison.")
+    if "naive" in policies:
+        report.print()
+        report.print("SEQ[NAIVE] pairs the LAST events of the whole window (no key): all three operands are the same "
+                     "pattern, whose LAST is the window's last event, never before itself, so it matches nothing.")
+    if any(POLICIES[p][1] for p in policies):
+        report.print()
+        report.print("MATCH CONSUME: over a tumbling window an element is in one evaluation only, so consumption "
+                     "cannot change the answers (the same matches as the selection alone).")
+    if notes:
+        report.print()
+        report.print("rspark's one-time start of the process (the JVM, a first job, the Python workers), not in its "
+                     "times: " + ", ".join(notes) + ". rspark's times include loading the stream (the first figure in "
+                     "parentheses); the matcher's, reading and parsing it with pyoxigraph and ordering its events.")
+    if "python" in engines and not args.no_tracemalloc:
+        report.print()
+        report.print("The matcher's tracemalloc peak is its matching alone (per-window state and output; the parsed "
+                     "events are in its RSS), measured in an untimed second pass.")
+    if rejected:
+        report.print()
+        report.print("ELEMENTS REJECTED by rspark's load: " + "; ".join(rejected))
+    if disagree:
+        report.print()
+        report.print("MATCH COUNTS DIFFER (rspark vs the Python matcher): " + "; ".join(disagree))
+        print("\n" + "!" * 100 + "\nMISMATCH: rspark and the Python matcher disagree:\n  " + "\n  ".join(disagree)
+              + "\n" + "!" * 100, file=sys.stderr, flush=True)
+    elif "python" in engines and "rspark" in engines and not failed:
+        report.print()
+        report.print(f"rspark and the Python matcher agree on every (size, policy): {len(rows)} of {len(rows)}.")
+    (out_dir / f"{args.name}.json").write_text(json.dumps(rows, indent=1))
+    if failed:
+        print("\n" + "!" * 100 + "\nrspark FAILED (nothing written to RESULTS.md):\n  " + "\n  ".join(failed)
+              + "\n" + "!" * 100, file=sys.stderr, flush=True)
+        raise SystemExit(1)
+    png = plot(rows, out_dir / f"{args.name}.png")
+    if png:
+        report.plot(png)
+    report.write()
+    if disagree:
+        raise SystemExit(1)
+
+
+def plot(rows, path: Path) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no PNG")
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for i, policy in enumerate(dict.fromkeys(r["policy"] for r in rows)):
+        pts = [r for r in rows if r["policy"] == policy]
+        for key, style, who in (("rspark_eps", "o-", "rspark"), ("python_eps", "s--", "matcher")):
+            sel = [r for r in pts if key in r]
+            if sel:
+                ax.plot([r["size"] for r in sel], [r[key] for r in sel], style, color=f"C{i}", label=f"{who} {policy}")
+    ax.axhline(TARGET_EPS, color="grey", linewidth=0.8, linestyle=":", label="target (rspark)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("stream events")
+    ax.set_ylabel("events / s (end to end)")
+    ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}")
+    return path
+
+
+if __name__ == "__main__":
+    main()
