@@ -29,7 +29,7 @@ from rspark.spark.streaming.source import StreamSource
 
 log = logging.getLogger("rspark")
 
-MAX_ROUNDS = 32
+MAX_ROUNDS = 16
 DERIVED_SEQ = 1 << 40  # derived occurrences come after every element of their timestamp
 
 
@@ -71,8 +71,8 @@ def closure(replayer, src: StreamSource, rules: list) -> StreamSource:
         derived_all = new if derived_all is None else derived_all.unionByName(new)
     else:
         raise RsparkError(f"the CONSTRUCT rules over <{src.iri}> do not reach a fixpoint in {MAX_ROUNDS} rounds: "
-                          "each round derives new triple occurrences (a rule whose template has blank nodes, or "
-                          "rules that keep building on each other's output)")
+                          "each round derives new triple occurrences (rules that build new terms, with BIND or "
+                          "functions, out of the terms they derived)")
     if derived_all is None:
         return src
     element = F.concat(F.lit("<urn:rspark:derived:"), F.xxhash64("s", "p", "o", "start", "end").cast("string"),
@@ -127,5 +127,8 @@ def _derive(replayer, plan: ops.QueryPlan, label: str, src: StreamSource, occ: D
     df = sols.df.withColumn("__rs", F.col(var_col(START)).cast("long")).withColumn("__re",
                                                                                    F.col(var_col(END)).cast("long"))
     sols = dataclasses.replace(sols, df=df, keys=(*sols.keys, "__rs", "__re"), order=())
-    triples = construct_frame(sols, plan.template)
+    # a solution's blank nodes are named after the solution itself: the same solution derived again in a later
+    # round builds the same triples, so a rule with blank nodes in its template reaches its fixpoint too
+    ident = F.xxhash64(*[F.col(var_col(v)) for v in sols.vars], "__rs", "__re").cast("string")
+    triples = construct_frame(sols, plan.template, row_id=F.concat(F.lit("r"), ident))
     return triples.select("s", "p", "o", F.col("__rs").alias("start"), F.col("__re").alias("end"))

@@ -173,11 +173,13 @@ def has_graphs(template) -> bool:
     return any(isinstance(t, QuadPattern) for t in template or ())
 
 
-def construct_frame(sols: Solutions, template) -> DataFrame:
+def construct_frame(sols: Solutions, template, row_id: Column | None = None) -> DataFrame:
     """The CONSTRUCT graph as a DataFrame (s, p, o) of encoded terms, distinct; blank nodes fresh per solution.
     A template with GRAPH blocks gives quads (s, p, o, g), ``g`` NULL for the default graph; a quad whose graph is
-    unbound, a literal or a quoted triple is left out, like a triple with an unbound or ill-placed term."""
-    spark_df = sols.df.withColumn("__rid", F.monotonically_increasing_id().cast("string"))
+    unbound, a literal or a quoted triple is left out, like a triple with an unbound or ill-placed term.
+    ``row_id``: the string that names a solution's blank nodes (default: a fresh number per solution)."""
+    rid_col = row_id if row_id is not None else F.monotonically_increasing_id().cast("string")
+    spark_df = sols.df.withColumn("__rid", rid_col)
     rid = F.col("__rid")
     keys = list(sols.keys)
     quads = has_graphs(template)
