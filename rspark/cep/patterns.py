@@ -120,3 +120,10 @@ def _selections_substituted(expr, substituted: bool) -> bool:
                 _selections_substituted(expr.right, True)
         return _selections_substituted(expr.left, True) and _selections_substituted(expr.right, substituted)
     return False
+
+
+def consumes_events(op, profile) -> bool:
+    """Whether a query's MATCH patterns consume events (``MATCH CONSUME ...``, or the profile's consumption policy):
+    then an instant's answers depend on what every earlier instant consumed (RSEP-QL, Def. 10)."""
+    default = str(profile.consumption or "NONE").upper()
+    return any(isinstance(n, ops.Match) and str(n.consume or default).upper() != "NONE" for n in ops.descendants(op))

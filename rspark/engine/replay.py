@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from rspark import results as R
 from rspark.algebra import ops
 from rspark.algebra.translate import compile_query
-from rspark.cep.patterns import asks_intervals, has_interval_joins
+from rspark.cep.patterns import asks_intervals, consumes_events, has_interval_joins
 from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
@@ -96,37 +96,7 @@ class ReplayOutput:
         return R.SolutionSequence(self.vars, self.rows)
 
 
-
-
-
-
-
-
-# ------------------------------------------------------------------------------------------------------ the plan
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-# ------------------------------------------------------------------------------------------------------- R2S
-
-
-
-
-# --------------------------------------------------------------------------------------------------- the replay
+# -------------------------------------------------------------------------------------- the replay
 
 
 class Replayer:
@@ -138,12 +108,17 @@ class Replayer:
         self.profile = profile
         self.sources: dict[str, StreamSource] = dict(engine.streams)
         self._numeric_times_warned = False  # "numbers are epoch milliseconds" is said once a replay
+        # each query's evaluation instants (ticks), by label, as run_query found them (live mode reads the last one)
+        self.instants: dict[str, list[int]] = {}
 
-    def run(self, queries: list[tuple[str, str]], *, until=None, times=None) -> Iterator[ReplayOutput]:
+    def run(self, queries: list[tuple[str, str]], *, until=None, times=None,
+            after: dict | None = None) -> Iterator[ReplayOutput]:
         """``queries``: (text, name) pairs. Returns an iterator of every output record in time order (ties: query
         order). ``until``: the last instant (a number or an ISO 8601 date-time), None for the last element's
         timestamp, or ``"end"``: the streams closed at their last element (``report.closing_instant``; documented at
-        ``Engine.replay_iter``).
+        ``Engine.replay_iter``). ``after``: query label -> an instant already reported (a time value, as ``until``)
+        or None: only that instant and the later ones are evaluated (live mode's due instants; the reported one is
+        R2S's reference), unless the query consumes events, whose state depends on every earlier instant.
 
         The plans are built (and streams registered, errors raised) now; the records then stream from Spark
         instant by instant (``toLocalIterator`` over the answers partitioned by instant), so the driver holds a
@@ -151,7 +126,7 @@ class Replayer:
         plans = []
         for text, name in queries:
             plan = compile_query(text, source=name)
-            label = _query_label(plan, name)
+            label = query_label(plan, name)
             plans.append((plan, label))
         rules = [(plan, label) for plan, label in plans if is_rule(plan)]
         if rules:  # EP-SPARQL's CONSTRUCT rules: the streams they read become their Q-closure
@@ -166,13 +141,15 @@ class Replayer:
                 raise RsparkError(f"{label}: unknown stream <{missing[0]}> (give it with --stream {missing[0]}=PATH "
                                   f"or engine.add_stream)")
             for i, (plan, label) in ready:
-                streams.append((i, self.run_query(plan, label, until=until, times=times)))
+                streams.append((i, self.run_query(plan, label, until=until, times=times,
+                                                  after=(after or {}).get(label))))
             done = {i for i, _ in ready}
             pending = [(i, p) for i, p in pending if i not in done]
         keyed = [_keyed(i, records) for i, records in streams]
         return (out for _, _, out in heapq.merge(*keyed, key=lambda x: (x[0], x[1])))
 
-    def run_query(self, plan: ops.QueryPlan, label: str, *, until=None, times=None) -> Iterator[ReplayOutput]:
+    def run_query(self, plan: ops.QueryPlan, label: str, *, until=None, times=None,
+                  after=None) -> Iterator[ReplayOutput]:
         """Builds the query's plan now (registering its output stream, if it has one); returns the iterator of
         its records, which runs the plan."""
         from rspark.rsp.profiles import get_profile
@@ -225,6 +202,10 @@ class Replayer:
         et = evaluation_instants(inputs, profile, every=every, times=ticks_times, until=ticks_until,
                                  spark=self.spark)
         instant_values = et.values()
+        if after is not None and not consumes_events(plan.op, profile):
+            reported = parse_time(after, timeline)
+            instant_values = [reported] + [t for t in instant_values if t > reported]
+        self.instants[label] = instant_values
         self._report_instants(label, instant_values, timeline, list(zip(resolved, sources)), every=every,
                               profile=profile, until=until, times=times)
         instants = local_frame(self.spark, [(t,) for t in instant_values], f"{KEY} long")
@@ -602,19 +583,9 @@ def _static_part(plan: ops.QueryPlan) -> ops.QueryPlan:
     return dataclasses.replace(plan, dataset=ops.Dataset(plan.dataset.default_graphs, plan.dataset.named_graphs, ()))
 
 
-def _query_label(plan: ops.QueryPlan, source: str) -> str:
+def query_label(plan: ops.QueryPlan, source: str) -> str:
     """The name a query's records carry: its REGISTER name, else the file name."""
     if plan.register is not None and plan.register.name is not None:
         name = plan.register.name
         return name.value if isinstance(name, IRI) else str(name)
     return source
-
-
-
-
-
-
-
-
-
-
