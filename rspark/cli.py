@@ -501,6 +501,108 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """Live: run continuous queries over streams as they arrive; print each record as it is reported."""
+    from rspark.engine.live.sinks import FileSink, TextSink
+    from rspark.engine.live.sources import parse_source
+    from rspark.engine.writers import Head, replay_columns
+    from rspark.rsp.profiles import get_profile
+
+    sources = _pairs(args.source, "--source")
+    if not sources:
+        raise UsageError("run needs at least one --source IRI=DIR|tcp://HOST:PORT|replay:PATH@SPEED")
+    for _, spec in sources:
+        parse_source(spec)  # a bad source: InputError before Spark starts
+    graphs = _pairs(args.graph, "--graph")
+    conf = _conf(args.conf)
+    until = _time("--until", args.until) if args.until is not None else None
+    if args.max_seconds is not None and args.max_seconds <= 0:
+        raise UsageError("--max-seconds must be positive")
+    if args.profile is not None:
+        get_profile(args.profile)
+    queries = _queries(args.queries)
+    fmt = args.format or ("table" if _stdout_is_terminal() else "jsonl")
+    heads = [Head.of(q.plan, q.path) for q in queries]
+    columns = replay_columns(fmt, heads)
+    if args.output is not None and fmt not in ("jsonl", "csv", "tsv"):
+        raise UsageError(f"--output writes jsonl, csv or tsv, not {fmt}")
+    data = [_check_rdf_file("--data", path) for path in args.data or []]
+    graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in graphs]
+
+    from rspark.engine.engine import Engine
+
+    log.info("starting Spark (master %s)", args.master or "local[*]")
+    with Engine(master=args.master, profile=args.profile, conf=conf, checkpoint=args.checkpoint) as engine:
+        _INTERRUPTS.install()
+        _load_static(engine, data, graphs)
+        runner = engine.live
+        runner.until = until
+        sink = FileSink(args.output, fmt, columns) if args.output else TextSink(fmt, sys.stdout, columns)
+        for q in queries:
+            handle = engine.register(q.text, name=Path(q.path).name)
+            handle.add_sink(sink)
+            if args.trig_dir and q.plan.form == "CONSTRUCT":
+                handle.write_trig(args.trig_dir)
+        options = {"lateness": args.lateness or 0, "arrival_time": args.arrival_time}
+        for iri, spec in sources:
+            engine.source(iri, spec, **options)
+        started = time.time()
+        status = _StatusLine(runner) if sys.stderr.isatty() and not args.quiet else None
+        reason = "interrupted"
+        try:
+            while True:
+                _INTERRUPTS.check()
+                if runner.failure is not None:
+                    raise RsparkError(f"live mode stopped: {runner.failure}")
+                if until is not None and runner.reached(until):
+                    reason = f"every stream reached {until}"
+                    break
+                if args.max_seconds is not None and time.time() - started >= args.max_seconds:
+                    reason = f"{args.max_seconds} s elapsed"
+                    break
+                if runner.paced and all(p.done for p in runner.paced) and len(runner.paced) == len(sources) \
+                        and runner.wait_idle(timeout=5):
+                    reason = "the replayed streams ended"
+                    break
+                if status is not None:
+                    status.show()
+                time.sleep(0.2)
+        finally:
+            if status is not None:
+                status.clear()
+        log.info("stopping: %s", reason)
+        runner.close(flush=True)
+        sink.close()
+        for iri, counters in runner.status()["streams"].items():
+            log.info("<%s>: %d elements, %d late, %d rejected", iri, counters["elements"], counters["late"],
+                     counters["rejected"])
+    return EXIT_OK
+
+
+class _StatusLine:
+    """One line on standard error (a terminal), rewritten in place: elements in, late, records, the horizon."""
+
+    def __init__(self, runner) -> None:
+        self.runner, self.last = runner, 0.0
+
+    def show(self) -> None:
+        if time.time() - self.last < 0.5:
+            return
+        self.last = time.time()
+        st = self.runner.status()
+        elements = sum(s["elements"] for s in st["streams"].values())
+        late = sum(s["late"] for s in st["streams"].values())
+        records = sum(q["records"] for q in st["queries"].values())
+        horizons = [str(q["horizon"]) for q in st["queries"].values() if q["horizon"] is not None]
+        sys.stderr.write(f"\r\x1b[Krspark: live: {elements} elements, {late} late, {records} records"
+                         + (f", reported up to {min(horizons)}" if horizons else "") )
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+
+
 # ---------------------------------------------------------------------------------------------------- parser
 
 
@@ -605,6 +707,51 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a Spark setting for the session, e.g. spark.driver.memory=8g; repeatable")
     _logging_options(replay, "sub_")
     replay.set_defaults(run=cmd_replay)
+
+    run = commands.add_parser(
+        "run", help="run continuous queries live, over streams as they arrive", epilog=EXIT_CODES_HELP,
+        formatter_class=formatter,
+        description=_fill("Evaluate RSP-QL queries over live streams (docs/live.md): each record is printed when "
+                          "its instant becomes due, i.e. when every stream the query reads has an element later "
+                          "than the instant by more than the allowed lateness. The records equal those of "
+                          "'rspark replay' over the same elements. Stops at --until, after --max-seconds, when "
+                          "every replay: source has ended, or on Ctrl-C; on stopping (but Ctrl-C) the instants up "
+                          "to the last element seen are reported.")
+        + "\n\n" + _fill(
+            "Sources: DIR a directory watched for new TriG / N-Quads files (move files in whole); "
+            "tcp://HOST:PORT N-Quads lines from a TCP server; replay:PATH@SPEED a recorded stream written in at "
+            "SPEED times its pace (numeric timestamps read as milliseconds). With --checkpoint DIR the sources' "
+            "offsets, the buffered window content and each query's last reported instant survive a restart, and "
+            "--output FILE is written at most once per (query, instant)."))
+    run.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files; '-' reads standard input")
+    run.add_argument("--source", action="append", metavar="IRI=SOURCE",
+                     help="a live stream: IRI=DIR, IRI=tcp://HOST:PORT or IRI=replay:PATH@SPEED; repeatable")
+    run.add_argument("--lateness", metavar="D", default=None,
+                     help="allowed lateness of every source (a number in the stream's unit or an ISO 8601 "
+                          "duration; default 0): an element may arrive this far behind the latest one and still "
+                          "count; a later one is late (counted, written to CHECKPOINT/late/)")
+    run.add_argument("--arrival-time", action="store_true",
+                     help="elements of tcp:// sources without a timestamp get their arrival time")
+    run.add_argument("--until", metavar="T", help="stop once every stream has reached T (its watermark: an element "
+                                                  "at T plus the lateness arrived) and report up to T")
+    run.add_argument("--max-seconds", metavar="N", type=float, default=None, help="stop after N seconds")
+    run.add_argument("--checkpoint", metavar="DIR", default=None,
+                     help="where live state goes (default: a temporary directory, removed at the end)")
+    run.add_argument("--format", choices=["jsonl", "table", "csv", "tsv", "trig"],
+                     help="output format (default: table on a terminal, else jsonl)")
+    run.add_argument("--output", metavar="FILE", default=None,
+                     help="append the records to FILE (jsonl, csv or tsv) instead of standard output, each "
+                          "(query, instant) once across restarts")
+    run.add_argument("--trig-dir", metavar="DIR", default=None,
+                     help="also write CONSTRUCT records as TriG stream elements into DIR (a directory another "
+                          "rspark run can watch)")
+    run.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
+    run.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
+    run.add_argument("--profile", metavar="NAME", help="engine profile (see docs/profiles.md)")
+    run.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
+    run.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting; repeatable")
+    _logging_options(run, "sub_")
+    run.set_defaults(run=cmd_run)
     return parser
 
 

@@ -159,7 +159,7 @@ class Engine:
     ``profile`` names the engine profile continuous queries use by default (see docs/profiles.md)."""
 
     def __init__(self, master: str | None = None, *, profile: str | None = None, spark=None,
-                 conf: dict[str, str] | None = None) -> None:
+                 conf: dict[str, str] | None = None, checkpoint: str | None = None) -> None:
         # a session the user brings: rspark sets on it the settings its answers depend on (ANSI mode off, UTC;
         # rspark.spark.session.ANSWER_CONF), logging each change, and leaves the rest (log level included) alone
         self.spark = get_session(master, conf) if spark is None else use_session(spark)
@@ -184,6 +184,10 @@ class Engine:
         # _graph_lock: a FROM graph loaded on demand (_ensure_graph) is loaded once when several queries name it at
         # the same time (twice, its quads would be in the dataset twice: duplicate solutions)
         self._graph_lock = threading.Lock()
+        # live mode (rspark.engine.live), started by the first watch / push / register: its state goes to
+        # ``checkpoint`` (a temporary directory, removed on close, when None)
+        self.checkpoint = checkpoint
+        self._live = None
 
     # ------------------------------------------------------------------------------------------------ lifecycle
 
@@ -194,8 +198,16 @@ class Engine:
         self.close()
 
     def close(self) -> None:
-        """Release cached data (the SparkSession stays, for reuse in the same process). Nothing to release when
-        the Spark JVM has stopped (after an out-of-memory error in local mode)."""
+        """Stop live mode (its sources and queries) and release cached data (the SparkSession stays, for reuse in
+        the same process). Nothing to release when the Spark JVM has stopped (after an out-of-memory error in
+        local mode)."""
+        if self._live is not None:
+            live, self._live = self._live, None
+            try:
+                live.close()
+            except Exception as exc:
+                if not jvm_gone(exc) and jvm_exit_code() is None:
+                    raise
         try:
             self.clear()
         except Exception as exc:
@@ -438,6 +450,68 @@ class Engine:
                 raise
             raise err from exc
         return _memory_guarded(records)
+
+
+    # ---------------------------------------------------------------------------------------------- live mode
+
+    @property
+    def live(self):
+        """The live streams and queries (:class:`rspark.engine.live.runner.LiveRunner`), started on first use."""
+        if self._live is None:
+            from rspark.engine.live.runner import LiveRunner
+
+            with self._lock:
+                if self._live is None:
+                    self._live = LiveRunner(self, self.checkpoint)
+        return self._live
+
+    def live_stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
+                    arrival_time: bool = False) -> Engine:
+        """Declare a live stream fed by :meth:`push` (docs/live.md). ``lateness``: how far behind the greatest
+        timestamp seen an element may arrive and still be evaluated (a number in the stream's unit or an ISO 8601
+        duration); an element at or before an instant already reported is late: counted and written to the
+        checkpoint's ``late/`` directory. ``arrival_time``: elements pushed without a timestamp get the push's
+        time (else they are rejected with a message)."""
+        self.live.stream(iri, lateness=lateness, timestamp_predicate=timestamp_predicate, arrival_time=arrival_time)
+        return self
+
+    def watch(self, iri: str, directory: str | os.PathLike, *, lateness=0,
+              timestamp_predicate: str | None = None) -> Engine:
+        """Feed the live stream ``iri`` from the TriG / N-Quads files that appear in ``directory`` (Spark
+        Structured Streaming's file source: each file read once, also across restarts with the same
+        ``checkpoint``). Write a file elsewhere and move it in, so that it is never read half-written."""
+        self.live.watch(iri, str(directory), lateness=lateness, timestamp_predicate=timestamp_predicate)
+        return self
+
+    def push(self, iri: str, data: str | bytes, *, format: str | None = None) -> None:
+        """Append elements (TriG or N-Quads text, docs/streams.md) to the live stream ``iri``: written to its inbox
+        (a replayable log in the checkpoint directory) and evaluated at the next micro-batch."""
+        self.live.push(iri, data, format=format)
+
+    def source(self, iri: str, spec: str, **options) -> Engine:
+        """A live source from its command-line form: a directory, ``tcp://HOST:PORT`` (N-Quads lines) or
+        ``replay:PATH@SPEED`` (a recorded stream written into the inbox at SPEED times its own pace)."""
+        from rspark.engine.live.sources import start_source
+
+        start_source(self, iri, spec, **options)
+        return self
+
+    def register(self, query: str, *, name: str | None = None, profile: str | None = None):
+        """Register a continuous query over live streams; returns its
+        :class:`~rspark.engine.live.handle.QueryHandle` (``subscribe``, ``results``, ``status``, ``stop``). Its
+        records are those ``replay`` gives over the same elements, delivered as the instants become due: every
+        instant up to the least watermark of the streams it reads."""
+        from rspark.engine.live.handle import QueryHandle
+
+        runner = self.live
+        handle = QueryHandle(runner, runner.register(query, name=name, profile=profile))
+        with runner.lock:  # what the buffers hold already is evaluated now
+            runner.evaluate()
+        return handle
+
+    def live_status(self) -> dict:
+        """Counters of the live streams and queries (docs/live.md, Status)."""
+        return self.live.status()
 
 
 def _memory_guarded(records):

@@ -163,6 +163,10 @@ class ReplayWriter:
         self.out.write(self.text(rec))
         self.out.flush()
 
+    def continue_file(self) -> None:
+        """The output already has its header (a file written before, appended to again): none is written."""
+        self._header = True
+
     def close(self) -> None:
         """End the output: a csv / tsv header even when the replay gave no record."""
         if not self._header:

@@ -1,0 +1,1 @@
+"""Live mode: continuous queries over streams as they arrive (docs/live.md)."""

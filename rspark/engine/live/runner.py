@@ -1,0 +1,633 @@
+"""Live mode: continuous queries over streams as they arrive, evaluated by the replay's own plans per micro-batch.
+
+Every live stream is a directory of element files (TriG or N-Quads, docs/streams.md): a directory the user names
+(``engine.watch``), or rspark's inbox for the stream, where ``engine.push``, a TCP socket and a paced replay write
+their input. Spark Structured Streaming's file source watches each directory (its checkpoint holds which files
+were read), and each micro-batch's new files are loaded with the replay's loader and appended to the stream's
+buffer (:mod:`rspark.engine.live.buffer`). Then the queries whose instants became due are evaluated: the
+:class:`~rspark.engine.replay.Replayer` runs over the buffers with ``until`` = the query's horizon (one tick before
+the least watermark of the streams it reads, a watermark being the greatest timestamp seen minus the allowed
+lateness) and ``after`` = the last instant it reported, so a live query gives, instant for instant, what a replay
+of the same elements gives.
+
+State (``checkpoint/state.json``, written atomically after each batch): per stream, the buffer's version and
+counters, and the last micro-batch of each source applied; per query, the last instant reported. A batch Spark
+runs again after a crash (same batch id, same files) is not applied twice; its records are evaluated again and
+the file sinks drop what they already hold (:mod:`rspark.engine.live.sinks`), so a restart writes nothing twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from rspark.algebra.translate import compile_query
+from rspark.errors import InputError, RsparkError
+from rspark.model.time import parse_duration
+from rspark.rsp.windows import Timeline, format_time, parse_time
+
+log = logging.getLogger("rspark.live")
+
+STREAM_FILES = "*.{trig,nq,nquads,trig.gz,nq.gz,nquads.gz}"  # what a watched directory's file source reads
+STATE_FILE = "state.json"
+BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
+
+
+def stream_key(iri: str) -> str:
+    """A directory name for a stream IRI (a hash: IRIs hold characters file systems refuse)."""
+    return hashlib.sha1(iri.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class LiveStream:
+    """A stream fed live. ``lateness``: how far behind the greatest timestamp seen an element may arrive and still be
+    evaluated (a number in the stream's unit or an ISO 8601 duration; 0 by default). ``arrival_time``: elements
+    pushed without a timestamp get the time they arrive (else they are rejected with a message)."""
+
+    iri: str
+    buffer: Any  # LiveBuffer
+    inbox: str
+    lateness: Any = 0
+    timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime"
+    arrival_time: bool = False
+    directories: list = field(default_factory=list)
+    queries: list = field(default_factory=list)  # Spark StreamingQuery objects watching the directories
+    batches: dict = field(default_factory=dict)  # source key -> the last micro-batch id applied
+    counters: dict = field(default_factory=lambda: {"elements": 0, "late": 0, "rejected": 0, "files": 0,
+                                                    "quarantined": 0, "batches": 0})
+    evaluated: int | None = None  # ticks: every instant up to here has been reported by the queries reading it
+    arrivals: list = field(default_factory=list)  # (wall time, greatest ts) of recent batches, for the lag
+    written: int = 0  # inbox files this process wrote (push, tcp, paced replay) ...
+    read: int = 0  # ... and inbox files it has loaded: wait_idle waits for these to meet
+
+    def write(self, text: str, ext: str) -> str:
+        """Writes ``text`` into the inbox (:func:`write_inbox`), counted."""
+        path = write_inbox(self.inbox, text, ext)
+        self.written += 1
+        return path
+
+    def timeline(self) -> Timeline:
+        b = self.buffer
+        return Timeline.datetime() if b.kind == "datetime" else Timeline.numeric(b.scale)
+
+    def lateness_ticks(self) -> int:
+        value = self.lateness
+        if value in (None, 0, "0"):
+            return 0
+        tl = self.timeline()
+        if isinstance(value, (int, float, Decimal)) or _is_number(str(value)):
+            return tl.ticks(Decimal(str(value)), "allowed lateness")
+        return tl.duration(parse_duration(str(value)), "allowed lateness")
+
+    def watermark(self) -> int | None:
+        """The greatest timestamp seen minus the allowed lateness (ticks), None before the first element."""
+        if self.buffer.last is None:
+            return None
+        return self.buffer.last - self.lateness_ticks()
+
+
+class LiveQuery:
+    """A registered continuous query (what :class:`QueryHandle` controls)."""
+
+    def __init__(self, name: str, text: str, plan, profile: str | None, label: str) -> None:
+        self.name, self.text, self.plan, self.profile, self.label = name, text, plan, profile, label
+        self.reads = list(dict.fromkeys(w.stream.value for w in plan.dataset.windows))
+        reg = plan.register
+        self.writes = reg.name.value if reg is not None and reg.kind == "STREAM" and hasattr(reg.name, "value") \
+            else None
+        self.last = None  # the last instant reported (a time value)
+        self.horizon = None  # the horizon of the last evaluation (a time value)
+        self.evaluations = 0
+        self.records = 0
+        self.sinks: list = []
+        self.paused = False
+        self.stopped = False
+        self.error: str | None = None
+        self.latencies: list = []  # seconds from a batch's arrival to its records' delivery (the last 1000)
+
+
+class LiveRunner:
+    """The live streams and queries of one :class:`~rspark.engine.engine.Engine` (``engine.live``)."""
+
+    def __init__(self, engine, checkpoint: str | None = None, trigger: float = 0.1) -> None:
+        self.engine = engine
+        self.spark = engine.spark
+        self.temporary = checkpoint is None
+        self.checkpoint = os.path.abspath(checkpoint) if checkpoint else tempfile.mkdtemp(prefix="rspark-live-")
+        os.makedirs(self.checkpoint, exist_ok=True)
+        self.trigger = trigger
+        self.streams: dict[str, LiveStream] = {}
+        self.queries: dict[str, LiveQuery] = {}
+        self.lock = threading.RLock()
+        self.errors: list = []  # input problems (DataError), the latest 1000
+        self.failure: BaseException | None = None
+        self._saved = self._read_state()
+        self._closed = False
+        self.until = None  # a time value no evaluation passes (rspark run --until)
+        self.paced: list = []  # paced replays (rspark.engine.live.sources.PacedReplay) writing into inboxes
+
+    # ------------------------------------------------------------------------------------------------ streams
+
+    def stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
+               arrival_time: bool = False) -> LiveStream:
+        """Declares a live stream (idempotent: an existing one is returned, its settings updated)."""
+        from rspark.engine.live.buffer import LiveBuffer
+
+        with self.lock:
+            st = self.streams.get(iri)
+            if st is None:
+                key = stream_key(iri)
+                buf = LiveBuffer(self.spark, iri, os.path.join(self.checkpoint, "streams", key, "buffer"))
+                st = LiveStream(iri, buf, os.path.join(self.checkpoint, "streams", key, "inbox"))
+                saved = self._saved.get("streams", {}).get(iri)
+                if saved:
+                    buf.restore(saved["buffer"])
+                    st.batches = dict(saved.get("batches", {}))
+                    st.counters.update(saved.get("counters", {}))
+                    st.evaluated = saved.get("evaluated")
+                os.makedirs(st.inbox, exist_ok=True)
+                self.streams[iri] = st
+                self._watch(st, st.inbox, "inbox")
+            st.lateness = lateness if lateness is not None else 0
+            st.arrival_time = arrival_time
+            if timestamp_predicate:
+                st.timestamp_predicate = st.buffer.timestamp_predicate = timestamp_predicate
+            _check_lateness(st)
+            return st
+
+    def watch(self, iri: str, directory: str, **options) -> LiveStream:
+        """Feeds ``iri`` from the element files that appear in ``directory`` (read once each, in order of
+        modification time; write a file elsewhere and move it in, or give it a name starting with ``.`` or ``_``
+        while it is written: Spark skips those)."""
+        if not os.path.isdir(directory):
+            raise InputError(f"--source {iri}: {directory} is not a directory")
+        st = self.stream(iri, **options)
+        with self.lock:
+            path = os.path.abspath(directory)
+            if path not in st.directories:
+                st.directories.append(path)
+                self._watch(st, path, "dir-" + stream_key(path))
+        return st
+
+    def push(self, iri: str, data: str | bytes, *, format: str | None = None) -> str:
+        """Appends elements (TriG or N-Quads text) to ``iri``'s inbox; returns the file written. The stream is
+        declared with the defaults if it was not. With ``arrival_time``, graphs without a timestamp get the time
+        of the push."""
+        st = self.streams.get(iri) or self.stream(iri)
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        fmt = (format or ("nquads" if _looks_like_nquads(text) else "trig")).lower()
+        if fmt not in ("trig", "nquads", "nq"):
+            raise InputError(f"push to <{iri}>: the format is trig or nquads, not {format!r}")
+        if st.arrival_time:
+            from rspark.engine.live.stamp import stamp_arrivals
+
+            text = stamp_arrivals(text, fmt, st.timestamp_predicate, time.time())
+            fmt = "nquads"
+        return st.write(text, "nq" if fmt in ("nquads", "nq") else "trig")
+
+    def _watch(self, st: LiveStream, directory: str, source: str) -> None:
+        """Starts the Structured Streaming query that feeds ``st`` from ``directory``."""
+        reader = (self.spark.readStream.format("binaryFile").schema(BINARY_FILE_SCHEMA)
+                  .option("pathGlobFilter", STREAM_FILES).load(directory).select("path", "modificationTime"))
+        ckpt = os.path.join(self.checkpoint, "streams", stream_key(st.iri), "sources", source)
+
+        def on_batch(df, batch_id: int) -> None:
+            rows = df.collect()
+            paths = [r["path"] for r in sorted(rows, key=lambda r: (r["modificationTime"], r["path"]))]
+            self.on_batch(st.iri, source, batch_id, paths)
+
+        query = (reader.writeStream.foreachBatch(on_batch).option("checkpointLocation", ckpt)
+                 .trigger(processingTime=f"{int(self.trigger * 1000)} milliseconds")
+                 .queryName(f"rspark-{stream_key(st.iri)}-{source}").start())
+        st.queries.append(query)
+
+    # ------------------------------------------------------------------------------------------------ batches
+
+    def on_batch(self, iri: str, source: str, batch_id: int, paths: list[str]) -> None:
+        """One micro-batch of a stream's source: load its files, append them, evaluate what became due, save."""
+        arrived = time.time()
+        with self.lock:
+            if self._closed:
+                return
+            try:
+                st = self.streams[iri]
+                if batch_id <= st.batches.get(source, -1):
+                    log.info("<%s> %s: micro-batch %d was applied before a restart", iri, source, batch_id)
+                else:
+                    for path in paths:
+                        self._ingest(st, path, source, batch_id)
+                    st.batches[source] = batch_id
+                    st.counters["batches"] += 1
+                    if paths:
+                        st.arrivals.append((arrived, st.buffer.last))
+                        del st.arrivals[:-100]
+                self.evaluate(arrived=arrived)
+                self._save_state()
+            except Exception as exc:  # noqa: BLE001 - kept for status() and re-raised to Spark (the query stops)
+                log.error("live batch of <%s> failed: %s", iri, exc)
+                self.failure = exc
+                raise
+
+    def _ingest(self, st: LiveStream, path: str, source: str, batch_id: int) -> None:
+        from rspark.spark.loading.loader import load_stream
+
+        local = path[len("file:"):] if path.startswith("file:") else path
+        while local.startswith("//"):
+            local = local[1:]
+        st.counters["files"] += 1
+        if source == "inbox":
+            st.read += 1
+        try:
+            loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate)
+        except RsparkError as exc:  # the whole file is unreadable: quarantined, the stream goes on
+            self._quarantine(st, local, [exc])
+            return
+        try:
+            if loaded.errors:
+                st.counters["rejected"] += len(loaded.errors)
+                self._quarantine(st, local, loaded.errors)
+            dead = os.path.join(self.checkpoint, "late", stream_key(st.iri), f"{source}-{batch_id:08d}.nq")
+            try:
+                result = st.buffer.append(loaded, st.evaluated, dead)
+            except RsparkError as exc:  # a batch of the other time kind
+                self._quarantine(st, local, [exc])
+                return
+            st.counters["elements"] += result.accepted
+            if result.late:
+                st.counters["late"] += result.late
+                log.warning("<%s>: %d late element%s in %s (at or before the evaluated instant %s), written to %s: %s",
+                            st.iri, result.late, "" if result.late == 1 else "s", local,
+                            format_time(st.evaluated, st.timeline()), dead, ", ".join(result.late_elements[:5]))
+        finally:
+            loaded.unpersist()
+
+    def _quarantine(self, st: LiveStream, path: str, errors: list) -> None:
+        """A file with problems: its messages are logged and kept in ``errors``; a copy of the file and the messages
+        go to ``checkpoint/quarantine`` (the file itself stays where it is: it may be the user's). The elements
+        that loaded are kept."""
+        folder = os.path.join(self.checkpoint, "quarantine", stream_key(st.iri))
+        os.makedirs(folder, exist_ok=True)
+        name = os.path.basename(path)
+        try:
+            shutil.copyfile(path, os.path.join(folder, name))
+        except OSError:
+            pass  # the file went away: its messages are still written
+        with open(os.path.join(folder, name + ".errors.txt"), "w", encoding="utf-8") as out:
+            out.writelines(f"{err}\n" for err in errors)
+        st.counters["quarantined"] += 1
+        for err in errors:
+            log.warning("<%s>: %s", st.iri, err)
+        self.errors.extend(errors)
+        del self.errors[:-1000]
+
+    # ------------------------------------------------------------------------------------------------ queries
+
+    def register(self, text: str, *, name: str | None = None, profile: str | None = None) -> LiveQuery:
+        from rspark.engine.replay import query_label
+
+        plan = compile_query(text, source=name or "query")
+        if not plan.dataset.windows:
+            raise RsparkError(f"{name or 'the query'} reads no stream (no window or FROM STREAM); "
+                              "use engine.sparql for static data")
+        label = query_label(plan, name or f"query{len(self.queries) + 1}")
+        qname = name or label
+        with self.lock:
+            if qname in self.queries and not self.queries[qname].stopped:
+                raise RsparkError(f"a live query named {qname!r} is registered already")
+            q = LiveQuery(qname, text, plan, profile or self.engine.profile, label)
+            saved = self._saved.get("queries", {}).get(qname)
+            if saved and saved.get("text") == text:
+                q.last, q.horizon = saved.get("last"), saved.get("horizon")
+                q.evaluations, q.records = saved.get("evaluations", 0), saved.get("records", 0)
+            elif saved:
+                log.warning("live query %s: its text differs from the checkpoint's; it starts afresh", qname)
+            for iri in q.reads:
+                if iri not in self.streams and not any(o.writes == iri for o in self.queries.values()) \
+                        and iri not in self.engine.streams:
+                    self.stream(iri)  # fed later (push, watch), or by a query registered later
+            self.queries[qname] = q
+        return q
+
+    def unregister(self, name: str) -> None:
+        with self.lock:
+            q = self.queries.pop(name, None)
+            if q is not None:
+                q.stopped = True
+                for sink in q.sinks:
+                    sink.close()
+            self._save_state()
+
+    def evaluate(self, *, until=None, arrived: float | None = None, final: bool = False) -> int:
+        """Evaluates every query whose instants up to its horizon were not all reported; returns the records
+        delivered. ``final``: the streams are closed where they are: the horizon is the greatest timestamp seen
+        (the watermark ignores the lateness), as a replay of what arrived evaluates up to its last element.
+        ``until``: a time value no horizon passes."""
+        from rspark.engine.replay import Replayer
+
+        delivered = 0
+        until = self.until if until is None else until
+        with self.lock:
+            for group in self._groups():
+                inputs = {iri for q in group for iri in q.reads} - {q.writes for q in group}
+                horizon = self._horizon(inputs, final)
+                if horizon is None:
+                    continue
+                tl, ticks = horizon
+                if until is not None:
+                    ticks = min(ticks, parse_time(until, tl))
+                value = format_time(ticks, tl)
+                fresh = [q for q in group if q.horizon is None or parse_time(q.horizon, tl) < ticks]
+                if not fresh:
+                    continue
+                replayer = Replayer(self.engine, group[0].profile)
+                for iri in inputs:
+                    if iri in self.streams:
+                        replayer.sources[iri] = self.streams[iri].buffer.source()
+                after = {q.label: q.last for q in group}
+                records = replayer.run([(q.text, q.name) for q in group], until=value, after=after)
+                by_label = {q.label: q for q in group}
+                for rec in records:
+                    q = by_label[rec.query]
+                    if q.last is not None and rec.ticks <= parse_time(q.last, tl):
+                        continue  # reported before (R2S's reference instant, or a batch run again)
+                    if q.paused:
+                        continue
+                    for sink in q.sinks:
+                        sink.write(rec)
+                    q.records += 1
+                    delivered += 1
+                    if arrived is not None:
+                        q.latencies.append(time.time() - arrived)
+                        del q.latencies[:-1000]
+                for q in group:
+                    instants = replayer.instants.get(q.label) or []
+                    if instants:
+                        newest = max(instants)
+                        if q.last is None or newest > parse_time(q.last, tl):
+                            q.last = format_time(newest, tl)
+                    q.horizon = value
+                    q.evaluations += 1
+                for iri in inputs:
+                    st = self.streams.get(iri)
+                    if st is not None:
+                        h = parse_time(value, st.timeline())
+                        st.evaluated = h if st.evaluated is None else max(st.evaluated, h)
+            self._prune()
+        return delivered
+
+    def _groups(self) -> list[list[LiveQuery]]:
+        """The running queries in groups that are evaluated together: a query that registers a stream and the
+        queries that read it (a query network), under one profile."""
+        live = [q for q in self.queries.values() if not q.stopped]
+        groups: list[list[LiveQuery]] = []
+        for q in live:
+            linked = [g for g in groups if any(o.writes in q.reads or q.writes in o.reads for o in g
+                                               if o.writes or q.writes)]
+            merged = [q]
+            for g in linked:
+                groups.remove(g)
+                merged = g + merged
+            groups.append(merged)
+        return groups
+
+    def _horizon(self, inputs: set, final: bool) -> tuple[Timeline, int] | None:
+        """The group's timeline and horizon: the least watermark of its input streams (None while one has no
+        element); ``final``: the least greatest timestamp seen."""
+        marks, timelines = [], []
+        for iri in inputs:
+            st = self.streams.get(iri)
+            if st is None:
+                if iri in self.engine.streams:  # a recorded stream read beside live ones: it has no watermark
+                    continue
+                return None
+            mark = st.buffer.last if final else st.watermark()
+            if mark is None:
+                return None
+            if not final:
+                mark -= 1  # the instants before the watermark: an element at the watermark is still on time
+            tl = st.timeline()
+            timelines.append(tl)
+            marks.append((Decimal(mark) / tl.scale, st))
+        if not marks:
+            return None
+        kinds = {tl.kind for tl in timelines}
+        if len(kinds) > 1:
+            raise RsparkError("a live query mixes date-time and numeric streams")
+        tl = max(timelines, key=lambda t: t.scale)
+        least = min(m for m, _ in marks)
+        return tl, int(least * tl.scale)
+
+    def _prune(self) -> None:
+        """Drops from each buffer the elements no query can read again."""
+        for iri, st in self.streams.items():
+            keep = self._keep_from(iri, st)
+            if keep is not None and st.buffer.low is not None and keep > st.buffer.low:
+                st.buffer.prune(keep)
+
+    def _keep_from(self, iri: str, st: LiveStream) -> int | None:
+        """The earliest timestamp (ticks) a query reading ``iri`` may still read: the last reported instant minus
+        the range and slide of its time windows (R2S compares the next instant with that one). None: keep
+        everything (no query reads the stream yet, or one reads it through a landmark, interval or count window,
+        or consumes events, which depends on every earlier instant)."""
+        from rspark.cep.patterns import consumes_events
+        from rspark.rsp.profiles import get_profile
+        from rspark.rsp.windows import TimeSpec, resolve_window
+
+        readers = [q for q in self.queries.values() if not q.stopped and iri in q.reads]
+        if not readers or st.buffer.first is None:
+            return None
+        tl = st.timeline()
+        keep = None
+        for q in readers:
+            profile = get_profile(q.profile)
+            if q.last is None or consumes_events(q.plan.op, profile):
+                return None
+            for d in q.plan.dataset.windows:
+                if d.stream.value != iri:
+                    continue
+                rw = resolve_window(d.spec, profile, tl, first_ts=st.buffer.first)
+                if not isinstance(rw, TimeSpec):
+                    return None
+                need = parse_time(q.last, tl) - rw.range - rw.slide
+                keep = need if keep is None else min(keep, need)
+        return keep
+
+    # ------------------------------------------------------------------------------------------------ state
+
+    def _read_state(self) -> dict:
+        import json
+
+        path = os.path.join(self.checkpoint, STATE_FILE)
+        if not os.path.exists(path):
+            return {}
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
+    def _save_state(self) -> None:
+        from rspark.engine.live.buffer import save_json
+
+        state = {"streams": {}, "queries": {}}
+        for iri, st in self.streams.items():
+            state["streams"][iri] = {"buffer": st.buffer.state(), "batches": st.batches, "counters": st.counters,
+                                     "evaluated": st.evaluated}
+        for name, q in self.queries.items():
+            state["queries"][name] = {"text": q.text, "last": q.last, "horizon": q.horizon,
+                                      "evaluations": q.evaluations, "records": q.records}
+        # queries not registered again since a restart keep their saved state
+        for name, saved in self._saved.get("queries", {}).items():
+            state["queries"].setdefault(name, saved)
+        save_json(os.path.join(self.checkpoint, STATE_FILE), state)
+        for st in self.streams.values():
+            st.buffer.drop_old_versions()
+
+    # ------------------------------------------------------------------------------------------------ status
+
+    def status(self) -> dict:
+        """Counters per stream and per query (docs/live.md, Status)."""
+        with self.lock:
+            out: dict = {"streams": {}, "queries": {}, "checkpoint": self.checkpoint,
+                         "failure": None if self.failure is None else str(self.failure)}
+            for iri, st in self.streams.items():
+                tl = st.timeline()
+                wm = st.watermark()
+                out["streams"][iri] = {
+                    **st.counters,
+                    "last": None if st.buffer.last is None else format_time(st.buffer.last, tl),
+                    "watermark": None if wm is None else format_time(wm, tl),
+                    "evaluated": None if st.evaluated is None else format_time(st.evaluated, tl),
+                    "directories": list(st.directories), "inbox": st.inbox,
+                }
+            for name, q in self.queries.items():
+                lat = sorted(q.latencies)
+                out["queries"][name] = {
+                    "evaluations": q.evaluations, "records": q.records, "last": q.last, "horizon": q.horizon,
+                    "paused": q.paused, "reads": q.reads,
+                    "latency_p50": lat[len(lat) // 2] if lat else None,
+                    "latency_p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else None,
+                    "late": sum(self.streams[i].counters["late"] for i in q.reads if i in self.streams),
+                    "elements": sum(self.streams[i].counters["elements"] for i in q.reads if i in self.streams),
+                }
+            return out
+
+    def reached(self, until) -> bool:
+        """Whether every stream the queries read has reached ``until`` (a time value): its watermark is at or after
+        it, so no element at or before ``until`` is still to come in time; closing then reports up to ``until``."""
+        with self.lock:
+            live = [q for q in self.queries.values() if not q.stopped]
+            inputs = {iri for q in live for iri in q.reads} - {q.writes for q in live}
+            if not inputs:
+                return False
+            for iri in inputs:
+                st = self.streams.get(iri)
+                if st is None:
+                    if iri in self.engine.streams:
+                        continue
+                    return False
+                wm = st.watermark()
+                if wm is None or wm < parse_time(until, st.timeline()):
+                    return False
+            return True
+
+    def idle(self) -> bool:
+        """Whether every source has read every file there is (no micro-batch running or pending, and every file
+        this process wrote into an inbox loaded)."""
+        for st in self.streams.values():
+            if st.read < st.written:
+                return False
+            for query in st.queries:
+                status = query.status
+                if status.get("isDataAvailable") or status.get("isTriggerActive"):
+                    return False
+        return True
+
+    def wait_idle(self, timeout: float = 60.0, settle: float | None = None) -> bool:
+        """Waits until the sources have nothing more to read (or ``timeout`` seconds); returns whether they were
+        idle. ``settle``: how long they must stay idle (default: three triggers), since a file written just now
+        is seen at the next trigger."""
+        settle = 3 * self.trigger + 0.3 if settle is None else settle
+        deadline = time.time() + timeout
+        quiet_since = None
+        while time.time() < deadline:
+            if self.failure is not None:
+                raise RsparkError(f"live mode stopped: {self.failure}") from self.failure
+            if self.idle():
+                quiet_since = quiet_since or time.time()
+                if time.time() - quiet_since >= settle:
+                    return True
+            else:
+                quiet_since = None
+            time.sleep(0.05)
+        return False
+
+    def close(self, *, flush: bool = False) -> None:
+        """Stops the sources (and with ``flush``, reports every instant up to the last element seen first)."""
+        for paced in self.paced:
+            paced.stop()
+        for st in list(self.streams.values()):
+            for query in st.queries:
+                try:
+                    query.stop()
+                except Exception:  # noqa: BLE001 - the JVM may be gone already; nothing left to stop then
+                    pass
+        with self.lock:
+            if flush and self.failure is None:
+                self.evaluate(final=True)
+                self._save_state()
+            self._closed = True
+            for q in self.queries.values():
+                for sink in q.sinks:
+                    sink.close()
+        if self.temporary:
+            shutil.rmtree(self.checkpoint, ignore_errors=True)
+
+
+def write_inbox(inbox: str, text: str, ext: str) -> str:
+    """Writes ``text`` as a new file of ``inbox`` atomically (a hidden name renamed in): the file source never
+    reads half a file. Names sort in the order of writing."""
+    os.makedirs(inbox, exist_ok=True)
+    name = f"{time.time_ns():020d}-{os.getpid()}-{threading.get_ident() % 100000:05d}.{ext}"
+    tmp = os.path.join(inbox, "." + name)
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.write(text)
+    final = os.path.join(inbox, name)
+    os.replace(tmp, final)
+    return final
+
+
+def _looks_like_nquads(text: str) -> bool:
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        return s.endswith(".") and "{" not in s and not s.lower().startswith(("@prefix", "prefix", "@base", "base"))
+    return False
+
+
+def _is_number(text: str) -> bool:
+    try:
+        Decimal(text.strip())
+        return True
+    except ArithmeticError:
+        return False
+
+
+def _check_lateness(st: LiveStream) -> None:
+    value = st.lateness
+    if isinstance(value, (int, float, Decimal)):
+        if value < 0:
+            raise InputError(f"stream <{st.iri}>: the allowed lateness must not be negative ({value})")
+        return
+    text = str(value).strip()
+    if _is_number(text):
+        if Decimal(text) < 0:
+            raise InputError(f"stream <{st.iri}>: the allowed lateness must not be negative ({text})")
+        return
+    parse_duration(text)  # a DurationError names what is wrong

@@ -1,0 +1,156 @@
+"""Where a live query's records go: a text stream (stdout), a JSON-lines or CSV / TSV file, a directory of TriG
+elements (a CONSTRUCT query's output as a stream another process can watch), a Python callback, a queue.
+
+Records are keyed by (query, instant). The file sinks read what their file already holds when they open and drop
+a record at or before the last instant written for its query, so a micro-batch evaluated again after a crash
+writes nothing twice; a line cut short by the crash is removed first. The TriG directory names each file after
+its query and instant, so writing one again replaces it with the same content.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import queue
+from collections.abc import Callable
+from datetime import datetime
+from decimal import Decimal
+from typing import TextIO
+
+from rspark.engine.writers import ReplayWriter, trig_element
+
+
+def time_key(value) -> Decimal:
+    """A record's ``time`` (a number, or an ISO 8601 string) as a comparable number."""
+    if isinstance(value, str):
+        try:
+            return Decimal(value)
+        except ArithmeticError:
+            dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return Decimal(int(dt.timestamp() * 1000))
+    return Decimal(str(value))
+
+
+class Sink:
+    def write(self, rec) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class TextSink(Sink):
+    """Records written to an open text stream (stdout) in a replay format (jsonl, table, csv, tsv, trig)."""
+
+    def __init__(self, fmt: str, out: TextIO, columns=None) -> None:
+        self.writer = ReplayWriter(fmt, out, columns)
+
+    def write(self, rec) -> None:
+        self.writer.write(rec)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class FileSink(Sink):
+    """Records appended to a file (jsonl, csv or tsv), each at most once per (query, instant) across restarts."""
+
+    def __init__(self, path: str, fmt: str = "jsonl", columns=None) -> None:
+        if fmt not in ("jsonl", "csv", "tsv"):
+            raise ValueError(f"a live file sink writes jsonl, csv or tsv, not {fmt}")
+        self.path, self.fmt = path, fmt
+        self.last: dict[str, Decimal] = {}
+        existing = self._recover()
+        self.out = open(path, "a", encoding="utf-8", newline="")
+        self.writer = ReplayWriter(fmt, self.out, columns)
+        if existing:
+            self.writer.continue_file()
+
+    def _recover(self) -> bool:
+        """Reads the file's records (the last instant per query), cutting a last line the crash left unfinished.
+        Returns whether the file had content."""
+        if not os.path.exists(self.path) or os.path.getsize(self.path) == 0:
+            return False
+        with open(self.path, "rb") as f:
+            data = f.read()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
+            with open(self.path, "r+b") as f:
+                f.truncate(end)
+            data = data[:end]
+        text = data.decode("utf-8")
+        if self.fmt == "jsonl":
+            for line in text.splitlines():
+                if line.strip():
+                    rec = json.loads(line)
+                    self._seen(rec["query"], rec["time"])
+        else:
+            rows = csv.reader(text.splitlines(), delimiter="," if self.fmt == "csv" else "\t")
+            next(rows, None)  # the header
+            for row in rows:
+                if len(row) >= 2:
+                    query, when = row[0], row[1]
+                    if self.fmt == "tsv":  # N-Triples literals
+                        query, when = query.split('"')[1], when.split('"')[1]
+                    self._seen(query, when)
+        return bool(text)
+
+    def _seen(self, query: str, when) -> None:
+        key = time_key(when)
+        if query not in self.last or key > self.last[query]:
+            self.last[query] = key
+
+    def write(self, rec) -> None:
+        key = time_key(rec.time)
+        if rec.query in self.last and key <= self.last[rec.query]:
+            return
+        self.writer.write(rec)
+        self.out.flush()
+        os.fsync(self.out.fileno())
+        self.last[rec.query] = key
+
+    def close(self) -> None:
+        if not self.out.closed:
+            self.writer.close()
+            self.out.close()
+
+
+class TrigDirectorySink(Sink):
+    """CONSTRUCT records as stream elements (TriG, docs/streams.md), one file per (query, instant) in a directory,
+    written atomically: a directory another live query (or process) can watch."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        os.makedirs(directory, exist_ok=True)
+
+    def write(self, rec) -> None:
+        if rec.form not in ("CONSTRUCT", "DESCRIBE"):
+            raise ValueError(f"a TriG directory holds CONSTRUCT results, but {rec.query} is a {rec.form} query")
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in str(rec.query))[-80:]
+        name = f"{safe}-{rec.ticks:020d}.trig"
+        tmp = os.path.join(self.directory, "." + name)
+        with open(tmp, "w", encoding="utf-8") as out:
+            out.write(trig_element(rec))
+        os.replace(tmp, os.path.join(self.directory, name))
+
+
+class CallbackSink(Sink):
+    def __init__(self, callback: Callable) -> None:
+        self.callback = callback
+
+    def write(self, rec) -> None:
+        self.callback(rec)
+
+
+class QueueSink(Sink):
+    """What ``handle.results()`` reads."""
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue = queue.Queue()
+
+    def write(self, rec) -> None:
+        self.queue.put(rec)
+
+    def close(self) -> None:
+        self.queue.put(None)

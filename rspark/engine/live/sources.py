@@ -1,0 +1,168 @@
+"""Live sources besides a watched directory and ``engine.push``: a TCP socket of N-Quads lines and a paced replay of
+a recorded stream. Both write what they receive into the stream's inbox (:func:`~rspark.engine.live.runner.
+write_inbox`), where the stream's file source reads it: one path into the buffer for every source.
+
+Kafka is the production source of Spark Structured Streaming; rspark does not read it yet (docs/live.md says how
+it would be configured)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from decimal import Decimal
+
+from rspark.errors import InputError
+
+log = logging.getLogger("rspark.live")
+
+
+def parse_source(spec: str) -> tuple[str, dict]:
+    """``DIR`` | ``tcp://HOST:PORT`` | ``replay:PATH@SPEED`` -> (kind, arguments)."""
+    text = spec.strip()
+    if text.startswith("tcp://"):
+        hostport = text[len("tcp://"):].rstrip("/")
+        host, sep, port = hostport.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise InputError(f"source {spec!r}: expected tcp://HOST:PORT")
+        return "tcp", {"host": host.strip("[]"), "port": int(port)}
+    if text.startswith("replay:"):
+        body = text[len("replay:"):]
+        path, sep, speed = body.rpartition("@")
+        if not sep:
+            path, speed = body, "1"
+        try:
+            factor = Decimal(speed)
+        except ArithmeticError:
+            raise InputError(f"source {spec!r}: the speed after @ must be a number (replay:PATH@SPEED)") from None
+        if factor <= 0:
+            raise InputError(f"source {spec!r}: the speed must be positive")
+        if not os.path.isfile(path):
+            raise InputError(f"source {spec!r}: no such file: {path}")
+        return "replay", {"path": path, "speed": float(factor)}
+    if os.path.isdir(text):
+        return "dir", {"directory": text}
+    raise InputError(f"source {spec!r}: not a directory, tcp://HOST:PORT or replay:PATH@SPEED")
+
+
+def start_source(engine, iri: str, spec: str, **options) -> None:
+    kind, args = parse_source(spec)
+    runner = engine.live
+    if kind == "dir":
+        runner.watch(iri, args["directory"], **options)
+    elif kind == "tcp":
+        listen_tcp(runner, iri, args["host"], args["port"], **options)
+    else:
+        PacedReplay(runner, iri, args["path"], args["speed"], **options).start()
+
+
+def listen_tcp(runner, iri: str, host: str, port: int, **options) -> None:
+    """Reads N-Quads lines from a TCP server (Spark's socket source); each micro-batch's lines become one inbox
+    file. Spark's socket source keeps no offsets: lines sent while rspark was down are not read again."""
+    from rspark.engine.live.runner import stream_key
+
+    st = runner.stream(iri, **options)
+    lines = runner.spark.readStream.format("socket").option("host", host).option("port", port).load()
+
+    def on_batch(df, batch_id: int) -> None:
+        values = [r["value"] for r in df.collect()]
+        text = "".join(v + "\n" for v in values if v is not None)
+        if not text.strip():
+            return
+        if st.arrival_time:
+            from rspark.engine.live.stamp import stamp_arrivals
+
+            text = stamp_arrivals(text, "nquads", st.timestamp_predicate, time.time())
+        st.write(text, "nq")
+
+    query = (lines.writeStream.foreachBatch(on_batch)
+             .trigger(processingTime=f"{int(runner.trigger * 1000)} milliseconds")
+             .queryName(f"rspark-{stream_key(iri)}-tcp").start())
+    st.queries.append(query)
+
+
+class PacedReplay:
+    """A recorded stream written into the inbox element by element at ``speed`` times its own pace: elements
+    whose timestamps are ``d`` apart are written ``d / speed`` apart (date-time streams: real time at speed 1;
+    numeric streams: their numbers read as milliseconds). Elements due within one trigger interval are written
+    as one file. For demonstrations and benchmarks."""
+
+    def __init__(self, runner, iri: str, path: str, speed: float, **options) -> None:
+        self.runner, self.iri, self.path, self.speed = runner, iri, path, speed
+        self.stream = runner.stream(iri, **options)
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"rspark-paced-{os.path.basename(path)}",
+                                       daemon=True)
+        self.done = False
+        runner.paced.append(self)
+
+    def start(self) -> PacedReplay:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def _run(self) -> None:
+        try:
+            elements = recorded_elements(self.path, self.stream.timestamp_predicate)
+            if not elements:
+                return
+            start_wall, start_ts = time.time(), elements[0][0]
+            i = 0
+            while i < len(elements) and not self.stop_event.is_set():
+                due = start_wall + (elements[i][0] - start_ts) / 1000.0 / self.speed
+                wait = due - time.time()
+                if wait > 0 and self.stop_event.wait(wait):
+                    break
+                horizon = time.time() + self.runner.trigger
+                chunk = []
+                while i < len(elements) and start_wall + (elements[i][0] - start_ts) / 1000.0 / self.speed <= horizon:
+                    chunk.append(elements[i][1])
+                    i += 1
+                self.stream.write("".join(chunk), "nq")
+        except Exception as exc:  # noqa: BLE001 - reported on the log and in status(); the replay stops
+            log.error("paced replay of %s into <%s> failed: %s", self.path, self.iri, exc)
+            self.runner.errors.append(exc)
+        finally:
+            self.done = True
+
+
+def recorded_elements(path: str, predicate: str) -> list[tuple[float, str]]:
+    """The elements of a recorded stream file, in timestamp order (ties in file order), each as (timestamp in
+    milliseconds, its N-Quads text with its timestamp triple). Elements without a timestamp are left out (the
+    loader reports them when they are written without one)."""
+    import gzip
+    from datetime import datetime
+
+    import pyoxigraph as ox
+
+    fmt = ox.RdfFormat.N_QUADS if path.endswith((".nq", ".nquads", ".nq.gz", ".nquads.gz")) else ox.RdfFormat.TRIG
+    with open(path, "rb") as f:
+        data = f.read()
+    if path.endswith(".gz"):
+        data = gzip.decompress(data)
+    pred = ox.NamedNode(predicate)
+    graphs: dict = {}
+    stamps: dict = {}
+    for q in ox.parse(data, format=fmt):
+        if isinstance(q.graph_name, ox.DefaultGraph):
+            if q.predicate == pred:
+                stamps[q.subject] = q
+            continue
+        graphs.setdefault(q.graph_name, []).append(q)
+    out = []
+    for order, (g, quads) in enumerate(graphs.items()):
+        stamp = stamps.get(g)
+        if stamp is None:
+            continue
+        value = stamp.object.value
+        try:
+            ms = float(Decimal(value))
+        except ArithmeticError:
+            ms = datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000
+        text = ox.serialize([*quads, stamp], format=ox.RdfFormat.N_QUADS).decode("utf-8")
+        out.append((ms, order, text))
+    out.sort(key=lambda e: (e[0], e[1]))
+    return [(ms, text) for ms, _, text in out]
