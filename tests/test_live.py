@@ -1,0 +1,282 @@
+"""Live mode (docs/live.md): records equal a replay's over the same elements, arriving in batches and out of order
+within the allowed lateness; late elements counted and dead-lettered; malformed files quarantined while the stream
+goes on; state and output that survive a restart; the sources (push, watched directory, TCP, paced replay); the
+status counters."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from rspark.errors import InputError
+
+EX = "http://example.org/"
+PREFIXES = "@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+# RSEP-QL, Figure 1 / Example 1: G1..G5 at 2, 4, 6, 8, 10
+FIG1 = {
+    2: ":G1 { :a1 :p :b1 . } :G1 prov:generatedAtTime 2 .",
+    4: ":G2 { :a2 :p :b2 . } :G2 prov:generatedAtTime 4 .",
+    6: ":G3 { :b1 :q :c1 . :b2 :q :c2 . } :G3 prov:generatedAtTime 6 .",
+    8: ":G4 { :b2 :q :c2 . } :G4 prov:generatedAtTime 8 .",
+    10: ":G5 { :a3 :p :b3 . :b1 :q :c1 . } :G5 prov:generatedAtTime 10 .",
+}
+SEQ = """PREFIX : <http://example.org/>
+SELECT ?x ?z (getSTARTTIME() AS ?t1) (getENDTIME() AS ?t2)
+FROM NAMED WINDOW :w1 ON :S [LANDMARK 1]
+FROM NAMED WINDOW :w2 ON :S [RANGE 5 SLIDE 1]
+EVENT ON :w1 { ?x :p ?y } AS E1
+EVENT ON :w2 { ?y :q ?z } AS E2
+WHERE { MATCH { E1 SEQ E2 } }"""
+COUNT = """PREFIX : <http://example.org/>
+SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW :w ON :S [RANGE 4 SLIDE 2] WHERE { WINDOW :w { ?s ?p ?o } }"""
+ISTREAM = """PREFIX : <http://example.org/>
+SELECT ISTREAM ?s ?o FROM NAMED WINDOW :w ON :S [RANGE 4 SLIDE 2] WHERE { WINDOW :w { ?s :q ?o } }"""
+CONSUME = """PREFIX : <http://example.org/>
+SELECT ?x ?z (getSTARTTIME() AS ?t1) (getENDTIME() AS ?t2)
+FROM NAMED WINDOW :w1 ON :S [LANDMARK 1]
+FROM NAMED WINDOW :w2 ON :S [RANGE 5 SLIDE 1]
+EVENT ON :w1 { ?x :p ?y } AS E1
+EVENT ON :w2 { ?y :q ?z } AS E2
+WHERE { MATCH CONSUME CHRONOLOGICAL { E1 SEQ[CHRONOLOGICAL] E2 } }"""
+QUERIES = {"seq": SEQ, "count": COUNT, "istream": ISTREAM, "consume": CONSUME}
+
+
+def trig(*times) -> str:
+    return PREFIXES + "\n".join(FIG1[t] for t in times) + "\n"
+
+
+def rows(records) -> list:
+    """(query, time, sorted rows as N-Triples terms) per record: an exact, order-independent form."""
+    return [(r.query, r.time, sorted(tuple(sorted((k, v.n3()) for k, v in row.items())) for row in r.rows))
+            for r in records]
+
+
+@pytest.fixture
+def engine(spark, tmp_path):
+    from rspark.engine.engine import Engine
+
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        yield eng
+
+
+@pytest.fixture(scope="module")
+def replayed(spark, tmp_path_factory) -> dict:
+    """Each query's replay records over the whole of Figure 1 (the stream closed at its last element, as a live
+    run that stops reports up to the last element it saw)."""
+    from rspark.engine.engine import Engine
+
+    path = tmp_path_factory.mktemp("fig1") / "fig1.trig"
+    path.write_text(trig(2, 4, 6, 8, 10))
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "S", path)
+        return {name: rows(eng.replay(q, names=[name])) for name, q in QUERIES.items()}
+
+
+def push(engine, *times, wait: bool = True) -> None:
+    engine.push(EX + "S", trig(*times))
+    if wait:
+        assert engine.live.wait_idle(timeout=120)
+
+
+def test_live_equals_replay_with_batches_out_of_order(engine, replayed):
+    """Elements arrive in four batches, one of them out of order (4 before 2), one behind the latest element by
+    the allowed lateness (8 after 10, lateness 2): every record equals the replay's."""
+    engine.live_stream(EX + "S", lateness=2)
+    handles = {name: engine.register(q, name=name) for name, q in QUERIES.items()}
+    push(engine, 4, 2)
+    push(engine, 6)
+    early = {name: rows(h.drain()) for name, h in handles.items()}
+    # the watermark is 6 - 2 = 4: the instants before 4 are reported, none after
+    assert [t for _, t, _ in early["seq"]] == [2, 3]
+    assert [t for _, t, _ in early["count"]] == [2]
+    push(engine, 10)
+    push(engine, 8)
+    engine.live.close(flush=True)
+    for name, h in handles.items():
+        assert early[name] + rows(h.drain()) == replayed[name], name
+    status = engine.live_status()
+    assert status["streams"][EX + "S"]["elements"] == 5
+    assert status["streams"][EX + "S"]["late"] == 0
+
+
+def test_late_elements_are_counted_and_dead_lettered(engine, replayed, tmp_path):
+    engine.live_stream(EX + "S", lateness=0)
+    h = engine.register(COUNT, name="count")
+    push(engine, 2, 4, 6, 10)  # the instants before 10 are reported
+    push(engine, 8)  # G4 at 8 would have changed the instants 8 and 10: late
+    status = engine.live_status()["streams"][EX + "S"]
+    assert (status["elements"], status["late"]) == (4, 1)
+    assert h.status()["late"] == 1
+    late_dir = Path(status["inbox"]).parents[2] / "late"
+    [dead] = list(late_dir.rglob("*.nq"))
+    assert sorted(dead.read_text().splitlines()) == [
+        '<http://example.org/G4> <http://www.w3.org/ns/prov#generatedAtTime> '
+        '"8"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+        "<http://example.org/b2> <http://example.org/q> <http://example.org/c2> <http://example.org/G4> .",
+    ]
+    engine.live.close(flush=True)
+    got = rows(h.drain())
+    assert [t for _, t, _ in got] == [2, 4, 6, 8, 10]
+    assert got[3][2] == [(("n", '"2"^^<http://www.w3.org/2001/XMLSchema#integer>'),)]  # (4, 8] without G4
+
+
+def test_a_malformed_file_is_quarantined_and_the_stream_goes_on(engine):
+    engine.live_stream(EX + "S")
+    h = engine.register(COUNT, name="count")
+    engine.push(EX + "S", PREFIXES + ":G1 { :a1 :p :b1 . } :G1 prov:generatedAtTime 2 .\n"
+                ":G2 { :a2 :p } :G2 prov:generatedAtTime 4 .\n")
+    assert engine.live.wait_idle(timeout=120)
+    push(engine, 6)
+    status = engine.live_status()["streams"][EX + "S"]
+    assert status["quarantined"] == 1 and status["rejected"] >= 1
+    [message] = [str(e) for e in engine.live.errors]
+    assert message.endswith(".trig:4:14: } is not a valid RDF object (element <http://example.org/G2>)")
+    quarantine = Path(status["inbox"]).parents[2] / "quarantine"
+    assert len(list(quarantine.rglob("*.errors.txt"))) == 1
+    engine.live.close(flush=True)
+    assert [(t, r) for _, t, r in rows(h.drain())] == [
+        (2, [(("n", '"1"^^<http://www.w3.org/2001/XMLSchema#integer>'),)]),
+        (4, [(("n", '"1"^^<http://www.w3.org/2001/XMLSchema#integer>'),)]),  # (0, 4]: G1 (G2 was rejected)
+        (6, [(("n", '"2"^^<http://www.w3.org/2001/XMLSchema#integer>'),)]),  # (2, 6]: G3's two triples
+    ]
+
+
+def test_a_restart_with_the_checkpoint_resumes_without_loss_or_duplicates(spark, tmp_path, replayed):
+    """The first run stops without reporting what is not yet due; the second, on the same checkpoint and output
+    file, goes on from there: the file holds each record of the replay once, for a window query and a query that
+    consumes events (its consumption state depends on every earlier instant)."""
+    from rspark.engine.engine import Engine
+
+    ckpt = str(tmp_path / "ckpt")
+    out = {name: tmp_path / f"{name}.jsonl" for name in ("count", "consume")}
+    with Engine(spark=spark, checkpoint=ckpt) as eng:
+        for name in out:
+            eng.register(QUERIES[name], name=name).write_to(str(out[name]))
+        push(eng, 2, 4)
+        push(eng, 6)
+        eng.live.close(flush=False)
+    first = {name: len(path.read_text().splitlines()) for name, path in out.items()}
+    assert first == {"count": 2, "consume": 4}  # the instants before 6: 2, 4 and 2, 3, 4, 5
+    with Engine(spark=spark, checkpoint=ckpt) as eng:
+        for name in out:
+            eng.register(QUERIES[name], name=name).write_to(str(out[name]))
+        push(eng, 8, 10)
+        eng.live.close(flush=True)
+    for name, path in out.items():
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        assert [(r["query"], r["time"]) for r in records] == [(q, t) for q, t, _ in replayed[name]], name
+
+
+def test_a_watched_directory(engine, tmp_path, replayed):
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    engine.watch(EX + "S", inbox)
+    h = engine.register(SEQ, name="seq")
+    for i, times in enumerate([(2, 4), (6, 8), (10,)]):
+        tmp = tmp_path / f"part{i}.trig"
+        tmp.write_text(trig(*times))
+        os.replace(tmp, inbox / tmp.name)
+        assert engine.live.wait_idle(timeout=120)
+    engine.live.close(flush=True)
+    assert rows(h.drain()) == replayed["seq"]
+
+
+def test_a_tcp_source(engine, replayed):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    lines = []
+    for t in sorted(FIG1):
+        g = f"<{EX}G{t // 2}>"
+        stamp = f'"{t}"^^<http://www.w3.org/2001/XMLSchema#integer>'
+        lines.append(f"{g} <http://www.w3.org/ns/prov#generatedAtTime> {stamp} .")
+    body = {2: [("a1", "p", "b1")], 4: [("a2", "p", "b2")], 6: [("b1", "q", "c1"), ("b2", "q", "c2")],
+            8: [("b2", "q", "c2")], 10: [("a3", "p", "b3"), ("b1", "q", "c1")]}
+    for t, triples in body.items():
+        for s, p, o in triples:
+            lines.append(f"<{EX}{s}> <{EX}{p}> <{EX}{o}> <{EX}G{t // 2}> .")
+    sent = threading.Event()
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.sendall(("\n".join(lines) + "\n").encode())
+            sent.set()
+            time.sleep(5)  # keep the connection open while Spark reads
+
+    threading.Thread(target=serve, daemon=True).start()
+    h = engine.register(COUNT, name="count")
+    engine.source(EX + "S", f"tcp://127.0.0.1:{port}")
+    assert sent.wait(60)
+    deadline = time.time() + 120
+    while engine.live_status()["streams"][EX + "S"]["elements"] < 5 and time.time() < deadline:
+        time.sleep(0.2)
+    assert engine.live.wait_idle(timeout=120)
+    engine.live.close(flush=True)
+    server.close()
+    assert rows(h.drain()) == replayed["count"]
+
+
+def test_a_paced_replay_source(engine, tmp_path, replayed):
+    path = tmp_path / "fig1.trig"
+    path.write_text(trig(2, 4, 6, 8, 10))
+    h = engine.register(ISTREAM, name="istream")
+    engine.source(EX + "S", f"replay:{path}@0.01")  # 2 units (ms) apart at 1/100 of the pace: 0.2 s
+    [paced] = engine.live.paced
+    deadline = time.time() + 60
+    while not paced.done and time.time() < deadline:
+        time.sleep(0.1)
+    assert paced.done
+    assert engine.live.wait_idle(timeout=120)
+    engine.live.close(flush=True)
+    assert rows(h.drain()) == replayed["istream"]
+
+
+def test_arrival_time_stamps_elements_pushed_without_one(engine):
+    engine.live_stream(EX + "A", arrival_time=True)
+    before = time.time()
+    engine.push(EX + "A", "<http://example.org/g1> { <http://example.org/s> <http://example.org/p> 1 . }\n")
+    assert engine.live.wait_idle(timeout=120)
+    status = engine.live_status()["streams"][EX + "A"]
+    assert status["elements"] == 1
+    from datetime import datetime
+
+    stamp = datetime.fromisoformat(status["last"].replace("Z", "+00:00")).timestamp()
+    assert before - 1 <= stamp <= time.time()
+
+
+def test_without_arrival_time_an_element_without_timestamp_is_rejected(engine):
+    engine.live_stream(EX + "B")
+    engine.push(EX + "B", "<http://example.org/g1> { <http://example.org/s> <http://example.org/p> 1 . }\n")
+    assert engine.live.wait_idle(timeout=120)
+    status = engine.live_status()["streams"][EX + "B"]
+    assert (status["elements"], status["rejected"]) == (0, 1)
+    assert "no timestamp" in str(engine.live.errors[-1]) or "timestamp" in str(engine.live.errors[-1])
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("tcp://localhost", "expected tcp://HOST:PORT"),
+    ("tcp://localhost:99999", "expected tcp://HOST:PORT"),
+    ("replay:/no/such/file.trig@2", "no such file"),
+    ("replay:x.trig@fast", "must be a number"),
+    ("/no/such/dir", "not a directory"),
+])
+def test_bad_sources(spec, message):
+    from rspark.engine.live.sources import parse_source
+
+    with pytest.raises(InputError, match=message):
+        parse_source(spec)
+
+
+def test_bad_lateness_is_refused(engine):
+    with pytest.raises(Exception, match="negative"):
+        engine.live_stream(EX + "S", lateness=-1)
+    with pytest.raises(Exception, match="duration"):
+        engine.live_stream(EX + "T", lateness="PT5Q")
