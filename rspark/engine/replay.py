@@ -201,10 +201,13 @@ class Replayer:
             inputs.append(WindowInput(rw, src.elements, src.quads, matches, src.bounds()))
         et = evaluation_instants(inputs, profile, every=every, times=ticks_times, until=ticks_until,
                                  spark=self.spark)
-        instant_values = et.values()
         if after is not None and not consumes_events(plan.op, profile):
+            # the later instants only are collected (a live query's instants since its stream began can be many)
             reported = parse_time(after, timeline)
-            instant_values = [reported] + [t for t in instant_values if t > reported]
+            later = dataclasses.replace(et, frame=et.frame.filter(F.col("instant") > F.lit(reported)))
+            instant_values = [reported] + later.values()
+        else:
+            instant_values = et.values()
         self.instants[label] = instant_values
         self._report_instants(label, instant_values, timeline, list(zip(resolved, sources)), every=every,
                               profile=profile, until=until, times=times)

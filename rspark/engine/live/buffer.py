@@ -94,7 +94,12 @@ class LiveBuffer:
         written as N-Quads into ``dead_letter`` (a file path) and counted. Returns what was accepted and late; the
         new version is written but the state is the caller's to save."""
         kind = "datetime" if loaded.time_kind == "datetime" else "number"
-        lo, hi = loaded.bounds if loaded.bounds is not None else (None, None)
+        if loaded.bounds is not None:
+            lo, _ = loaded.bounds
+        else:  # the load did not find them (date-time and other timestamps than canonical integers)
+            from rspark.spark.streaming.windows import stream_bounds
+
+            lo, _ = stream_bounds(loaded.elements)
         if lo is None:  # the batch has no valid element (its errors are reported by the caller)
             return BatchResult()
         if self.kind is not None and kind != self.kind:

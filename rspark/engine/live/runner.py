@@ -229,8 +229,12 @@ class LiveRunner:
                     if paths:
                         st.arrivals.append((arrived, st.buffer.last))
                         del st.arrivals[:-100]
-                self.evaluate(arrived=arrived)
+                loaded = time.time()
+                delivered = self.evaluate(arrived=arrived)
                 self._save_state()
+                log.info("<%s> %s batch %d: %d file%s loaded in %.2f s, %d record%s in %.2f s", iri, source, batch_id,
+                         len(paths), "" if len(paths) == 1 else "s", loaded - arrived, delivered,
+                         "" if delivered == 1 else "s", time.time() - loaded)
             except Exception as exc:  # noqa: BLE001 - kept for status() and re-raised to Spark (the query stops)
                 log.error("live batch of <%s> failed: %s", iri, exc)
                 self.failure = exc
@@ -255,11 +259,14 @@ class LiveRunner:
                 st.counters["rejected"] += len(loaded.errors)
                 self._quarantine(st, local, loaded.errors)
             dead = os.path.join(self.checkpoint, "late", stream_key(st.iri), f"{source}-{batch_id:08d}.nq")
+            scale = st.buffer.scale
             try:
                 result = st.buffer.append(loaded, st.evaluated, dead)
             except RsparkError as exc:  # a batch of the other time kind
                 self._quarantine(st, local, [exc])
                 return
+            if st.evaluated is not None and st.buffer.scale != scale:  # finer timestamps arrived: ticks rescaled
+                st.evaluated *= st.buffer.scale // scale
             st.counters["elements"] += result.accepted
             if result.late:
                 st.counters["late"] += result.late
