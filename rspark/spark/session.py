@@ -17,7 +17,9 @@ reuses, :func:`use_session` sets those that differ (``spark.conf.set``, for the 
 the ``rspark`` logger) and leaves everything else, the log level included, as the user has it. A ``conf=`` value
 for one of them is overridden, with a warning.
 
-Tunables (every one can be overridden with ``Engine(conf={KEY: VALUE})`` or ``rspark ... --conf KEY=VALUE``):
+Tunables (every one can be overridden with ``Engine(conf={KEY: VALUE})`` or ``rspark ... --conf KEY=VALUE``, and
+by the settings of ``spark-submit``: in a process spark-submit started, the submitted master is the default master
+and the submitted settings win over rspark's, ``conf=`` over both):
 
 Every session rspark creates:
 
@@ -32,9 +34,15 @@ Every session rspark creates:
   Spark's own default, ``python3`` from the ``PATH``, is often an interpreter without rspark's dependencies (rspark
   run from a virtualenv that is not activated: pipx, cron, an IDE, systemd). On a cluster the executors' Python
   is not forced (their machines may differ): ``spark.pyspark.python``, else ``PYSPARK_PYTHON``, else Spark's
-  ``python3``; the choice is logged at INFO. As Spark documents, the conf wins over the environment variable
-  (PySpark itself reads only the variable when its SparkContext starts: rspark sets the variable from the conf
-  while it creates the session).
+  ``python3``; the choice is logged at INFO. The exception is a standalone master on the loopback interface
+  (``spark://127.0.0.1:7077``, ``spark://localhost:7077``, :func:`loopback_master`): only workers on this machine
+  can register with it, so its executors run ``sys.executable`` too, as in local mode (scripts/cluster.py starts
+  such a cluster). As Spark documents, the conf wins over the environment variable (PySpark itself reads only the
+  variable when its SparkContext starts: rspark sets the variable from the conf while it creates the session).
+  On a cluster rspark checks the executors' Python once, when it starts the SparkContext: one task imports rspark
+  (shipped as a zip, ``addPyFile``) and its dependencies there, and a failure (no such interpreter, another Python
+  version, a missing package) is an :class:`~rspark.errors.RsparkError` naming the interpreter and the cause, rather
+  than a Python traceback out of the first query (docs/cluster.md).
 
 Local mode only (master ``local``, ``local[N]``, ``local[*]``, ``local-cluster[...]``; on a cluster, Spark's and the
 cluster's defaults apply):
@@ -57,9 +65,12 @@ cluster's defaults apply):
 
 from __future__ import annotations
 
+import atexit
+import ipaddress
 import logging
 import os
 import re
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,6 +78,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from rspark.errors import RsparkError
 from rspark.spark.jvm import jar_path
 
 __all__ = [
@@ -78,6 +90,7 @@ __all__ = [
     "get_session",
     "is_local",
     "local_cores",
+    "loopback_master",
     "use_session",
 ]
 
@@ -126,6 +139,26 @@ def is_local(master: str | None) -> bool:
     return master is None or master.strip().startswith("local")
 
 
+def loopback_master(master: str | None) -> bool:
+    """Whether ``master`` is a standalone master on this machine's loopback interface (``spark://127.0.0.1:7077``,
+    ``spark://localhost:7077``, ``spark://[::1]:7077``; every host of a multi-master URL). Its workers register
+    at that address, which only this machine reaches: its executors run here."""
+    text = (master or "").strip()
+    if not text.startswith("spark://"):
+        return False
+    for address in text[len("spark://"):].split(","):
+        host = address.rsplit(":", 1)[0] if address.count(":") == 1 or address.startswith("[") else address
+        host = host.strip("[]").lower()
+        if host == "localhost":
+            continue
+        try:
+            if not ipaddress.ip_address(host).is_loopback:
+                return False
+        except ValueError:  # another host name: it may resolve anywhere
+            return False
+    return True
+
+
 def _machine_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))  # the cores this process may run on (a container's share)
@@ -172,7 +205,11 @@ def _ship_package(spark: SparkSession) -> None:
     import zipfile
 
     root = Path(_package_root())
-    target = Path(tempfile.mkdtemp(prefix="rspark-")) / "rspark.zip"
+    staging = tempfile.mkdtemp(prefix="rspark-")
+    # the driver serves the zip from this path to every executor that starts (addPyFile does not copy it): removed
+    # when the driver's process ends, not before (each cluster session used to leave a zip of rspark in /tmp)
+    atexit.register(shutil.rmtree, staging, True)
+    target = Path(staging) / "rspark.zip"
     with zipfile.ZipFile(target, "w") as zf:
         for path in (root / "rspark").rglob("*"):
             if path.is_file() and "__pycache__" not in path.parts:
@@ -180,14 +217,20 @@ def _ship_package(spark: SparkSession) -> None:
     spark.sparkContext.addPyFile(str(target))
 
 
-def _choose_python(settings: dict[str, str], local: bool) -> dict[str, str]:
+def _choose_python(settings: dict[str, str], local: bool, same_machine: bool = False) -> dict[str, str]:
     """Fill in ``spark.pyspark.python`` / ``spark.pyspark.driver.python`` of ``settings`` (module docstring) and
-    return the environment variables PySpark and the JVM must see while the SparkContext starts."""
+    return the environment variables PySpark and the JVM must see while the SparkContext starts. ``same_machine``:
+    a cluster whose executors run on this machine (:func:`loopback_master`)."""
     workers, source = settings.get("spark.pyspark.python"), "spark.pyspark.python"  # the conf wins, as in Spark
     if not workers:
         workers, source = os.environ.get("PYSPARK_PYTHON"), "PYSPARK_PYTHON"
     if not workers and local and sys.executable:
         workers, source = sys.executable, "the driver's interpreter"
+    # A loopback standalone master's executors run on this machine: the driver's interpreter is theirs too. Without
+    # this they ran Spark's default, the first python3 on the worker's PATH (measured: a worker started without the
+    # virtualenv's PATH ran /usr/bin/python3, and every task failed importing lark)
+    if not workers and same_machine and sys.executable:
+        workers, source = sys.executable, "the driver's interpreter: the loopback master's executors run here"
     if workers:
         settings["spark.pyspark.python"] = workers
     if local:
@@ -225,6 +268,18 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
+def _submitted_conf() -> dict[str, str]:
+    """The settings of the JVM spark-submit started for this process (PySpark finds it by PYSPARK_GATEWAY_PORT);
+    empty in a process PySpark starts its JVM for (rspark's own sessions: the JVM must not start before
+    :func:`get_session` has chosen its options)."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return {}
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # connects to the running JVM
+    return dict(SparkConf().getAll())
+
+
 def use_session(spark: SparkSession) -> SparkSession:
     """Make ``spark`` (a session rspark did not create, or one it reuses) give rspark's answers: set the settings of
     :data:`ANSWER_CONF` that differ, logging each change at INFO; nothing else of the session changes."""
@@ -254,8 +309,16 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     active = SparkSession.getActiveSession()
     if active is not None and master is None and not conf:
         return use_session(active)
+    # Under spark-submit (or the pyspark shell) this process's JVM already runs with the submitted settings
+    # (--master, --conf, --jars, --py-files): they are the user's, so they are the master and win over rspark's
+    # tunables (conf= still wins over them). Without this Engine() under `spark-submit --master spark://...` ran on
+    # local[*] (measured), and rspark's settings replaced the submitted ones (spark.jars: the user's --jars).
+    submitted = _submitted_conf()
+    submitted_master = submitted.pop("spark.master", None)  # a master given here (master=) wins over it
+    if master is None and submitted_master:
+        master = submitted_master
     local = is_local(master)
-    settings = {**default_conf(master), **(conf or {})}
+    settings = {**default_conf(master), **submitted, **(conf or {})}
     for key, value in ANSWER_CONF.items():
         if settings[key].strip().lower() != value.lower():
             log.warning("%s=%s ignored: rspark's answers need %s", key, settings[key], value)
@@ -263,7 +326,7 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     jar = jar_path()  # rspark's JVM helpers (the fast line parser); None without a JDK: the Python path
     if jar is not None:
         settings["spark.jars"] = ",".join(p for p in (settings.get("spark.jars"), jar) if p)
-    env = _choose_python(settings, local)
+    env = _choose_python(settings, local, same_machine=loopback_master(master))
     builder = SparkSession.builder.appName("rspark").master(master or "local[*]")
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -274,7 +337,52 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
         spark.sparkContext.setLogLevel("ERROR")
         if not local:
             _ship_package(spark)
+            try:
+                _check_executors(spark)
+            except BaseException:
+                spark.stop()  # its static settings (the executors' Python) change only with a new SparkContext
+                raise
     else:
         log.info("reusing the running SparkContext (master %s): its static settings stay as they are; "
                  "its Python workers run %s", spark.sparkContext.master, spark.sparkContext.pythonExec)
     return use_session(spark)
+
+
+# what a failed executor check's exception text says about the cause, first match wins
+_PYTHON_FAILURES = re.compile(r"Cannot run program[^\n]*|PYTHON_VERSION_MISMATCH[^\n]*(?:\n[^\n]*){0,2}"
+                              r"|(?:ModuleNotFound|Import)Error: [^\n]*")
+
+
+def _check_executors(spark: SparkSession) -> None:
+    """Run one task on the cluster that imports rspark and the packages its executor code uses, and raise an
+    :class:`RsparkError` naming the executors' interpreter and the cause when that fails: without it a cluster
+    whose executors run another Python (missing, another version, without rspark's dependencies) failed in the
+    first query with a Python traceback from the executor, reported as a bug in rspark."""
+    python = spark.sparkContext.pythonExec
+
+    def probe(_):
+        import importlib
+        import sys as _sys
+
+        missing = []
+        for name in ("pyarrow", "pandas", "lark", "pyoxigraph", "rspark"):  # rspark: the shipped zip
+            try:
+                importlib.import_module(name)
+            except ImportError as exc:
+                missing.append(f"{name} ({type(exc).__name__}: {exc})")
+        yield _sys.executable, "%d.%d.%d" % _sys.version_info[:3], missing
+
+    advice = ("set spark.pyspark.python (--conf) or PYSPARK_PYTHON to the executors' interpreter with rspark's "
+              "dependencies installed (docs/cluster.md)")
+    try:
+        executable, version, missing = spark.sparkContext.parallelize([0], 1).mapPartitions(probe).collect()[0]
+    except Exception as exc:
+        text = str(exc)
+        found = _PYTHON_FAILURES.search(text)
+        cause = found.group(0) if found else (text.strip().splitlines() or [type(exc).__name__])[0]
+        cause = " ".join(cause.split())[:400]
+        raise RsparkError(f"the executors cannot run rspark's Python code with {python}: {cause}; {advice}") from None
+    if missing:
+        raise RsparkError(f"the executors' Python ({executable}, Python {version}) cannot import "
+                          f"{'; '.join(missing)}; {advice}")
+    log.info("the executors' Python workers run %s (Python %s) and import rspark", executable, version)

@@ -1,0 +1,160 @@
+"""rspark on a Spark standalone cluster (a master and one worker started by scripts/cluster.py from the
+pip-installed PySpark, loopback only) answers as it does locally: the README's sample replay and a SPARQL query,
+each run by the command line in a subprocess (one SparkSession per process; this test process may hold a local
+one), with ``--master spark://127.0.0.1:PORT`` and without, give the same records. The cluster is stopped at the
+end however the test ends, and its processes must be gone."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "rspark" / "samples"
+# the sample is small: a few shuffle partitions, as the suite's own session (Spark's 200 on the cluster made the
+# replay's many small stages take minutes); the same settings for both runs
+CONF = ["--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.default.parallelism=2"]
+QUERY = """PREFIX : <http://example.org/>
+SELECT ?sensor ?room (COUNT(*) AS ?n) (AVG(?v) AS ?avg) (SUM(?v) AS ?sum) (MAX(?t) AS ?last)
+WHERE {
+  GRAPH ?o { ?o :by ?sensor ; :value ?v }
+  ?o <http://www.w3.org/ns/prov#generatedAtTime> ?t
+  OPTIONAL { GRAPH :sensors { ?sensor :room/:label ?room } }
+}
+GROUP BY ?sensor ?room ORDER BY ?sensor
+"""
+
+
+def _cluster_script():
+    spec = importlib.util.spec_from_file_location("rspark_cluster_script", REPO / "scripts" / "cluster.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _rspark(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    done = subprocess.run([sys.executable, "-m", "rspark", *args], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, f"rspark {' '.join(args)} exited with {done.returncode}:\n{done.stderr[-3000:]}"
+    return done
+
+
+def _replay(*extra: str) -> tuple[list[dict], str]:
+    done = _rspark("replay", str(SAMPLES / "sensor_average.rq"),
+                   "--stream", f"http://example.org/obs={SAMPLES / 'observations.trig'}",
+                   "--graph", f"http://example.org/sensors={SAMPLES / 'sensors.ttl'}",
+                   "--format", "jsonl", *CONF, *extra)
+    return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
+
+
+def _sparql(query: Path, data: Path, *extra: str) -> tuple[dict, str]:
+    done = _rspark("sparql", str(query), "--data", str(data),
+                   "--graph", f"http://example.org/sensors={SAMPLES / 'sensors.ttl'}", "--format", "json",
+                   *CONF, *extra)
+    return json.loads(done.stdout), done.stderr
+
+
+def _master_status(webui_port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{webui_port}/json/", timeout=10) as response:
+        return json.load(response)
+
+
+def test_replay_and_sparql_on_a_standalone_cluster_match_local_mode(tmp_path):
+    import pyoxigraph as ox
+
+    from rspark.spark.jvm import jar_path
+
+    cluster = _cluster_script()
+    # the sample stream as N-Quads, for the SPARQL query: on a cluster the N-Quads lines are read by Spark's text
+    # source and parsed by rspark's JVM line scanner, a UDF from rspark's jar, which executors get by spark.jars
+    quads = list(ox.parse(path=str(SAMPLES / "observations.trig"), format=ox.RdfFormat.TRIG))
+    data = tmp_path / "observations.nq"
+    data.write_bytes(ox.serialize(quads, format=ox.RdfFormat.N_QUADS))
+    query = tmp_path / "per_sensor.rq"
+    query.write_text(QUERY)
+
+    started = time.monotonic()
+    workdir = tmp_path / "cluster"
+    pids: dict[str, int] = {}
+    # the local runs (the same commands without --master) go on in a thread meanwhile: each command's driver is
+    # mostly one busy thread, so on two cores the local and the cluster commands take about the time of one
+    with ThreadPoolExecutor(1) as pool:
+        local_runs = pool.submit(lambda: (_replay(), _sparql(query, data)))
+        try:
+            with cluster.standalone_cluster(workdir, cores=1, memory="2g", timeout=180) as master:
+                state = cluster.read_state(workdir)
+                pids = dict(state["pids"])
+                assert master == f"spark://127.0.0.1:{state['port']}"
+                assert set(pids) == {"master", "worker"} and all(cluster.alive(pid) for pid in pids.values())
+                assert _master_status(state["webui_port"])["aliveworkers"] == 1
+                on_cluster, cluster_log = _replay("--master", master, "-v")
+                answer_cluster, sparql_log = _sparql(query, data, "--master", master, "-v")
+                apps = _master_status(state["webui_port"])
+        finally:
+            # standalone_cluster has stopped the cluster: none of its processes (nor of their groups) may be left
+            left = cluster.leftover(pids)
+        assert pids and not left, f"cluster processes still alive after stop: {left}"
+        assert not (workdir / cluster.STATE_FILE).exists()
+        (local, _), (answer_local, _) = local_runs.result()
+
+    # the work ran on the cluster: two applications, finished, and the executors ran this interpreter (the
+    # loopback master's default) with rspark importable (the session's check of the executors)
+    finished = [app for app in apps["completedapps"] if app["name"] == "rspark"]
+    assert len(finished) == 2 and all(app["state"] == "FINISHED" for app in finished), apps["completedapps"]
+    for log in (cluster_log, sparql_log):
+        assert f"the executors' Python workers run {sys.executable} (Python " in log, log[-3000:]
+        assert "and import rspark" in log
+    if jar_path() is not None:  # a JDK is here: the jar was built and the executors used its line scanner
+        assert "with Spark's text source and rspark's JVM line scanner (a UDF)" in sparql_log, sparql_log[-3000:]
+
+    assert len(local) == 15 and local[0]["time"] == "2026-03-01T13:00:00Z"
+    assert len(on_cluster) == len(local)
+    for instant, (got, expected) in enumerate(zip(on_cluster, local)):
+        assert got == expected, f"record {instant} differs"
+    assert len(answer_local["results"]["bindings"]) == 4
+    assert answer_cluster == answer_local
+    assert time.monotonic() - started < 600
+
+
+def test_a_loopback_master_s_executors_run_the_driver_s_python(monkeypatch):
+    from rspark.spark import session as S
+
+    for master in ("spark://127.0.0.1:7077", "spark://localhost:7077", "spark://[::1]:7077",
+                   "spark://127.0.0.1:7077,localhost:7078"):
+        assert S.loopback_master(master), master
+    for master in (None, "local[*]", "yarn", "spark://head:7077", "spark://10.0.0.5:7077",
+                   "spark://127.0.0.1:7077,head:7077", "k8s://https://127.0.0.1:6443"):
+        assert not S.loopback_master(master), master
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    settings = {}
+    assert S._choose_python(settings, local=False, same_machine=True)["PYSPARK_PYTHON"] == sys.executable
+    assert settings["spark.pyspark.python"] == sys.executable
+    settings = {"spark.pyspark.python": "/opt/py/bin/python3"}  # the user's choice still wins
+    assert S._choose_python(settings, local=False, same_machine=True)["PYSPARK_PYTHON"] == "/opt/py/bin/python3"
+
+
+def test_a_cluster_not_up_in_time_is_stopped_with_a_clear_error(tmp_path):
+    cluster = _cluster_script()
+    with pytest.raises(cluster.ClusterError, match="timed out waiting for the master's web UI to answer"):
+        cluster.start(tmp_path, timeout=0.5)
+    assert not (tmp_path / cluster.STATE_FILE).exists()
+    left = []  # the processes started in tmp_path (the daemons' working directory)
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if Path(os.readlink(proc / "cwd")) == tmp_path.resolve() and cluster.alive(int(proc.name)):
+                left.append(int(proc.name))
+        except OSError:
+            continue
+    assert not left
