@@ -187,6 +187,33 @@ def test_a_watched_directory(engine, tmp_path, replayed):
     assert rows(h.drain()) == replayed["seq"]
 
 
+def test_files_arriving_together_load_as_one_batch(engine, tmp_path, replayed):
+    """Files that arrive within one trigger are loaded together; a file's problems still name that file, and a file
+    that does not parse is loaded alone (its good elements kept)."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    (staged / "a.trig").write_text(trig(2, 4))
+    stamp = '"6"^^<http://www.w3.org/2001/XMLSchema#integer>'
+    (staged / "b.nq").write_text(
+        f"<{EX}b1> <{EX}q> <{EX}c1> <{EX}G3> .\n<{EX}b2> <{EX}q> <{EX}c2> <{EX}G3> .\n"
+        f"<{EX}G3> <http://www.w3.org/ns/prov#generatedAtTime> {stamp} .\n"
+        f"<{EX}x> <{EX}p> <{EX}y> <{EX}G9> .\n")  # G9 has no timestamp
+    (staged / "c.trig").write_text(trig(8, 10) + ":G7 { :a :p }\n")
+    h = engine.register(SEQ, name="seq")
+    engine.watch(EX + "S", inbox)
+    for name in ("a.trig", "b.nq", "c.trig"):
+        os.replace(staged / name, inbox / name)
+    assert engine.live.wait_idle(timeout=120)
+    engine.live.close(flush=True)
+    assert rows(h.drain()) == replayed["seq"]
+    messages = sorted(str(e) for e in engine.live.errors)
+    assert len(messages) == 2
+    assert messages[0].startswith(str(inbox / "b.nq") + ": ") and "G9" in messages[0]
+    assert messages[1].startswith(str(inbox / "c.trig") + ":5:")
+
+
 def test_a_tcp_source(engine, replayed):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))

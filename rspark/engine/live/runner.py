@@ -131,6 +131,7 @@ class LiveRunner:
         self.failure: BaseException | None = None
         self._saved = self._read_state()
         self._closed = False
+        self._closing = False  # close() has begun: a micro-batch that starts now is refused (read again on restart)
         self.until = None  # a time value no evaluation passes (rspark run --until)
         self.paced: list = []  # paced replays (rspark.engine.live.sources.PacedReplay) writing into inboxes
 
@@ -195,8 +196,11 @@ class LiveRunner:
 
     def _watch(self, st: LiveStream, directory: str, source: str) -> None:
         """Starts the Structured Streaming query that feeds ``st`` from ``directory``."""
-        reader = (self.spark.readStream.format("binaryFile").schema(BINARY_FILE_SCHEMA)
-                  .option("pathGlobFilter", STREAM_FILES).load(directory).select("path", "modificationTime"))
+        reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILE_SCHEMA) \
+            .option("pathGlobFilter", STREAM_FILES)
+        if source == "inbox":  # rspark's own files: deleted once their batch is committed (never a user's)
+            reader = reader.option("cleanSource", "delete")
+        reader = reader.load(directory).select("path", "modificationTime")
         ckpt = os.path.join(self.checkpoint, "streams", stream_key(st.iri), "sources", source)
 
         def on_batch(df, batch_id: int) -> None:
@@ -215,15 +219,15 @@ class LiveRunner:
         """One micro-batch of a stream's source: load its files, append them, evaluate what became due, save."""
         arrived = time.time()
         with self.lock:
-            if self._closed:
-                return
+            if self._closed or self._closing:
+                # not applied and not committed (the exception tells Spark so): a restart reads these files again
+                raise _Closing("rspark's live mode is closing")
             try:
                 st = self.streams[iri]
                 if batch_id <= st.batches.get(source, -1):
                     log.info("<%s> %s: micro-batch %d was applied before a restart", iri, source, batch_id)
                 else:
-                    for path in paths:
-                        self._ingest(st, path, source, batch_id)
+                    self._ingest_batch(st, [_local_path(p) for p in paths], source, batch_id)
                     st.batches[source] = batch_id
                     st.counters["batches"] += 1
                     if paths:
@@ -235,20 +239,39 @@ class LiveRunner:
                 log.info("<%s> %s batch %d: %d file%s loaded in %.2f s, %d record%s in %.2f s", iri, source, batch_id,
                          len(paths), "" if len(paths) == 1 else "s", loaded - arrived, delivered,
                          "" if delivered == 1 else "s", time.time() - loaded)
+            except _Closing:
+                raise
             except Exception as exc:  # noqa: BLE001 - kept for status() and re-raised to Spark (the query stops)
                 log.error("live batch of <%s> failed: %s", iri, exc)
                 self.failure = exc
                 raise
 
-    def _ingest(self, st: LiveStream, path: str, source: str, batch_id: int) -> None:
+    def _ingest_batch(self, st: LiveStream, paths: list[str], source: str, batch_id: int) -> None:
+        """Loads a micro-batch's files: those that parse cleanly together, as one N-Quads file (one load for the
+        batch, :mod:`rspark.engine.live.spool`), every other file alone (its messages then name its own lines)."""
+        from rspark.engine.live.spool import spool_files
+
+        st.counters["files"] += len(paths)
+        if source == "inbox":
+            st.read += len(paths)
+        if len(paths) == 1:
+            self._ingest(st, paths[0], source, batch_id)
+            return
+        spool_dir = os.path.join(self.checkpoint, "streams", stream_key(st.iri), "spool")
+        spooled, origins, alone = spool_files(paths, spool_dir, f"{source}-{batch_id:08d}")
+        if spooled is not None:
+            try:
+                self._ingest(st, spooled, source, batch_id, origins)
+            finally:
+                os.remove(spooled)
+        for path in alone:
+            self._ingest(st, path, source, batch_id)
+
+    def _ingest(self, st: LiveStream, local: str, source: str, batch_id: int, origins=None) -> None:
+        """Loads one file (or a batch's spool, whose lines ``origins`` maps back to their files) and appends it."""
+        from rspark.errors import DataError
         from rspark.spark.loading.loader import load_stream
 
-        local = path[len("file:"):] if path.startswith("file:") else path
-        while local.startswith("//"):
-            local = local[1:]
-        st.counters["files"] += 1
-        if source == "inbox":
-            st.read += 1
         try:
             loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate)
         except RsparkError as exc:  # the whole file is unreadable: quarantined, the stream goes on
@@ -257,7 +280,16 @@ class LiveRunner:
         try:
             if loaded.errors:
                 st.counters["rejected"] += len(loaded.errors)
-                self._quarantine(st, local, loaded.errors)
+                if origins is None:
+                    self._quarantine(st, local, loaded.errors)
+                else:  # each message names the file the element came from
+                    by_file: dict = {}
+                    for err in loaded.errors:
+                        origin = origins.file_of(getattr(err, "line", None)) or local
+                        by_file.setdefault(origin, []).append(DataError(getattr(err, "reason", str(err)),
+                                                                        file=origin))
+                    for origin, errors in by_file.items():
+                        self._quarantine(st, origin, errors)
             dead = os.path.join(self.checkpoint, "late", stream_key(st.iri), f"{source}-{batch_id:08d}.nq")
             scale = st.buffer.scale
             try:
@@ -498,31 +530,31 @@ class LiveRunner:
     # ------------------------------------------------------------------------------------------------ status
 
     def status(self) -> dict:
-        """Counters per stream and per query (docs/live.md, Status)."""
-        with self.lock:
-            out: dict = {"streams": {}, "queries": {}, "checkpoint": self.checkpoint,
-                         "failure": None if self.failure is None else str(self.failure)}
-            for iri, st in self.streams.items():
-                tl = st.timeline()
-                wm = st.watermark()
-                out["streams"][iri] = {
-                    **st.counters,
-                    "last": None if st.buffer.last is None else format_time(st.buffer.last, tl),
-                    "watermark": None if wm is None else format_time(wm, tl),
-                    "evaluated": None if st.evaluated is None else format_time(st.evaluated, tl),
-                    "directories": list(st.directories), "inbox": st.inbox,
-                }
-            for name, q in self.queries.items():
-                lat = sorted(q.latencies)
-                out["queries"][name] = {
-                    "evaluations": q.evaluations, "records": q.records, "last": q.last, "horizon": q.horizon,
-                    "paused": q.paused, "reads": q.reads,
-                    "latency_p50": lat[len(lat) // 2] if lat else None,
-                    "latency_p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else None,
-                    "late": sum(self.streams[i].counters["late"] for i in q.reads if i in self.streams),
-                    "elements": sum(self.streams[i].counters["elements"] for i in q.reads if i in self.streams),
-                }
-            return out
+        """Counters per stream and per query (docs/live.md, Status). Read without waiting for a running batch."""
+        # no lock: the counters are plain values, read as they are between two batches' updates
+        out: dict = {"streams": {}, "queries": {}, "checkpoint": self.checkpoint,
+                     "failure": None if self.failure is None else str(self.failure)}
+        for iri, st in list(self.streams.items()):
+            tl = st.timeline()
+            wm = st.watermark()
+            out["streams"][iri] = {
+                **st.counters,
+                "last": None if st.buffer.last is None else format_time(st.buffer.last, tl),
+                "watermark": None if wm is None else format_time(wm, tl),
+                "evaluated": None if st.evaluated is None else format_time(st.evaluated, tl),
+                "directories": list(st.directories), "inbox": st.inbox,
+            }
+        for name, q in list(self.queries.items()):
+            lat = sorted(q.latencies)
+            out["queries"][name] = {
+                "evaluations": q.evaluations, "records": q.records, "last": q.last, "horizon": q.horizon,
+                "paused": q.paused, "reads": q.reads,
+                "latency_p50": lat[len(lat) // 2] if lat else None,
+                "latency_p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else None,
+                "late": sum(self.streams[i].counters["late"] for i in q.reads if i in self.streams),
+                "elements": sum(self.streams[i].counters["elements"] for i in q.reads if i in self.streams),
+            }
+        return out
 
     def reached(self, until) -> bool:
         """Whether every stream the queries read has reached ``until`` (a time value): its watermark is at or after
@@ -578,6 +610,8 @@ class LiveRunner:
         """Stops the sources (and with ``flush``, reports every instant up to the last element seen first)."""
         for paced in self.paced:
             paced.stop()
+        with self.lock:  # the batch running now ends first: stopping a query interrupts its batch's Spark jobs
+            self._closing = True
         for st in list(self.streams.values()):
             for query in st.queries:
                 try:
@@ -594,6 +628,20 @@ class LiveRunner:
                     sink.close()
         if self.temporary:
             shutil.rmtree(self.checkpoint, ignore_errors=True)
+
+
+class _Closing(RsparkError):
+    """A micro-batch refused because live mode is closing."""
+
+
+def _local_path(path: str) -> str:
+    """A file source's path (``file:/...``) as a local path."""
+    local = path[len("file:"):] if path.startswith("file:") else path
+    while local.startswith("//"):
+        local = local[1:]
+    from urllib.parse import unquote
+
+    return unquote(local)
 
 
 def write_inbox(inbox: str, text: str, ext: str) -> str:

@@ -144,12 +144,28 @@ class CallbackSink(Sink):
 
 
 class QueueSink(Sink):
-    """What ``handle.results()`` reads."""
+    """What ``handle.results()`` reads: the latest ``limit`` records not read yet (a handle read only through
+    ``subscribe`` or a file does not keep every record in memory); the oldest unread one gives way, counted in
+    ``dropped`` and logged once."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = 10000) -> None:
         self.queue: queue.Queue = queue.Queue()
+        self.limit = limit
+        self.dropped = 0
 
     def write(self, rec) -> None:
+        while self.queue.qsize() >= self.limit:
+            try:
+                self.queue.get_nowait()
+            except queue.Empty:
+                break
+            self.dropped += 1
+            if self.dropped == 1:
+                import logging
+
+                logging.getLogger("rspark.live").warning(
+                    "%s: more than %d records not read from handle.results(): the oldest give way (the other sinks "
+                    "have them all)", rec.query, self.limit)
         self.queue.put(rec)
 
     def close(self) -> None:
