@@ -1,0 +1,678 @@
+"""Live latency: continuous queries over a stream pushed live at a target rate (``engine.push``), the delay from an
+instant's input being complete to its record being delivered, whether the engine keeps up, and its memory; the same
+elements replayed from a file as the baseline.
+
+Targets (the live-mode issue): at 10,000 triples/s a latency p50 < 500 ms and p99 < 2 s; the filter query
+sustained at 100,000 triples/s (no growing backlog); memory bounded over a 10-minute run
+(``--seconds 600``: driver RSS, JVM RSS and JVM heap sampled, first / max / last).
+
+The stream (numeric timestamps, one named graph per element, N-Quads lines pushed as text):
+
+    <e{n}> { :sensor{K} :value "v"^^xsd:integer . :sensor{K} a :Obs . }     (an observation, v in 0..99)
+    <e{n}> { :sensor{K} :alarm "v"^^xsd:integer . :sensor{K} a :Alarm . }   (every --alarm-every-th element)
+    <e{n}> prov:generatedAtTime "t"^^xsd:integer .
+
+3 triples per element (the timestamp counted, as in replay_throughput.py); K drawn among ``--sensors`` with a fixed
+seed. Every ``--chunk-ms`` of wall time (default 200 ms) the elements due at the target rate (triples/s, ``--rates``)
+since the previous chunk are generated and pushed as one ``engine.push`` (one inbox file); their timestamps are spread
+over the wall-clock milliseconds since the run's start that the chunk covers, the last one = the chunk's push time,
+so event time follows arrival (an element is never stamped after it is pushed). The stream is declared with lateness
+0: an instant T is due once an element stamped after T has arrived (rspark's horizon is one tick before the
+watermark), which is the chunk holding T's last element unless that chunk ends exactly at T (then the next one).
+
+Queries (``--queries``), each over ``FROM NAMED WINDOW :w ON :s [RANGE 1000 SLIDE 1000]`` (a tumbling 1-s window;
+the default profile: a record at each window's close, i.e. one per second of stream):
+
+  filter     ``?s :value ?v FILTER(?v > 95)`` in the window
+  aggregate  ``AVG(?v)`` per sensor in the window
+  seq        RSEP-QL ``EVENT ON :w { ?s :value ?v1 } AS E1``, ``EVENT ON :w { ?s :alarm ?v2 } AS E2``,
+             ``MATCH { E1 SEQ E2 }`` (unrestricted SEQ: an alarm after a value of the same sensor, in one window),
+             with getSTARTTIME() / getENDTIME()
+
+Latency of a record (``handle.subscribe``; its ``time`` T = the evaluation instant in ms since the start):
+    wall time of delivery - wall time at which the last element stamped <= T was pushed
+(when the answer's input was complete). p50 / p99 / max per (query, rate) over the records of the run (one per
+second of stream: a 60-s case has about 60, so p99 is close to the max); records delivered after the pushing
+stopped, while the engine catches up, count too; those ``close(flush=True)`` gives (the last instant, when no
+element after it came) do not, and are counted apart. Beside it, the engine's own figure (``handle.status()``:
+latency_p50 / p99, from a micro-batch's arrival to its records).
+
+Backlog: the lag = wall ms since the start - the query's evaluated horizon (every instant up to it is reported),
+sampled every 0.5 s while pushing. "sustained" = the lag's mean over the last third of the pushing is not above the
+first third's by more than max(1 s, 50 %); the slope of a line fitted to it (s of lag per s) is given too, and
+"catch-up" = the time from the last push until every pushed element was evaluated (the horizon at the last
+timestamp - 1; ``--drain-timeout`` bounds it, then the sources are stopped and the records still missing counted).
+The phases of rspark's micro-batches are timed by wrapping the runner's methods on the instance (rspark's code is
+unchanged): a batch with input, one load (a micro-batch's files together: load + append + buffer rewrite), a
+batch's evaluation; with files per batch. Spark's own batch durations (``recentProgress``: triggerExecution) are in the JSON.
+
+Memory, sampled every ``--sample-s`` seconds: the driver's RSS (psutil, else /proc/self/status VmRSS), the Spark
+JVM's RSS (/proc/<pid>/status) and its heap used (``Runtime.totalMemory() - freeMemory()``), as first / max / last.
+The handle's internal queue (``handle.results()``) is drained at every sample (``--no-drain`` keeps it: every
+record is then held by the driver). After the run: the elements the stream's buffer still holds (pruned to what the
+windows can read again) and the size of the inbox (the pushed files, which the checkpoint keeps).
+
+Baseline, in the same run: the pushed elements were also written to one N-Quads file; a fresh Engine loads it
+(``add_stream``) and replays the query (``replay_iter``, records consumed as they come): its total time (load +
+replay) and throughput (triples/s). Its records are compared with the live ones (row count at every instant).
+
+Each case (query, rate) runs a fresh ``Engine(checkpoint=<tmpdir>)`` over one SparkSession (created once, with
+``--conf``; default spark.driver.memory=4g); ``engine.live.close(flush=True)`` stops the sources, then
+``engine.close()``; the checkpoint directory (inbox included) and the file are removed after the case. Before the
+cases, each query runs a ``--warmup``-second unreported case at the lowest rate (the first plans, the Python workers).
+
+Prints a table, writes it to benchmarks/RESULTS.md (its section, see ``_results.py``; ``--no-results`` skips it),
+saves JSON (with every record's latency and the lag and memory samples) and a PNG (latency p50 / p99 per rate per
+query; the lag over time per case).
+
+    python benchmarks/live_latency.py [--rates 1000,10000,100000] [--seconds 60] [--queries filter,aggregate,seq]
+    python benchmarks/live_latency.py --queries filter --seconds 600            # the 10-minute memory run
+    python benchmarks/live_latency.py --rates 200 --seconds 5 --queries filter --no-results   # a quick check
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import logging
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from decimal import Decimal
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _results
+
+EX = "http://example.org/"
+PROV = "http://www.w3.org/ns/prov#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+STREAM = EX + "s"
+RANGE_MS = 1000  # = SLIDE: a tumbling window
+TRIPLES_PER_ELEMENT = 3  # two in the element's graph, its timestamp
+THRESHOLD = 95
+TARGET_RATE = 10_000
+TARGET_P50, TARGET_P99 = 0.5, 2.0
+SUSTAINED_RATE = 100_000
+LAG_EVERY = 0.5  # s between two lag samples
+
+_WINDOW = f"FROM NAMED WINDOW :w ON :s [RANGE {RANGE_MS} SLIDE {RANGE_MS}]"
+QUERIES = {
+    "filter": f"PREFIX : <{EX}>\nSELECT ?s ?v {_WINDOW}\n"
+              f"WHERE {{ WINDOW :w {{ ?s :value ?v FILTER(?v > {THRESHOLD}) }} }}\n",
+    "aggregate": f"PREFIX : <{EX}>\nSELECT ?s (AVG(?v) AS ?avg) {_WINDOW}\n"
+                 "WHERE { WINDOW :w { ?s :value ?v } } GROUP BY ?s\n",
+    "seq": f"PREFIX : <{EX}>\nSELECT ?s ?v1 ?v2 (getSTARTTIME() AS ?t1) (getENDTIME() AS ?t2)\n{_WINDOW}\n"
+           "EVENT ON :w { ?s :value ?v1 } AS E1\n"
+           "EVENT ON :w { ?s :alarm ?v2 } AS E2\n"
+           "WHERE { MATCH { E1 SEQ E2 } }\n",
+}
+
+
+# ------------------------------------------------------------------------------------------------------ the stream
+
+
+class Generator:
+    """The elements, as N-Quads text, numbered from 0 in the order they are pushed."""
+
+    def __init__(self, sensors: int, alarm_every: int, seed: int = 7) -> None:
+        self.rnd = random.Random(seed)
+        self.sensors = [f"<{EX}sensor{k}>" for k in range(sensors)]
+        self.alarm_every = alarm_every
+        self.n = 0
+        integer = f'^^<{XSD}integer> '
+        self.value = f"<{EX}value> "
+        self.alarm = f"<{EX}alarm> "
+        self.obs = f"<{RDF_TYPE}> <{EX}Obs> "
+        self.alarm_type = f"<{RDF_TYPE}> <{EX}Alarm> "
+        self.integer = integer
+        self.stamp = f"<{PROV}generatedAtTime> "
+
+    def chunk(self, stamps: list[int]) -> str:
+        rnd, sensors, lines = self.rnd, self.sensors, []
+        n_sensors = len(sensors)
+        for ts in stamps:
+            n = self.n
+            self.n += 1
+            g = f"<{EX}e{n}>"
+            s = sensors[rnd.randrange(n_sensors)]
+            v = rnd.randrange(100)
+            if self.alarm_every and n % self.alarm_every == self.alarm_every - 1:
+                lines.append(f'{s} {self.alarm}"{v}"{self.integer}{g} .\n{s} {self.alarm_type}{g} .\n')
+            else:
+                lines.append(f'{s} {self.value}"{v}"{self.integer}{g} .\n{s} {self.obs}{g} .\n')
+            lines.append(f'{g} {self.stamp}"{ts}"{self.integer}.\n')
+        return "".join(lines)
+
+
+def stamps_for(prev_ms: int, now_ms: int, count: int) -> list[int]:
+    """``count`` timestamps spread over (prev_ms, now_ms], the last one now_ms, non-decreasing."""
+    span = now_ms - prev_ms
+    return [prev_ms + -(-(i + 1) * span // count) for i in range(count)]
+
+
+# ------------------------------------------------------------------------------------------------------ measuring
+
+
+def driver_rss_mb() -> float | None:
+    try:
+        import psutil
+
+        return psutil.Process().memory_info().rss / 2**20
+    except ImportError:
+        return proc_rss_mb("self")
+
+
+def proc_rss_mb(pid) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def jvm_pid(spark) -> int | None:
+    try:
+        return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    except Exception:  # noqa: BLE001 - only a figure of the report
+        return None
+
+
+def jvm_heap_mb(spark) -> float | None:
+    try:
+        rt = spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
+        return (rt.totalMemory() - rt.freeMemory()) / 2**20
+    except Exception:  # noqa: BLE001 - only a figure of the report
+        return None
+
+
+def number(value) -> float | None:
+    """A time value of the numeric stream (int, Decimal or text) as a float."""
+    if value is None:
+        return None
+    try:
+        return float(Decimal(str(value)))
+    except ArithmeticError:
+        return None
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """The q-quantile (0..1) by the nearest rank."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(-(-q * len(ordered) // 1)) - 1))]
+
+
+def span(samples: list) -> dict:
+    """first / max / last of (time, value) samples (values None skipped)."""
+    vals = [v for _, v in samples if v is not None]
+    if not vals:
+        return {"first": None, "max": None, "last": None}
+    return {"first": vals[0], "max": max(vals), "last": vals[-1]}
+
+
+def backlog(lags: list, seconds: float) -> dict:
+    """The lag samples (s since the start, lag s) taken while pushing: mean of the first and last thirds, the
+    verdict, and the slope of a least-squares line."""
+    first = [lag for t, lag in lags if t < seconds / 3]
+    last = [lag for t, lag in lags if t >= 2 * seconds / 3]
+    out = {"lag_first_s": statistics.fmean(first) if first else None,
+           "lag_last_s": statistics.fmean(last) if last else None, "lag_slope": None, "sustained": None}
+    if first and last:
+        out["sustained"] = out["lag_last_s"] <= out["lag_first_s"] + max(1.0, 0.5 * out["lag_first_s"])
+    if len(lags) >= 3:
+        ts = [t for t, _ in lags]
+        ys = [lag for _, lag in lags]
+        mt, my = statistics.fmean(ts), statistics.fmean(ys)
+        den = sum((t - mt) ** 2 for t in ts)
+        if den:
+            out["lag_slope"] = sum((t - mt) * (y - my) for t, y in zip(ts, ys)) / den
+    return out
+
+
+def instrument(runner) -> dict:
+    """Times the phases of the runner's micro-batches (wrapping its methods on this instance; rspark's code is
+    unchanged): ``batch`` (on_batch, input or not), ``ingest`` (one load: a micro-batch's files together, append,
+    buffer rewrite),
+    ``evaluate`` (the due instants' plans and their delivery), ``save`` (state.json). Lists of seconds by phase."""
+    phases: dict = {"batch": [], "ingest": [], "evaluate": [], "save": []}
+
+    def timed(key, fn):
+        def wrapper(*a, **kw):
+            start = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                phases[key].append(time.perf_counter() - start)
+        return wrapper
+
+    for key, attr in (("batch", "on_batch"), ("ingest", "_ingest"), ("evaluate", "evaluate"), ("save", "_save_state")):
+        setattr(runner, attr, timed(key, getattr(runner, attr)))
+    return phases
+
+
+# ------------------------------------------------------------------------------------------------------ one case
+
+
+def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> dict:
+    """Pushes the stream live for ``seconds`` at ``rate`` triples/s into a fresh Engine running query ``name``;
+    returns the figures and writes the pushed elements to ``work/stream.nq`` (for the replay)."""
+    from rspark import Engine
+
+    engine = Engine(spark=spark, checkpoint=str(work / "checkpoint"))
+    gen = Generator(args.sensors, args.alarm_every)
+    records: list = []  # (instant ms, delivery wall time, rows, given by close(flush=True))
+    chunks_first: list = []  # first timestamp of each chunk (ascending)
+    chunks: list = []  # (first ts, last ts, push wall time, elements)
+    lags: list = []  # (s since start, lag s) while pushing
+    memory: dict = {"driver_rss": [], "jvm_rss": [], "jvm_heap": []}
+    stop = threading.Event()
+    pushing = threading.Event()
+    pushing.set()
+    closing = threading.Event()  # set while close(flush=True) reports the last instants
+    jpid = jvm_pid(spark)
+    out: dict = {"query": name, "rate": rate, "seconds": seconds}
+
+    def on_record(rec) -> None:
+        records.append((number(rec.time), time.time(), len(rec.rows), closing.is_set()))
+
+    try:
+        engine.live_stream(STREAM, lateness=0)
+        handle = engine.register(QUERIES[name], name=name)
+        handle.subscribe(on_record)
+        runner = engine.live
+        query = runner.queries[name]
+        phases = instrument(runner)
+        t0 = time.time()
+
+        def sample_memory() -> None:
+            now = time.time() - t0
+            memory["driver_rss"].append((now, driver_rss_mb()))
+            memory["jvm_rss"].append((now, proc_rss_mb(jpid) if jpid else None))
+            memory["jvm_heap"].append((now, jvm_heap_mb(spark)))
+
+        def sampler() -> None:
+            next_memory = 0.0
+            while not stop.is_set():
+                now = time.time() - t0
+                horizon = number(query.horizon)  # read without the runner's lock, which a micro-batch holds
+                if pushing.is_set() and chunks:  # nothing evaluated yet: the lag runs from the start
+                    lags.append((now, now - (horizon or 0) / 1000))
+                if now >= next_memory:
+                    if not args.no_drain:
+                        handle.drain()
+                    sample_memory()
+                    next_memory = now + args.sample_s
+                stop.wait(LAG_EVERY)
+
+        thread = threading.Thread(target=sampler, name="live-latency-sampler", daemon=True)
+        thread.start()
+
+        # pushing: a chunk every chunk_ms of wall time, the elements due at the rate since the previous one
+        sent = prev_ms = k = 0
+        end_ms = int(seconds * 1000)
+        with open(work / "stream.nq", "w", encoding="utf-8") as log_file:
+            while True:
+                k += 1
+                delay = t0 + k * args.chunk_ms / 1000 - time.time()
+                if delay > 0:
+                    time.sleep(delay)
+                if runner.failure is not None:
+                    raise RuntimeError(f"live mode failed: {runner.failure}")
+                now_ms = min(end_ms, int((time.time() - t0) * 1000))
+                due = int(rate * now_ms / 1000 / TRIPLES_PER_ELEMENT) - sent
+                if due > 0 and now_ms > prev_ms:
+                    stamps = stamps_for(prev_ms, now_ms, due)
+                    text = gen.chunk(stamps)
+                    engine.push(STREAM, text, format="nquads")
+                    chunks.append((stamps[0], now_ms, time.time(), due))
+                    chunks_first.append(stamps[0])
+                    log_file.write(text)
+                    sent += due
+                    prev_ms = now_ms
+                if now_ms >= end_ms:
+                    break
+        pushed_at = time.time()
+        pushing.clear()
+        out["push_s"] = pushed_at - t0
+        out["elements"] = sent
+        out["triples"] = sent * TRIPLES_PER_ELEMENT
+        out["chunks"] = len(chunks)
+
+        # catching up: until the last element's instant is evaluated, or the timeout
+        last_ts = chunks[-1][1] if chunks else 0
+        deadline = pushed_at + args.drain_timeout
+        while time.time() < deadline:
+            if runner.failure is not None:
+                raise RuntimeError(f"live mode failed: {runner.failure}")
+            horizon = number(query.horizon)
+            if horizon is not None and horizon >= last_ts - 1:  # every element pushed is in (horizon: tick before)
+                break
+            time.sleep(0.05)
+        horizon = number(query.horizon)
+        out["caught_up"] = horizon is not None and horizon >= last_ts - 1
+        out["catch_up_s"] = time.time() - pushed_at
+        out["horizon_at_stop"] = horizon
+
+        # the batch that moved the horizon may still be running (pruning, saving its state): close() would
+        # interrupt it (the runner then fails and skips the flush), so wait for it; no file is left to start another
+        if out["caught_up"]:
+            with runner.lock:
+                pass
+            try:  # and for Spark to post the batch's progress
+                runner.wait_idle(timeout=10)
+            except Exception:  # noqa: BLE001 - a failure is reported by the status below
+                pass
+        progress = []  # Spark's figures of the batches with input (the last 100)
+        for sq in runner.streams[STREAM].queries:
+            try:
+                progress += [p for p in sq.recentProgress if p.get("numInputRows")]
+            except Exception:  # noqa: BLE001 - only a figure of the report
+                pass
+        durations = [p["durationMs"].get("triggerExecution", 0) / 1000 for p in progress]
+        out["spark_batch_s_p50"] = percentile(durations, 0.5)
+        out["spark_batch_s_max"] = max(durations) if durations else None
+        out["spark_files_per_batch"] = statistics.fmean(p["numInputRows"] for p in progress) if progress else None
+        closing.set()
+        runner.close(flush=True)
+        stop.set()
+        thread.join()
+        sample_memory()
+        try:  # what the buffer still holds (bounded when pruning works): one count job
+            out["buffer_elements"] = runner.streams[STREAM].buffer.tables["elements"].count()
+        except Exception:  # noqa: BLE001 - only a figure of the report
+            out["buffer_elements"] = None
+        inbox = runner.streams[STREAM].inbox
+        out["inbox_mb"] = sum(e.stat().st_size for e in os.scandir(inbox) if e.is_file()) / 2**20
+        status = engine.live_status()
+        st = status["streams"][STREAM]
+        qs = status["queries"].get(name, {})
+        out["phases"] = {key: {"n": len(v), "p50_s": percentile(v, 0.5), "max_s": max(v) if v else None,
+                               "total_s": sum(v)} for key, v in phases.items()}
+        batches = phases["batch"]
+        out["batch_s_p50"] = percentile(batches, 0.5)
+        out["batch_s_max"] = max(batches) if batches else None
+        out["files_per_batch"] = len(phases["ingest"]) / len(batches) if batches else None
+        out.update(accepted=st["elements"], late=st["late"], rejected=st["rejected"], batches=st["batches"],
+                   files=st["files"], engine_p50_s=qs.get("latency_p50"), engine_p99_s=qs.get("latency_p99"),
+                   failure=status.get("failure"))
+    finally:
+        stop.set()
+        engine.close()
+
+    # latency: delivery - push time of the chunk holding the last element stamped <= the instant
+    latencies = []
+    for instant, delivered, _rows, at_close in records:
+        i = bisect.bisect_right(chunks_first, instant) - 1
+        if i >= 0 and not at_close:
+            latencies.append(delivered - chunks[i][2])
+    first_ts = chunks[0][0] if chunks else 0
+    last_ts = chunks[-1][1] if chunks else 0
+    expected = max(0, last_ts // RANGE_MS - (-(-first_ts // RANGE_MS)) + 1)
+    out.update(records=len(records), expected_records=expected, rows=sum(r[2] for r in records),
+               records_at_close=sum(1 for r in records if r[3]),
+               latencies=latencies, latency_p50_s=percentile(latencies, 0.5),
+               latency_p99_s=percentile(latencies, 0.99), latency_max_s=max(latencies) if latencies else None,
+               pushed_rate=out["triples"] / max(1e-9, out["push_s"]), lags=lags,
+               counts={str(int(r[0])): r[2] for r in records},
+               memory={k: v for k, v in memory.items()}, **backlog(lags, seconds))
+    for key, samples in memory.items():
+        out[key] = span(samples)
+    return out
+
+
+def run_replay(spark, name: str, path: Path, triples: int) -> dict:
+    """The baseline: the same elements loaded from a file and replayed (load + replay timed)."""
+    from rspark import Engine
+
+    counts = {}
+    with Engine(spark=spark) as engine:
+        start = time.perf_counter()
+        engine.add_stream(STREAM, str(path))
+        load = time.perf_counter() - start
+        for rec in engine.replay_iter(QUERIES[name], names=[name]):
+            counts[str(int(number(rec.time)))] = len(rec.rows)
+        total = time.perf_counter() - start
+    return {"replay_s": total, "replay_load_s": load, "replay_tps": triples / total if total else None,
+            "replay_counts": counts}
+
+
+def agreement(live: dict, replay: dict) -> str:
+    """The row counts of the live records against the replay's, at the instants the live run reported (all of the
+    replay's when it caught up)."""
+    lc, rc = live["counts"], replay["replay_counts"]
+    keys = set(lc) | set(rc) if live.get("caught_up") else set(lc)
+    differ = sorted((k for k in keys if lc.get(k) != rc.get(k)), key=int)
+    if differ:
+        k = differ[0]
+        return f"NO: {len(differ)} instants differ (first {k}: live {lc.get(k)}, replay {rc.get(k)})"
+    return f"yes ({len(lc)})"
+
+
+# ------------------------------------------------------------------------------------------------------ the run
+
+
+def fmt(value, spec: str = ".2f", none: str = "-") -> str:
+    return none if value is None else format(value, spec)
+
+
+def trio(d: dict) -> str:
+    return "/".join(fmt(d.get(k), ".0f") for k in ("first", "max", "last"))
+
+
+def table_row(res: dict) -> str:
+    replay = "| - | - | - |"
+    if "replay_s" in res:
+        replay = (f"| {res['replay_s']:.1f} ({res['replay_load_s']:.1f} + "
+                  f"{res['replay_s'] - res['replay_load_s']:.1f}) | {fmt(res['replay_tps'], ',.0f')} "
+                  f"| {res['agrees']} |")
+    ph = {key: res.get("phases", {}).get(key, {}) for key in ("ingest", "evaluate")}
+    sustained = "-" if res["sustained"] is None else ("yes" if res["sustained"] else "NO")
+    return (f"| {res['query']} | {res['rate']:,} | {res['pushed_rate']:,.0f} | {res['elements']:,} "
+            f"| {res['records']} / {res['expected_records']} ({res['records_at_close']} at close) | {res['late']} "
+            f"| {fmt(res['latency_p50_s'])} | {fmt(res['latency_p99_s'])} | {fmt(res['latency_max_s'])} "
+            f"| {fmt(res['engine_p50_s'])} / {fmt(res['engine_p99_s'])} "
+            f"| {fmt(res['lag_first_s'])} / {fmt(res['lag_last_s'])} | {fmt(res['lag_slope'], '.3f')} "
+            f"| {sustained} | {fmt(res['catch_up_s'], '.1f')}{'' if res['caught_up'] else ' (timed out)'} "
+            f"| {fmt(res['batch_s_p50'])} / {fmt(res['batch_s_max'])} | {fmt(res['files_per_batch'], '.1f')} "
+            f"| {fmt(ph['ingest'].get('p50_s'))} / {fmt(ph['evaluate'].get('p50_s'))} "
+            f"| {trio(res['driver_rss'])} | {trio(res['jvm_rss'])} | {trio(res['jvm_heap'])} "
+            f"| {fmt(res.get('buffer_elements'), ',')} | {fmt(res.get('inbox_mb'), '.1f')} " + replay)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rates", default="1000,10000,100000", help="target rates, triples/s (comma-separated)")
+    ap.add_argument("--seconds", type=float, default=60, help="seconds of pushing per case")
+    ap.add_argument("--queries", default="filter,aggregate,seq", help=f"among {', '.join(QUERIES)}")
+    ap.add_argument("--chunk-ms", type=int, default=200, help="wall ms between two pushes")
+    ap.add_argument("--sensors", type=int, default=1000)
+    ap.add_argument("--alarm-every", type=int, default=50, help="every n-th element is an alarm (the seq query)")
+    ap.add_argument("--warmup", type=float, default=5, help="seconds of an unreported case per query first (0: none)")
+    ap.add_argument("--drain-timeout", type=float, default=120,
+                    help="seconds to wait after the last push for the last instant to be evaluated")
+    ap.add_argument("--sample-s", type=float, default=5, help="seconds between two memory samples")
+    ap.add_argument("--no-drain", action="store_true",
+                    help="leave the handle's results() queue undrained (it then holds every record)")
+    ap.add_argument("--no-replay", action="store_true", help="skip the replay baseline")
+    ap.add_argument("--tmp", default=None, help="where the checkpoints and stream files go (default: the system's)")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    ap.add_argument("--name", default="live_latency",
+                    help="name of the JSON and PNG files written, and of the section of RESULTS.md")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for the session (repeatable)")
+    _results.add_argument(ap)
+    args = ap.parse_args()
+    names = [q for q in args.queries.split(",") if q]
+    unknown = [q for q in names if q not in QUERIES]
+    if unknown:
+        ap.error(f"unknown queries {unknown} ({', '.join(QUERIES)})")
+    rates = [int(float(r)) for r in args.rates.split(",") if r]
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+    report = _results.Report(args.name, enabled=not args.no_results)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    from rspark.spark.session import get_session
+
+    start = time.perf_counter()
+    settings = {"spark.driver.memory": "4g"}
+    settings.update(item.split("=", 1) for item in args.conf)
+    spark = get_session(None, settings)
+    spark.range(1).count()
+
+    def warm(batches):
+        import pyoxigraph  # noqa: F401
+
+        import rspark  # noqa: F401
+
+        yield from batches
+
+    spark.range(0, 4, 1, 2).mapInArrow(warm, "id long").count()
+    startup = time.perf_counter() - start
+    print(f"Spark started in {startup:.1f} s", flush=True)
+
+    def case(name: str, rate: int, seconds: float, replay: bool) -> dict:
+        work = Path(tempfile.mkdtemp(prefix="rspark-live-latency-", dir=args.tmp))
+        try:
+            res = run_live(spark, name, rate, seconds, args, work)
+            if replay:
+                base = run_replay(spark, name, work / "stream.nq", res["triples"])
+                res.update(base, agrees=agreement(res, base))
+            return res
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    warmup = 0.0
+    if args.warmup > 0:
+        t = time.perf_counter()
+        for name in names:
+            case(name, min(rates), args.warmup, replay=False)
+        warmup = time.perf_counter() - t
+        print(f"warm-up: {warmup:.1f} s ({args.warmup:g} s of pushing per query at {min(rates):,} triples/s)",
+              flush=True)
+
+    rows = []
+    header = ("| query | rate triples/s | pushed triples/s | elements | records / expected | late "
+              "| latency p50 s | p99 s | max s | engine p50 / p99 s | lag first / last third s | lag slope s/s "
+              "| sustained | catch-up s | batch s p50 / max | files / batch | ingest s / load, evaluate s (p50) "
+              "| driver RSS MB first/max/last | JVM RSS MB first/max/last | JVM heap MB first/max/last "
+              "| buffer elements at end | inbox MB "
+              "| replay s (load + replay) | replay triples/s | replay agrees |")
+    report.print(header)
+    report.print("|" + "---|" * (header.count("|") - 1))
+    failed = []
+    for name in names:
+        for rate in rates:
+            try:
+                res = case(name, rate, args.seconds, replay=not args.no_replay)
+            except Exception as exc:  # noqa: BLE001 - a failed case is a result: recorded, the others go on
+                msg = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+                failed.append(f"{name} at {rate:,}: {msg}")
+                rows.append({"query": name, "rate": rate, "error": msg})
+                report.print(f"| {name} | {rate:,} | FAILED: {msg} |")
+                continue
+            rows.append(res)
+            report.print(table_row(res))
+
+    report.print()
+    report.print(f"Each case: {args.seconds:g} s of pushing, a push every {args.chunk_ms} ms, {TRIPLES_PER_ELEMENT} "
+                 f"triples per element (its timestamp included), {args.sensors} sensors, an alarm every "
+                 f"{args.alarm_every} elements; windows [RANGE {RANGE_MS} SLIDE {RANGE_MS}] (one record per second). "
+                 "Latency: delivery - push of the last element stamped at or before the record's instant (records "
+                 "given by close(flush=True) not counted); engine p50 / p99: rspark's own figure (a micro-batch's "
+                 "arrival to its records). Lag: wall time - the evaluated horizon while pushing; sustained: the last "
+                 "third's mean lag not above the first's by more than max(1 s, 50 %). Catch-up: last push to every "
+                 "pushed element evaluated. Batch s: rspark's handling of a micro-batch with input (its files "
+                 "ingested, the instants evaluated, the state saved); ingest: one file's load and append (the buffer "
+                 "rewritten); evaluate: the due instants' evaluation and delivery, per batch. Buffer elements: what "
+                 "the stream's buffer holds after the run (pruned to the windows still readable); inbox MB: the "
+                 "pushed files, kept in the checkpoint. Replay: the same elements loaded from one N-Quads file and "
+                 "replayed (load + replay), its records' row counts compared with the live ones.")
+    report.print()
+    report.print(f"Spark's start: {startup:.1f} s; warm-up before the cases: {warmup:.1f} s.")
+    targets = []
+    for res in rows:
+        if "error" in res:
+            continue
+        if res["rate"] == TARGET_RATE and res["latency_p50_s"] is not None:
+            ok = res["latency_p50_s"] < TARGET_P50 and res["latency_p99_s"] < TARGET_P99
+            targets.append(f"{res['query']} at {TARGET_RATE:,}: p50 {res['latency_p50_s']:.2f} s, p99 "
+                           f"{res['latency_p99_s']:.2f} s -> {'met' if ok else 'NOT met'}")
+        if res["query"] == "filter" and res["rate"] == SUSTAINED_RATE:
+            ok = bool(res["sustained"]) and res["caught_up"]
+            targets.append(f"filter at {SUSTAINED_RATE:,} sustained -> {'met' if ok else 'NOT met'}")
+    report.print()
+    report.print(f"Targets: p50 < {TARGET_P50 * 1000:.0f} ms and p99 < {TARGET_P99:g} s at {TARGET_RATE:,} "
+                 f"triples/s; the filter sustained at {SUSTAINED_RATE:,} triples/s; memory bounded over a 10-minute "
+                 "run (--seconds 600). " + ("; ".join(targets) + "." if targets else "(no case at those rates)"))
+    if failed:
+        report.print()
+        report.print("FAILED: " + "; ".join(failed))
+
+    (out_dir / f"{args.name}.json").write_text(json.dumps({"startup_s": startup, "warmup_s": warmup,
+                                                           "args": vars(args), "cases": rows}, indent=1))
+    print(f"json: {out_dir / (args.name + '.json')}", flush=True)
+    png = plot(rows, out_dir / f"{args.name}.png")
+    if png:
+        report.plot(png)
+    report.write()
+    if failed:
+        raise SystemExit(1)
+
+
+def plot(rows, path: Path) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no PNG")
+        return None
+    ok = [r for r in rows if "error" not in r and r.get("latency_p50_s") is not None]
+    if not ok:
+        return None
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for i, name in enumerate(dict.fromkeys(r["query"] for r in ok)):
+        pts = sorted((r for r in ok if r["query"] == name), key=lambda r: r["rate"])
+        color = f"C{i}"
+        ax.plot([r["rate"] for r in pts], [r["latency_p50_s"] for r in pts], "o-", color=color, label=f"{name} p50")
+        ax.plot([r["rate"] for r in pts], [r["latency_p99_s"] for r in pts], "s--", color=color, label=f"{name} p99")
+        for r in pts:
+            if r["lags"]:
+                ax2.plot([t for t, _ in r["lags"]], [lag for _, lag in r["lags"]], color=color, lw=1,
+                         alpha=0.4 + 0.6 * (r["rate"] == pts[-1]["rate"]), label=f"{name} {r['rate']:,}/s")
+    ax.axhline(TARGET_P50, color="grey", lw=0.8, ls=":", label=f"target p50 ({TARGET_RATE:,}/s)")
+    ax.axhline(TARGET_P99, color="grey", lw=0.8, ls="-.", label=f"target p99 ({TARGET_RATE:,}/s)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("pushed triples / s (target)")
+    ax.set_ylabel("latency s (input complete -> record)")
+    ax.legend(fontsize=7)
+    if ax2.get_legend_handles_labels()[0]:
+        ax2.legend(fontsize=6)
+    ax2.set_xlabel("s since the start (pushing)")
+    ax2.set_ylabel("lag s (wall - evaluated horizon)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}", flush=True)
+    return path
+
+
+if __name__ == "__main__":
+    main()
