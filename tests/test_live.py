@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rspark.errors import InputError
 
@@ -307,3 +309,44 @@ def test_bad_lateness_is_refused(engine):
         engine.live_stream(EX + "S", lateness=-1)
     with pytest.raises(Exception, match="duration"):
         engine.live_stream(EX + "T", lateness="PT5Q")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=40), st.from_regex(r"(tcp://[a-z0-9.:\[\]]{0,20}|replay:[^@]{0,15}@[0-9.e-]{0,6})",
+                                                     fullmatch=True)))
+def test_source_specs_parse_or_fail_with_a_message(text):
+    """Fuzz: every source spec is a directory, tcp://HOST:PORT with a valid port, replay:FILE@SPEED with a positive
+    speed, or an InputError naming the spec."""
+    from rspark.engine.live.sources import parse_source
+
+    try:
+        kind, args = parse_source(text)
+    except InputError as exc:
+        assert repr(text) in str(exc)
+        return
+    assert kind in ("dir", "tcp", "replay")
+    if kind == "tcp":
+        assert 0 < args["port"] < 65536
+    if kind == "replay":
+        assert args["speed"] > 0 and os.path.isfile(args["path"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("<>{}.:_\"@ \n#abgpsx0123456789^/")), max_size=80))
+def test_arrival_stamping_of_any_text_gives_nquads_or_a_located_error(text):
+    """Fuzz: text pushed to a stream with arrival time is stamped N-Quads, or a DataError with its line."""
+    import pyoxigraph as ox
+
+    from rspark.engine.live.stamp import stamp_arrivals
+    from rspark.errors import DataError
+
+    try:
+        out = stamp_arrivals(text, "trig", "http://www.w3.org/ns/prov#generatedAtTime", 1_800_000_000.0)
+    except DataError as exc:
+        assert str(exc).startswith("pushed data:")
+        return
+    quads = list(ox.parse(out.encode(), format=ox.RdfFormat.N_QUADS))
+    graphs = {q.graph_name for q in quads if not isinstance(q.graph_name, ox.DefaultGraph)}
+    stamped = {q.subject for q in quads if isinstance(q.graph_name, ox.DefaultGraph)
+               and q.predicate.value == "http://www.w3.org/ns/prov#generatedAtTime"}
+    assert graphs <= stamped
