@@ -44,7 +44,8 @@ first third's by more than max(1 s, 50 %); the slope of a line fitted to it (s o
 timestamp - 1; ``--drain-timeout`` bounds it, then the sources are stopped and the records still missing counted).
 The phases of rspark's micro-batches are timed by wrapping the runner's methods on the instance (rspark's code is
 unchanged): a batch with input, one load (a micro-batch's files together: load + append + buffer rewrite), a
-batch's evaluation; with files per batch. Spark's own batch durations (``recentProgress``: triggerExecution) are in the JSON.
+batch's evaluation; with files per batch. Spark's own batch durations (``recentProgress``: triggerExecution) are
+in the JSON.
 
 Memory, sampled every ``--sample-s`` seconds: the driver's RSS (psutil, else /proc/self/status VmRSS), the Spark
 JVM's RSS (/proc/<pid>/status) and its heap used (``Runtime.totalMemory() - freeMemory()``), as first / max / last.
