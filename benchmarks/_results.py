@@ -227,3 +227,17 @@ def replace_section(path: Path, name: str, section: str) -> None:
         os.replace(tmp, path)
     finally:
         os.close(folder)  # releases the lock
+
+
+def pyplot():
+    """``matplotlib.pyplot`` on the Agg backend (PNG files, no display), or None when matplotlib is not installed
+    (said on standard output: the benchmark's tables are still written)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no PNG (pip install matplotlib, or .[bench])")
+        return None
+    return plt

@@ -724,13 +724,8 @@ def main() -> None:
 
 
 def plot(rows, path: Path) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no PNG")
+    plt = _results.pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(8, 4))
     for i, policy in enumerate(dict.fromkeys(r["policy"] for r in rows)):

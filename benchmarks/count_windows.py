@@ -103,13 +103,8 @@ def main() -> None:
 
 
 def plot(rows: list[dict], path: Path) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no PNG")
+    plt = _results.pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for name in QUERIES:

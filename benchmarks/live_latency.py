@@ -637,13 +637,8 @@ def main() -> None:
 
 
 def plot(rows, path: Path) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no PNG")
+    plt = _results.pyplot()
+    if plt is None:
         return None
     ok = [r for r in rows if "error" not in r and r.get("latency_p50_s") is not None]
     if not ok:

@@ -142,13 +142,8 @@ def main() -> None:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("\nmatplotlib not installed: no plot (pip install matplotlib)")
+    plt = _results.pyplot()
+    if plt is None:
         report.write()
         return
     fig, ax = plt.subplots(figsize=(7, 4))

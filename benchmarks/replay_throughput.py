@@ -571,13 +571,8 @@ def main() -> None:
 
 
 def plot(rows, path: Path) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no PNG")
+    plt = _results.pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     for key in sorted({(r["query"], r["overlap"]) for r in rows}):

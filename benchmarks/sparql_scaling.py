@@ -244,13 +244,8 @@ def print_table(report: _results.Report, size: int, res: dict) -> None:
 
 
 def plot(rows, path: Path) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no PNG")
+    plt = _results.pyplot()
+    if plt is None:
         return None
     fig, axes = plt.subplots(1, len(QUERIES), figsize=(4 * len(QUERIES), 3.6), sharey=False)
     sizes = [s for s, _ in rows]
