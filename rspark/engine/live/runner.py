@@ -553,8 +553,25 @@ class LiveRunner:
                 "latency_p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else None,
                 "late": sum(self.streams[i].counters["late"] for i in q.reads if i in self.streams),
                 "elements": sum(self.streams[i].counters["elements"] for i in q.reads if i in self.streams),
+                "lag": self._lag(q),
             }
         return out
+
+    def _lag(self, q: LiveQuery):
+        """How far the query's horizon is behind the newest element of the streams it reads, in their unit
+        (milliseconds for date-time streams); None before its first evaluation."""
+        if q.horizon is None:
+            return None
+        lags = []
+        for iri in q.reads:
+            st = self.streams.get(iri)
+            if st is not None and st.buffer.last is not None:
+                tl = st.timeline()
+                lags.append(Decimal(st.buffer.last - parse_time(q.horizon, tl)) / tl.scale)
+        if not lags:
+            return None
+        lag = max(lags)
+        return int(lag) if lag == lag.to_integral_value() else float(lag)
 
     def reached(self, until) -> bool:
         """Whether every stream the queries read has reached ``until`` (a time value): its watermark is at or after
