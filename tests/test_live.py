@@ -406,3 +406,34 @@ def test_live_equals_replay_under_every_profile(spark, tmp_path, profile):
     for name in queries:
         assert got[name] == without[name], (profile, name)
     assert expected != without  # the late elements mattered to some query
+
+
+def test_a_query_network_runs_live(spark, tmp_path):
+    """A query that registers a stream feeds the query that reads it, live as in a replay (evaluated together)."""
+    from rspark.engine.engine import Engine
+
+    producer = ("PREFIX : <http://example.org/>\nREGISTER STREAM :pairs AS CONSTRUCT { ?x :pair ?z } "
+                "FROM NAMED WINDOW :w ON :S [RANGE 4 SLIDE 2] WHERE { WINDOW :w { ?x :p ?y . ?y :q ?z } }")
+    consumer = ("PREFIX : <http://example.org/>\nSELECT (COUNT(*) AS ?n) "
+                "FROM NAMED WINDOW :v ON :pairs [RANGE 4 SLIDE 2] WHERE { WINDOW :v { ?x :pair ?z } }")
+    elements = {2: ":G1 { :a1 :p :b1 . :b1 :q :c1 . } :G1 prov:generatedAtTime 2 .",
+                4: ":G2 { :a2 :p :b2 . } :G2 prov:generatedAtTime 4 .",
+                6: ":G3 { :b2 :q :c2 . :a3 :p :b2 . } :G3 prov:generatedAtTime 6 .",
+                8: ":G4 { :a1 :p :b1 . :b1 :q :c1 . } :G4 prov:generatedAtTime 8 .",
+                10: ":G5 { :a4 :p :b4 . } :G5 prov:generatedAtTime 10 ."}
+    path = tmp_path / "s.trig"
+    path.write_text(PREFIXES + "\n".join(elements.values()) + "\n")
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "S", path)
+        expected = rows(r for r in eng.replay([producer, consumer], names=["producer", "consumer"])
+                        if r.query == "consumer")
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        eng.register(producer, name="producer")
+        h = eng.register(consumer, name="consumer")
+        for batch in ((2, 4), (6,), (8, 10)):
+            eng.push(EX + "S", PREFIXES + "\n".join(elements[t] for t in batch) + "\n")
+            assert eng.live.wait_idle(timeout=120)
+        eng.live.close(flush=True)
+        got = rows(h.drain())
+    assert [t for _, t, _ in got] == [2, 4, 6, 8, 10]
+    assert got == expected
