@@ -367,12 +367,9 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
         out["catch_up_s"] = time.time() - pushed_at
         out["horizon_at_stop"] = horizon
 
-        # the batch that moved the horizon may still be running (pruning, saving its state): close() would
-        # interrupt it (the runner then fails and skips the flush), so wait for it; no file is left to start another
+        # (close() below waits for a batch still running: pruning, saving its state)
         if out["caught_up"]:
-            with runner.lock:
-                pass
-            try:  # and for Spark to post the batch's progress
+            try:  # for Spark to post the batch's progress
                 runner.wait_idle(timeout=10)
             except Exception:  # noqa: BLE001 - a failure is reported by the status below
                 pass

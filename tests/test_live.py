@@ -39,13 +39,7 @@ COUNT = """PREFIX : <http://example.org/>
 SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW :w ON :S [RANGE 4 SLIDE 2] WHERE { WINDOW :w { ?s ?p ?o } }"""
 ISTREAM = """PREFIX : <http://example.org/>
 SELECT ISTREAM ?s ?o FROM NAMED WINDOW :w ON :S [RANGE 4 SLIDE 2] WHERE { WINDOW :w { ?s :q ?o } }"""
-CONSUME = """PREFIX : <http://example.org/>
-SELECT ?x ?z (getSTARTTIME() AS ?t1) (getENDTIME() AS ?t2)
-FROM NAMED WINDOW :w1 ON :S [LANDMARK 1]
-FROM NAMED WINDOW :w2 ON :S [RANGE 5 SLIDE 1]
-EVENT ON :w1 { ?x :p ?y } AS E1
-EVENT ON :w2 { ?y :q ?z } AS E2
-WHERE { MATCH CONSUME CHRONOLOGICAL { E1 SEQ[CHRONOLOGICAL] E2 } }"""
+CONSUME = SEQ.replace("MATCH { E1 SEQ E2 }", "MATCH CONSUME CHRONOLOGICAL { E1 SEQ[CHRONOLOGICAL] E2 }")
 QUERIES = {"seq": SEQ, "count": COUNT, "istream": ISTREAM, "consume": CONSUME}
 
 

@@ -34,16 +34,7 @@ def _blocks(text: str, lang: str) -> list[str]:
     return out
 
 
-def test_readme_has_two_python_examples_and_the_sample_output():
-    text = README.read_text(encoding="utf-8")
-    assert len(_blocks(text, "python")) == 2
-    pasted = [b for b in _blocks(text, "") if b.startswith('{"query"')]
-    assert len(pasted) == 1 and len(pasted[0].splitlines()) == 3
-
-
-def test_readme_python_example_runs(spark):
-    text = README.read_text(encoding="utf-8")
-    code = _blocks(text, "python")[0]
+def _run(code: str) -> tuple[str, dict]:
     out = io.StringIO()
     namespace: dict = {"__name__": "__readme__"}
     cwd = os.getcwd()
@@ -53,7 +44,20 @@ def test_readme_python_example_runs(spark):
             exec(compile(code, str(README), "exec"), namespace)  # noqa: S102 - the README's own example
     finally:
         os.chdir(cwd)
-    assert out.getvalue().splitlines() == [
+    return out.getvalue(), namespace
+
+
+def test_readme_has_two_python_examples_and_the_sample_output():
+    text = README.read_text(encoding="utf-8")
+    assert len(_blocks(text, "python")) == 2
+    pasted = [b for b in _blocks(text, "") if b.startswith('{"query"')]
+    assert len(pasted) == 1 and len(pasted[0].splitlines()) == 3
+
+
+def test_readme_python_example_runs(spark):
+    text = README.read_text(encoding="utf-8")
+    printed, namespace = _run(_blocks(text, "python")[0])
+    assert printed.splitlines() == [
         "http://example.org/s1 Kitchen",
         "http://example.org/s2 Lab",
         "http://example.org/s3 Kitchen",
@@ -70,19 +74,6 @@ def test_readme_python_example_runs(spark):
     records = namespace["records"]
     pasted = [b for b in _blocks(text, "") if b.startswith('{"query"')][0].splitlines()
     assert [json.dumps(r.to_json(), ensure_ascii=False) for r in records[:3]] == pasted
-
-
-def _run(code: str) -> tuple[str, dict]:
-    out = io.StringIO()
-    namespace: dict = {"__name__": "__readme__"}
-    cwd = os.getcwd()
-    os.chdir(REPO)  # the example's paths are relative to the repository root
-    try:
-        with contextlib.redirect_stdout(out):
-            exec(compile(code, str(README), "exec"), namespace)  # noqa: S102 - the README's own example
-    finally:
-        os.chdir(cwd)
-    return out.getvalue(), namespace
 
 
 def test_readme_live_example_runs(spark):

@@ -13,6 +13,7 @@ import csv
 import json
 import os
 import queue
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
@@ -32,12 +33,14 @@ def time_key(value) -> Decimal:
     return Decimal(str(value))
 
 
-class Sink:
-    def write(self, rec) -> None:
-        raise NotImplementedError
+class Sink(ABC):
+    """Where a live query's records go: ``write`` each record, ``close`` at the end (nothing to do by default)."""
 
-    def close(self) -> None:
-        pass
+    @abstractmethod
+    def write(self, rec) -> None: ...
+
+    def close(self) -> None:  # noqa: B027 - optional: most sinks hold nothing to release
+        return None
 
 
 class TextSink(Sink):
