@@ -170,6 +170,7 @@ class Engine:
         self.errors: list = []
         self.streams: dict[str, Any] = {}
         self._loaded: list = []  # load results, to free their cached parses on clear()
+        self._static: list = []  # (encoded graph name or None, load result) of each static load, for drop_graph
         # compiled static queries by (text, base IRI, source), executed again when the same query comes back
         # (spark.query.PreparedQuery); emptied whenever the data changes
         self._plans: dict = {}
@@ -214,12 +215,14 @@ class Engine:
             if not jvm_gone(exc) and jvm_exit_code() is None:
                 raise
             self._loaded.clear()  # the JVM, and the cached data with it, is gone
+            self._static.clear()
 
     def clear(self) -> None:
         """Drop all static data and streams."""
         for loaded in self._loaded:
             loaded.unpersist()
         self._loaded.clear()
+        self._static.clear()
         with self._lock:  # see __init__
             self._plans.clear()
             self._version += 1
@@ -244,10 +247,42 @@ class Engine:
         loaded = load_rdf(self.spark, str(path), graph=graph, base_iri=base_iri, format=format, strict=strict)
         self.errors.extend(loaded.errors)
         self._loaded.append(loaded)
+        name = encode(IRI(graph)) if graph is not None else None
+        self._static.append((name, loaded))
         self._add(loaded.quads, loaded.quoted)
-        if graph is not None:
-            self._graphs.add(encode(IRI(graph)))
+        if name is not None:
+            self._graphs.add(name)
         return self
+
+    def drop_graph(self, graph: str) -> bool:
+        """Remove the named graph ``graph`` (an IRI) from the static data; returns whether it was loaded. Queries
+        compiled from now on (a live query: from its next evaluation on) no longer see it."""
+        name = encode(IRI(graph))
+        with self._lock:  # see __init__
+            if name not in self._graphs:
+                return False
+            self._plans.clear()
+            self._version += 1
+            dropped = [loaded for n, loaded in self._static if n == name]
+            self._static = [(n, loaded) for n, loaded in self._static if n != name]
+            quads = quoted = None
+            for _, loaded in self._static:  # the frames again, without the graph's loads (their files may go)
+                quads = loaded.quads if quads is None else quads.unionByName(loaded.quads)
+                quoted = loaded.quoted if quoted is None else quoted.unionByName(loaded.quoted).distinct()
+            # a dataset file (TriG, N-Quads) loaded into the default graph may hold the graph too
+            self._quads = None if quads is None else quads.filter(F.col("g") != name)
+            self._quoted = quoted
+            self._graphs.discard(name)
+        for loaded in dropped:
+            loaded.unpersist()
+            self._loaded.remove(loaded)
+        return True
+
+    def graphs(self) -> list[str]:
+        """The IRIs of the named graphs loaded."""
+        from rspark.model.codec import decode
+
+        return sorted(decode(name).value for name in self._graphs)
 
     def _add(self, quads: DataFrame, quoted: DataFrame) -> None:
         with self._lock:  # see __init__

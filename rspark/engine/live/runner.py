@@ -194,6 +194,28 @@ class LiveRunner:
             fmt = "nquads"
         return st.write(text, "nq" if fmt in ("nquads", "nq") else "trig")
 
+    def drop(self, iri: str) -> bool:
+        """Removes a live stream: its sources stop and its buffer, inbox and offsets are deleted. Refused while a
+        registered query reads it. Returns whether the stream existed."""
+        with self.lock:
+            st = self.streams.get(iri)
+            if st is None:
+                return False
+            readers = sorted(q.name for q in self.queries.values() if not q.stopped and iri in q.reads)
+            if readers:
+                raise InputError(f"stream <{iri}> is read by the registered quer{'y' if len(readers) == 1 else 'ies'} "
+                                 f"{', '.join(readers)}: unregister {'it' if len(readers) == 1 else 'them'} first")
+            for query in st.queries:
+                try:
+                    query.stop()
+                except Exception:  # noqa: BLE001 - the JVM may be gone already; nothing left to stop then
+                    pass
+            del self.streams[iri]
+            self._saved.get("streams", {}).pop(iri, None)
+            self._save_state()
+            shutil.rmtree(os.path.join(self.checkpoint, "streams", stream_key(iri)), ignore_errors=True)
+            return True
+
     def _watch(self, st: LiveStream, directory: str, source: str) -> None:
         """Starts the Structured Streaming query that feeds ``st`` from ``directory``."""
         reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILE_SCHEMA) \
