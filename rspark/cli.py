@@ -579,6 +579,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The HTTP + Server-Sent Events service over live mode (docs/service.md)."""
+    from rspark.rsp.profiles import get_profile
+    from rspark.service.server import check_binding, check_port, read_token, serve
+    from rspark.service.state import Limits
+
+    token = read_token(args.token_file) if args.token_file else None
+    check_binding(args.host, token)  # before Spark starts
+    if not 0 < args.port <= 65535:
+        raise UsageError(f"--port {args.port}: a port number, 1 to 65535")
+    check_port(args.host, args.port)
+    for flag in ("max_body", "max_queries", "max_window_elements", "max_instants", "keep_events"):
+        if getattr(args, flag) <= 0:
+            raise UsageError(f"--{flag.replace('_', '-')} must be positive")
+    if args.profile is not None:
+        get_profile(args.profile)
+    data = [_check_rdf_file("--data", path) for path in args.data or []]
+    graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in _pairs(args.graph, "--graph")]
+    limits = Limits(max_body=args.max_body, max_queries=args.max_queries,
+                    max_window_elements=args.max_window_elements, max_instants=args.max_instants,
+                    keep_events=args.keep_events)
+    serve(host=args.host, port=args.port, token=token, checkpoint=args.checkpoint, master=args.master,
+          conf=_conf(args.conf), profile=args.profile, limits=limits, cors=args.cors, data=data, graphs=graphs)
+    return EXIT_OK
+
+
 class _StatusLine:
     """One line on standard error (a terminal), rewritten in place: elements in, late, records, the horizon."""
 
@@ -752,6 +778,47 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting; repeatable")
     _logging_options(run, "sub_")
     run.set_defaults(run=cmd_run)
+
+    serve = commands.add_parser(
+        "serve", help="serve live mode over HTTP: streams, graphs and queries as resources, results as "
+                      "Server-Sent Events, a dashboard", epilog=EXIT_CODES_HELP, formatter_class=formatter,
+        description=_fill("An HTTP service over one live engine (docs/service.md): PUT /streams/NAME declares a "
+                          "stream, POST /streams/NAME pushes elements (TriG, N-Quads, JSON-LD), PUT /graphs/NAME "
+                          "loads a static graph, PUT /queries/NAME registers a query, GET /queries/NAME/results "
+                          "streams its records as Server-Sent Events (resumable with Last-Event-ID), /sparql "
+                          "answers SPARQL 1.1 over the static graphs, /metrics gives Prometheus counters and / is "
+                          "the dashboard. Bound to 127.0.0.1; with --token-file every request that changes state "
+                          "needs 'Authorization: Bearer TOKEN', and another address is refused without one. "
+                          "With --checkpoint the streams, graphs, queries and their progress survive a restart."))
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8175, help="port (default 8175)")
+    serve.add_argument("--token-file", metavar="FILE", default=None,
+                       help="a file holding the bearer token (at least 16 characters) that PUT, POST and DELETE "
+                            "requests must carry")
+    serve.add_argument("--checkpoint", metavar="DIR", default=None,
+                       help="where the service's declarations and live state go (default: a temporary directory, "
+                            "removed at the end)")
+    serve.add_argument("--max-body", type=int, default=16 * 1024 * 1024, metavar="BYTES",
+                       help="largest request body (default 16 MiB; 413 above)")
+    serve.add_argument("--max-queries", type=int, default=32, metavar="N",
+                       help="most registered queries (default 32; 429 above)")
+    serve.add_argument("--max-window-elements", type=int, default=100_000, metavar="N",
+                       help="largest count window a query may declare (default 100000; 422 above)")
+    serve.add_argument("--max-instants", type=int, default=10_000, metavar="N",
+                       help="most evaluation instants one push may make due for a query (default 10000; 422 "
+                            "above)")
+    serve.add_argument("--keep-events", type=int, default=10_000, metavar="N",
+                       help="records kept per query for clients that reconnect with Last-Event-ID "
+                            "(default 10000)")
+    serve.add_argument("--cors", action="append", metavar="ORIGIN",
+                       help="allow cross-origin requests from ORIGIN (repeatable; none by default)")
+    serve.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
+    serve.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
+    serve.add_argument("--profile", metavar="NAME", help="default engine profile (see docs/profiles.md)")
+    serve.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
+    serve.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting; repeatable")
+    _logging_options(serve, "sub_")
+    serve.set_defaults(run=cmd_serve)
     return parser
 
 
