@@ -1,0 +1,180 @@
+"""The dashboard of ``rspark serve`` (docs/service.md, "Dashboard") in headless Chromium.
+
+The test starts ``python3 -m rspark serve`` on a free loopback port, declares a stream and registers a query over
+HTTP, opens the dashboard, then pushes elements over HTTP and checks what the page shows: the query in the list,
+one element mark on the time line per element pushed, the latest answer's values in the answers table, and the
+late counter after a late push. It writes the screenshot that docs/service.md shows (docs/images/dashboard.png).
+
+It drives the system Chromium (Debian's ``chromium``) through Playwright, without ``playwright install``: a machine
+without ``chromium`` fails this test (it does not skip)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.support.sse import Server
+
+REPO = Path(__file__).resolve().parents[1]
+SCREENSHOT = REPO / "docs" / "images" / "dashboard.png"
+EX = "http://example.org/"
+QUERY = """PREFIX : <http://example.org/>
+REGISTER RSTREAM :out AS
+SELECT ?s (COUNT(*) AS ?n)
+FROM NAMED WINDOW :w ON :obs [RANGE PT10S STEP PT2S]
+WHERE { WINDOW :w { ?s :p ?o } } GROUP BY ?s"""
+PREFIXES = ("@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+            "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n")
+# one element a push, at increasing times; the window at 13:00:08, (12:59:58, 13:00:08], holds e1..e4: :s1 three
+# triples (e1, e2, e4), :s2 two (e2, e3). e5 at 13:00:09 makes the instants before it due (lateness 0).
+ELEMENTS = [
+    ("e1", "13:00:01", ":s1 :p :o1 ."),
+    ("e2", "13:00:03", ":s1 :p :o2 . :s2 :p :o3 ."),
+    ("e3", "13:00:05", ":s2 :p :o4 ."),
+    ("e4", "13:00:07", ":s1 :p :o5 ."),
+    ("e5", "13:00:09", ":s3 :p :o6 ."),
+]
+LATE = ("e6", "13:00:06", ":s3 :p :o7 .")  # at or before 13:00:08, an instant already reported: late
+MARKS = "#timeline .element-mark"
+
+
+def trig(name: str, clock: str, triples: str) -> bytes:
+    return (PREFIXES + f":{name} {{ {triples} }}\n"
+            f':{name} prov:generatedAtTime "2026-03-01T{clock}Z"^^xsd:dateTime .\n').encode()
+
+
+def request(method: str, url: str, body: bytes | None = None, ctype: str | None = None) -> tuple[int, object]:
+    req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": ctype} if ctype else {})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            status, raw = resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        status, raw = exc.code, exc.read()
+    try:
+        return status, json.loads(raw) if raw else None
+    except ValueError:
+        return status, raw.decode("utf-8", "replace")
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """Starts ``rspark serve`` on a free loopback port when called (after the browser checks): its base URL and a
+    function giving the end of its log. The process is stopped after the test."""
+    servers: list[Server] = []
+
+    def start():
+        server = Server(checkpoint=str(tmp_path / "ckpt"))
+        servers.append(server)
+        server.wait_ready()
+        return server.url, server.log
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def chromium() -> str:
+    """The system Chromium's path, and Playwright: either missing, the test fails (it never skips)."""
+    path = shutil.which("chromium")
+    if path is None:
+        pytest.fail("the dashboard test needs the system Chromium (`chromium` on PATH, /usr/bin/chromium on Debian: "
+                    "apt-get install chromium); it is not installed")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.fail("the dashboard test needs Playwright for Python: python3 -m pip install -e '.[test]' (no "
+                    "`playwright install`: it drives the system Chromium)")
+    return path
+
+
+@pytest.mark.slow
+def test_dashboard_shows_queries_elements_answers_and_late_data(serve):
+    chromium_bin = chromium()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
+
+    base, log_tail = serve()
+
+    status, body = request("PUT", base + "/streams/obs", json.dumps({"iri": EX + "obs", "lateness": 0}).encode(),
+                           "application/json")
+    assert status == 201, body
+    status, body = request("PUT", base + "/queries/q1", QUERY.encode(), "application/sparql-query")
+    assert status == 201, body
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_bin, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 640})
+            page_errors: list[str] = []
+            page.on("pageerror", lambda exc: page_errors.append(str(exc)))
+            page.goto(base + "/")
+
+            def wait_for(js: str, arg, what: str, timeout: float) -> None:
+                try:
+                    page.wait_for_function(js, arg=arg, timeout=timeout * 1000)
+                except PlaywrightTimeout:
+                    marks = page.locator(MARKS).count()
+                    pytest.fail(f"the dashboard did not show {what} within {timeout:.0f} s (element marks: {marks}, "
+                                f"answer time: {page.text_content('#answer-time')!r}, late: "
+                                f"{page.text_content('#q-late')!r}); service log:\n{log_tail()}")
+
+            # the query and the stream are listed, and the query is selected
+            wait_for("() => document.querySelector('#queries tbody tr[data-name=\"q1\"]') !== null", None,
+                     "the query q1 in the list", 30)
+            assert page.locator("#queries tbody tr").count() == 1
+            assert page.locator('#queries tbody tr[data-name="q1"] td').first.text_content() == "q1"
+            assert page.locator('#queries tbody tr[data-name="q1"] td').nth(1).text_content() == "obs"
+            assert page.locator('#streams tbody tr[data-name="obs"] td').first.text_content() == "obs"
+            wait_for("() => document.querySelector('#q-name').textContent === 'q1'", None, "q1's panel", 10)
+            assert page.locator("#query-panel").is_visible()
+            assert page.locator(MARKS).count() == 0
+
+            # every push adds exactly one mark to the time line
+            for i, element in enumerate(ELEMENTS, start=1):
+                status, body = request("POST", base + "/streams/obs", trig(*element), "application/trig")
+                assert status == 202, body
+                assert body["accepted"] == 1
+                wait_for("n => document.querySelectorAll('#timeline .element-mark').length >= n", i,
+                         f"{i} element marks", 30)
+                assert page.locator(MARKS).count() == i
+            assert page.locator(MARKS + ".late").count() == 0
+            # the window at the last instant reported is drawn as a band
+            wait_for("() => document.querySelector('#answer-time').textContent === '2026-03-01T13:00:08Z'", None,
+                     "the answer at 13:00:08", 180)
+            wait_for("() => document.querySelectorAll('#timeline rect.band').length === 1", None,
+                     "the window's band", 10)
+
+            # the answers table holds the latest record's values: at 13:00:08, the window (12:59:58, 13:00:08]
+            assert page.locator("#answers thead th").all_text_contents() == ["?s", "?n"]
+            rows = [tuple(row.locator("td").all_text_contents()) for row in page.locator("#answers tbody tr").all()]
+            assert sorted(rows) == [(":s1", "3"), (":s2", "2")]
+
+            # a late element: counted on the query's late counter, and drawn as a late mark
+            status, body = request("POST", base + "/streams/obs", trig(*LATE), "application/trig")
+            assert status == 202, body
+            wait_for("() => document.querySelector('#q-late').textContent === '1'", None, "one late element", 120)
+            wait_for("() => document.querySelectorAll('#timeline .element-mark.late').length >= 1", None,
+                     "a late mark", 30)
+            assert page.text_content("#q-late") == "1"
+            assert page.locator(MARKS).count() == len(ELEMENTS) + 1
+            assert page.locator(MARKS + ".late").count() == 1
+            late_cell = page.locator('#streams tbody tr[data-name="obs"] td').nth(4)
+            wait_for("() => document.querySelectorAll('#streams tbody tr[data-name=\"obs\"] td')[4].textContent "
+                     "=== '1'", None, "the stream's late count", 10)
+            assert late_cell.text_content() == "1"
+            # the late element changed no answer
+            assert page.text_content("#answer-time") == "2026-03-01T13:00:08Z"
+            rows = [tuple(row.locator("td").all_text_contents()) for row in page.locator("#answers tbody tr").all()]
+            assert sorted(rows) == [(":s1", "3"), (":s2", "2")]
+
+            page.wait_for_timeout(1500)  # one more poll: every counter as it stands
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            assert page_errors == []
+        finally:
+            browser.close()

@@ -1,0 +1,280 @@
+"""The HTTP API of ``rspark serve`` in process (Starlette's test client over the app and one Engine): security
+(token, body size, limits), errors with their place, graphs, the SPARQL protocol, metrics, observers, pause."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import socket
+import threading
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
+
+from rspark.errors import DataError
+from rspark.service.elements import parse_push
+from tests.test_live import EX, FIG1, PREFIXES
+
+TOKEN = "s3cret-token-of-the-tests"
+COUNT = """PREFIX : <http://example.org/>
+SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW :w ON :S [RANGE 4 SLIDE 2] WHERE { WINDOW :w { ?s ?p ?o } }"""
+SPARQL_Q = "application/sparql-query"
+
+
+@pytest.fixture
+def make(spark, tmp_path):
+    """``make(token=..., **limits)`` -> a test client of a fresh service (its engine closed at the end)."""
+    from rspark.engine.engine import Engine
+    from rspark.service.app import create_app
+    from rspark.service.state import Limits, Service
+
+    made = []
+
+    def factory(token: str | None = None, **limits) -> TestClient:
+        engine = Engine(spark=spark, checkpoint=str(tmp_path / f"ckpt{len(made)}"))
+        service = Service(engine, limits=Limits(**limits), base_url="http://127.0.0.1:8175")
+        client = TestClient(create_app(service, token=token))
+        client.service = service
+        made.append((engine, service))
+        return client
+
+    yield factory
+    for engine, service in made:
+        service.close()
+        engine.close()
+
+
+def declare(client, headers=None) -> None:
+    r = client.put("/streams/S", json={"iri": EX + "S"}, headers=headers or {})
+    assert r.status_code == 201, r.text
+
+
+def test_state_changing_requests_need_the_token(make):
+    client = make(token=TOKEN)
+    r = client.put("/streams/S", json={"iri": EX + "S"})
+    assert r.status_code == 401
+    assert r.headers["www-authenticate"] == "Bearer"
+    assert "Authorization: Bearer TOKEN" in r.json()["error"]
+    assert client.put("/streams/S", json={"iri": EX + "S"},
+                      headers={"Authorization": "Bearer wrong-token-xxxxxxxx"}).status_code == 401
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    declare(client, auth)
+    assert client.post("/streams/S", content=PREFIXES + FIG1[2]).status_code == 401
+    assert client.put("/queries/q", content=COUNT).status_code == 401
+    assert client.delete("/streams/S").status_code == 401
+    # reads need no token
+    assert client.get("/streams").status_code == 200
+    assert client.get("/metrics").status_code == 200
+    r = client.post("/streams/S", content=PREFIXES + FIG1[2], headers={**auth, "Content-Type": "application/trig"})
+    assert r.status_code == 202 and r.json() == {"accepted": 1, "triples": 1}
+
+
+def test_a_body_over_the_limit_gets_413(make):
+    client = make(max_body=200)
+    declare(client)
+    big = PREFIXES + FIG1[2] + "\n# " + "x" * 300
+    r = client.post("/streams/S", content=big, headers={"Content-Type": "application/trig"})
+    assert r.status_code == 413
+    assert r.json() == {"error": "the request body is larger than 200 bytes (--max-body); push the elements in "
+                                 "several requests"}
+
+    def chunks():  # no Content-Length: counted as it is read
+        for _ in range(4):
+            yield b"# " + b"y" * 98 + b"\n"
+
+    r = client.post("/streams/S", content=chunks(), headers={"Content-Type": "application/trig"})
+    assert r.status_code == 413
+    assert client.get("/streams/S").json()["elements"] == 0
+
+
+def test_malformed_rdf_gives_400_with_line_and_column(make):
+    client = make()
+    declare(client)
+    body = PREFIXES + ":G1 { :a1 :p :b1 . }\n:G1 prov:generatedAtTime 2 .\n:G2 { :a2 :p }\n"
+    r = client.post("/streams/S", content=body, headers={"Content-Type": "application/trig"})
+    assert r.status_code == 400
+    assert r.json() == {"error": "request body:5:14: malformed TriG: } is not a valid RDF object", "line": 5,
+                        "column": 14}
+    r = client.post("/streams/S", content=PREFIXES + ":G1 { :a1 :p :b1 . }\n",
+                    headers={"Content-Type": "application/trig"})
+    assert r.status_code == 400
+    assert r.json()["element"] == "<http://example.org/G1>"
+    assert r.json()["error"].startswith("request body: no timestamp: the element has no "
+                                        "<http://www.w3.org/ns/prov#generatedAtTime> triple")
+    r = client.post("/streams/S", content=b"{}", headers={"Content-Type": "text/csv"})
+    assert r.status_code == 400 and "a push is TriG" in r.json()["error"]
+    assert client.post("/streams/nope", content=PREFIXES + FIG1[2]).status_code == 404
+    assert client.get("/streams/S").json()["elements"] == 0  # nothing of a refused push is accepted
+
+
+def test_a_bad_query_gives_400_with_line_and_column(make):
+    client = make()
+    r = client.put("/queries/q", content="PREFIX : <http://example.org/>\nSELECT * WHERE { ?s ?p }",
+                   headers={"Content-Type": SPARQL_Q})
+    assert r.status_code == 400
+    assert r.json()["line"] == 2 and r.json()["column"] == 24
+    assert r.json()["error"].startswith("q:2:24: unexpected '}'")
+    r = client.put("/queries/q", json={"query": COUNT, "profile": "nonsense"})
+    assert r.status_code == 400 and "nonsense" in r.json()["error"]
+    r = client.put("/queries/q", content="SELECT * WHERE { ?s ?p ?o }", headers={"Content-Type": SPARQL_Q})
+    assert r.status_code == 400 and "reads no stream" in r.json()["error"]
+    assert client.put("/queries/bad%20name", content=COUNT).status_code == 400
+
+
+def test_limits_on_queries_windows_and_instants(make):
+    client = make(max_queries=1, max_window_elements=50, max_instants=100)
+    declare(client)
+    r = client.put("/queries/big", content=COUNT.replace("[RANGE 4 SLIDE 2]", "[RANGE ELEMENTS 51]"),
+                   headers={"Content-Type": SPARQL_Q})
+    assert r.status_code == 422
+    assert r.json()["error"] == "query big: a count window of 51 holds more than 50 (--max-window-elements)"
+    assert client.put("/queries/q", content=COUNT, headers={"Content-Type": SPARQL_Q}).status_code == 201
+    assert client.put("/queries/q", content=COUNT, headers={"Content-Type": SPARQL_Q}).status_code == 409
+    r = client.put("/queries/q2", content=COUNT, headers={"Content-Type": SPARQL_Q})
+    assert r.status_code == 429
+    assert r.json()["error"] == "1 queries are registered, the limit (--max-queries 1); delete one first"
+    assert client.post("/streams/S", content=PREFIXES + FIG1[2]).status_code == 202
+    far = PREFIXES + ":G9 { :a :p :b . } :G9 prov:generatedAtTime 1000 ."
+    r = client.post("/streams/S", content=far)
+    assert r.status_code == 422
+    assert r.json()["error"].startswith("the push would make 499 evaluation instants of query q due at once "
+                                        "(the limit is 100: --max-instants)")
+    # a stream a query reads is not deleted under it
+    r = client.delete("/streams/S")
+    assert r.status_code == 409 and "read by the registered query q" in r.json()["error"]
+    assert client.delete("/queries/q").status_code == 204
+    assert client.delete("/streams/S").status_code == 204
+    assert client.get("/streams").json() == {"streams": []}
+
+
+def test_records_observers_pause_and_metrics(make):
+    received: list = []
+
+    class Observer(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    observer = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Observer)
+    threading.Thread(target=observer.serve_forever, daemon=True).start()
+    try:
+        client = make()
+        declare(client)
+        assert client.put("/queries/count", content=COUNT, headers={"Content-Type": SPARQL_Q}).status_code == 201
+        r = client.post("/queries/count/observers", json={"url": f"http://127.0.0.1:{observer.server_port}/in"})
+        assert r.status_code == 201 and r.json()["id"] == "1"
+        assert client.post("/queries/count/observers", json={"url": "file:///etc/passwd"}).status_code == 400
+        for t in (2, 4, 6):
+            assert client.post("/streams/S", content=PREFIXES + FIG1[t]).status_code == 202
+        assert client.service.live.wait_idle(timeout=120)
+        # instants 2 and 4 are due (the newest element is at 6): COUNT of the window (t-4, t]
+        log = client.service.queries["count"].results
+        assert [json.loads(e.data)["results"]["bindings"][0]["n"]["value"] for e in log.events] == ["1", "2"]
+        deadline = __import__("time").time() + 30
+        while len(received) < 2 and __import__("time").time() < deadline:
+            __import__("time").sleep(0.1)
+        assert [json.loads(e.data) for e in log.events] == received
+        view = client.get("/queries/count").json()
+        assert view["records"] == 2 and view["paused"] is False and view["observers"][0]["delivered"] == 2
+        assert view["windows"] == [{"name": EX + "w", "stream": EX + "S", "kind": "time", "range": 4, "slide": 2,
+                                    "size": None}]
+        assert client.post("/queries/count/pause").json()["paused"] is True
+        assert client.post("/streams/S", content=PREFIXES + FIG1[8]).status_code == 202
+        assert client.service.live.wait_idle(timeout=120)
+        assert len(log.events) == 2  # paused: instant 6 is evaluated, not delivered
+        assert client.post("/queries/count/resume").json()["paused"] is False
+        metrics = client.get("/metrics").text
+        assert f'rspark_stream_elements_total{{stream="{EX}S",name="S"}} 4' in metrics.splitlines()
+        assert 'rspark_query_records_total{query="count"} 2' in metrics.splitlines()
+        assert "# TYPE rspark_query_lag gauge" in metrics.splitlines()
+        elements = client.get("/streams/S/elements").json()
+        assert [(e["t"], e["triples"], e["late"]) for e in elements["elements"]] == [(2, 1, False), (4, 1, False),
+                                                                                     (6, 2, False), (8, 1, False)]
+        assert elements["kind"] == "numeric"
+        assert client.delete("/queries/count/observers/1").status_code == 204
+        assert client.delete("/queries/count/observers/1").status_code == 404
+    finally:
+        observer.shutdown()
+
+
+def test_graphs_and_the_sparql_protocol(make):
+    client = make()
+    ttl = "@prefix : <http://example.org/> .\n:s1 :room :r1 .\n:s2 :room :r2 .\n"
+    r = client.put("/graphs/rooms?iri=http://example.org/rooms", content=ttl,
+                   headers={"Content-Type": "text/turtle"})
+    assert r.status_code == 201 and r.json() == {"name": "rooms", "iri": EX + "rooms", "triples": 2}
+    q = "SELECT ?s ?r WHERE { GRAPH <http://example.org/rooms> { ?s <http://example.org/room> ?r } } ORDER BY ?s"
+    r = client.get("/sparql", params={"query": q}, headers={"Accept": "text/csv"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+    assert r.text == "s,r\r\nhttp://example.org/s1,http://example.org/r1\r\nhttp://example.org/s2,http://example.org/r2\r\n"
+    r = client.post("/sparql", content=q, headers={"Content-Type": SPARQL_Q})
+    assert r.headers["content-type"] == "application/sparql-results+json"
+    assert [b["r"]["value"] for b in r.json()["results"]["bindings"]] == [EX + "r1", EX + "r2"]
+    r = client.post("/sparql", data={"query": q}, headers={"Accept": "application/sparql-results+xml"})
+    assert r.status_code == 200 and "<sparql" in r.text
+    r = client.get("/sparql", params={"query": q}, headers={"Accept": "text/tab-separated-values"})
+    assert r.text.splitlines()[0] == "?s\t?r"
+    assert client.get("/sparql", params={"query": q}, headers={"Accept": "image/png"}).status_code == 406
+    r = client.get("/sparql", params={"query": "SELECT * WHERE {"})
+    assert r.status_code == 400 and r.json()["line"] == 1
+    # replaced: the next query sees the new version only
+    r = client.put("/graphs/rooms?iri=http://example.org/rooms", content="<http://example.org/s3> "
+                   "<http://example.org/room> <http://example.org/r3> .\n",
+                   headers={"Content-Type": "application/n-triples"})
+    assert r.status_code == 200 and r.json()["triples"] == 1
+    r = client.get("/sparql", params={"query": q})
+    assert [b["s"]["value"] for b in r.json()["results"]["bindings"]] == [EX + "s3"]
+    construct = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
+    r = client.get("/sparql", params={"query": construct})
+    assert r.headers["content-type"] == "application/n-triples"
+    assert r.text == "<http://example.org/s3> <http://example.org/room> <http://example.org/r3> .\n"
+    assert client.get("/graphs/rooms").headers["content-type"] == "application/n-triples"
+    r = client.put("/graphs/bad", content="@prefix : <http://e/> .\n:a :b .\n", headers={"Content-Type": "text/turtle"})
+    assert r.status_code == 400 and (r.json()["line"], r.json()["column"]) == (2, 7)
+    assert client.put("/graphs/x", content="", headers={"Content-Type": "image/png"}).status_code == 415
+    assert client.delete("/graphs/rooms").status_code == 204
+    r = client.get("/sparql", params={"query": q})
+    assert r.json()["results"]["bindings"] == []
+    assert client.get("/graphs").json() == {"graphs": []}
+
+
+def test_a_non_loopback_address_needs_a_token(tmp_path, capsys):
+    from rspark.cli import main
+
+    assert main(["serve", "--host", "0.0.0.0"]) == 2
+    assert "--host 0.0.0.0 is not a loopback address: rspark serve listens there only with a --token-file" \
+        in capsys.readouterr().err
+    short = tmp_path / "token"
+    short.write_text("abc\n")
+    assert main(["serve", "--token-file", str(short)]) == 2
+    assert "the token has 3 characters; use at least 16" in capsys.readouterr().err
+    assert main(["serve", "--max-queries", "0"]) == 2
+    with socket.socket() as busy:  # a port another process listens on: refused before Spark starts
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        assert main(["serve", "--port", str(busy.getsockname()[1])]) == 2
+        assert "cannot listen there (Address already in use)" in capsys.readouterr().err
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.binary(max_size=200), st.text(max_size=200).map(lambda t: (PREFIXES + t).encode("utf-8"))),
+       st.sampled_from([None, "application/trig", "application/n-quads", "application/ld+json", "text/plain"]),
+       st.booleans())
+def test_any_push_body_is_parsed_or_refused_with_a_message(body, media_type, arrival):
+    """Whatever a client sends: elements, or a DataError (with a line and column when the RDF is malformed)."""
+    try:
+        push = parse_push(body, media_type, predicate="http://www.w3.org/ns/prov#generatedAtTime",
+                          arrival_time=arrival, now=1_700_000_000.0)
+    except DataError as exc:
+        assert str(exc).startswith("request body")
+        if "malformed" in str(exc):
+            assert exc.line is not None and exc.column is not None
+        return
+    assert push.elements and push.nquads.endswith("\n")
+    assert all(e.kind in ("datetime", "numeric") for e in push.elements)
