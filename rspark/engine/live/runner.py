@@ -14,25 +14,29 @@ State (``checkpoint/state.json``, written atomically after each batch): per stre
 counters, and the last micro-batch of each source applied; per query, the last instant reported. A batch Spark
 runs again after a crash (same batch id, same files) is not applied twice; its records are evaluated again and
 the file sinks drop what they already hold (:mod:`rspark.engine.live.sinks`), so a restart writes nothing twice.
+
+The stream and query records are in :mod:`rspark.engine.live.model`, the evaluation (groups, horizons, the
+replay's run, pruning) in :mod:`rspark.engine.live.evaluation`; this module holds the sources, the micro-batches,
+the registry of queries, the state, the status and closing.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
 from rspark.algebra.translate import compile_query
+from rspark.engine.live.evaluation import Evaluation
+from rspark.engine.live.model import LiveQuery, LiveStream, _check_lateness, stream_key, write_inbox
 from rspark.errors import InputError, RsparkError
-from rspark.model.time import parse_duration
-from rspark.rsp.windows import Timeline, format_time, parse_time
+from rspark.rsp.windows import format_time, parse_time
+
+__all__ = ["LiveQuery", "LiveRunner", "LiveStream", "stream_key", "write_inbox"]
 
 log = logging.getLogger("rspark.live")
 
@@ -41,80 +45,7 @@ STATE_FILE = "state.json"
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
 
 
-def stream_key(iri: str) -> str:
-    """A directory name for a stream IRI (a hash: IRIs hold characters file systems refuse)."""
-    return hashlib.sha1(iri.encode("utf-8")).hexdigest()[:16]
-
-
-@dataclass
-class LiveStream:
-    """A stream fed live. ``lateness``: how far behind the greatest timestamp seen an element may arrive and still be
-    evaluated (a number in the stream's unit or an ISO 8601 duration; 0 by default). ``arrival_time``: elements
-    pushed without a timestamp get the time they arrive (else they are rejected with a message)."""
-
-    iri: str
-    buffer: Any  # LiveBuffer
-    inbox: str
-    lateness: Any = 0
-    timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime"
-    arrival_time: bool = False
-    directories: list = field(default_factory=list)
-    queries: list = field(default_factory=list)  # Spark StreamingQuery objects watching the directories
-    batches: dict = field(default_factory=dict)  # source key -> the last micro-batch id applied
-    counters: dict = field(default_factory=lambda: {"elements": 0, "late": 0, "rejected": 0, "files": 0,
-                                                    "quarantined": 0, "batches": 0})
-    evaluated: int | None = None  # ticks: every instant up to here has been reported by the queries reading it
-    arrivals: list = field(default_factory=list)  # (wall time, greatest ts) of recent batches, for the lag
-    written: int = 0  # inbox files this process wrote (push, tcp, paced replay) ...
-    read: int = 0  # ... and inbox files it has loaded: wait_idle waits for these to meet
-
-    def write(self, text: str, ext: str) -> str:
-        """Writes ``text`` into the inbox (:func:`write_inbox`), counted."""
-        path = write_inbox(self.inbox, text, ext)
-        self.written += 1
-        return path
-
-    def timeline(self) -> Timeline:
-        b = self.buffer
-        return Timeline.datetime() if b.kind == "datetime" else Timeline.numeric(b.scale)
-
-    def lateness_ticks(self) -> int:
-        value = self.lateness
-        if value in (None, 0, "0"):
-            return 0
-        tl = self.timeline()
-        if isinstance(value, (int, float, Decimal)) or _is_number(str(value)):
-            return tl.ticks(Decimal(str(value)), "allowed lateness")
-        return tl.duration(parse_duration(str(value)), "allowed lateness")
-
-    def watermark(self) -> int | None:
-        """The greatest timestamp seen minus the allowed lateness (ticks), None before the first element."""
-        if self.buffer.last is None:
-            return None
-        return self.buffer.last - self.lateness_ticks()
-
-
-class LiveQuery:
-    """A registered continuous query (what :class:`QueryHandle` controls)."""
-
-    def __init__(self, name: str, text: str, plan, profile: str | None, label: str) -> None:
-        self.name, self.text, self.plan, self.profile, self.label = name, text, plan, profile, label
-        self.reads = list(dict.fromkeys(w.stream.value for w in plan.dataset.windows))
-        reg = plan.register
-        self.writes = reg.name.value if reg is not None and reg.kind == "STREAM" and hasattr(reg.name, "value") \
-            else None
-        self.last = None  # the last instant reported (a time value)
-        self.horizon = None  # the horizon of the last evaluation (a time value)
-        self.evaluations = 0
-        self.records = 0
-        self.sinks: list = []
-        self.paused = False
-        self.stopped = False
-        self.error: str | None = None
-        self.latencies: list = []  # seconds from a batch's arrival to its records' delivery (the last 1000)
-
-
-class LiveRunner:
+class LiveRunner(Evaluation):
     """The live streams and queries of one :class:`~rspark.engine.engine.Engine` (``engine.live``)."""
 
     def __init__(self, engine, checkpoint: str | None = None, trigger: float = 0.1) -> None:
@@ -386,141 +317,6 @@ class LiveRunner:
                     sink.close()
             self._save_state()
 
-    def evaluate(self, *, until=None, arrived: float | None = None, final: bool = False) -> int:
-        """Evaluates every query whose instants up to its horizon were not all reported; returns the records
-        delivered. ``final``: the streams are closed where they are: the horizon is the greatest timestamp seen
-        (the watermark ignores the lateness), as a replay of what arrived evaluates up to its last element.
-        ``until``: a time value no horizon passes."""
-        from rspark.engine.replay import Replayer
-
-        delivered = 0
-        until = self.until if until is None else until
-        with self.lock:
-            for group in self._groups():
-                inputs = {iri for q in group for iri in q.reads} - {q.writes for q in group}
-                horizon = self._horizon(inputs, final)
-                if horizon is None:
-                    continue
-                tl, ticks = horizon
-                if until is not None:
-                    ticks = min(ticks, parse_time(until, tl))
-                value = format_time(ticks, tl)
-                fresh = [q for q in group if q.horizon is None or parse_time(q.horizon, tl) < ticks]
-                if not fresh:
-                    continue
-                replayer = Replayer(self.engine, group[0].profile)
-                for iri in inputs:
-                    if iri in self.streams:
-                        replayer.sources[iri] = self.streams[iri].buffer.source()
-                after = {q.label: q.last for q in group}
-                records = replayer.run([(q.text, q.name) for q in group], until=value, after=after)
-                by_label = {q.label: q for q in group}
-                for rec in records:
-                    q = by_label[rec.query]
-                    if q.last is not None and rec.ticks <= parse_time(q.last, tl):
-                        continue  # reported before (R2S's reference instant, or a batch run again)
-                    if q.paused:
-                        continue
-                    for sink in q.sinks:
-                        sink.write(rec)
-                    q.records += 1
-                    delivered += 1
-                    if arrived is not None:
-                        q.latencies.append(time.time() - arrived)
-                        del q.latencies[:-1000]
-                for q in group:
-                    instants = replayer.instants.get(q.label) or []
-                    if instants:
-                        newest = max(instants)
-                        if q.last is None or newest > parse_time(q.last, tl):
-                            q.last = format_time(newest, tl)
-                    q.horizon = value
-                    q.evaluations += 1
-                for iri in inputs:
-                    st = self.streams.get(iri)
-                    if st is not None:
-                        h = parse_time(value, st.timeline())
-                        st.evaluated = h if st.evaluated is None else max(st.evaluated, h)
-            self._prune()
-        return delivered
-
-    def _groups(self) -> list[list[LiveQuery]]:
-        """The running queries in groups that are evaluated together: a query that registers a stream and the
-        queries that read it (a query network), under one profile."""
-        live = [q for q in self.queries.values() if not q.stopped]
-        groups: list[list[LiveQuery]] = []
-        for q in live:
-            linked = [g for g in groups if any(o.writes in q.reads or q.writes in o.reads for o in g
-                                               if o.writes or q.writes)]
-            merged = [q]
-            for g in linked:
-                groups.remove(g)
-                merged = g + merged
-            groups.append(merged)
-        return groups
-
-    def _horizon(self, inputs: set, final: bool) -> tuple[Timeline, int] | None:
-        """The group's timeline and horizon: the least watermark of its input streams (None while one has no
-        element); ``final``: the least greatest timestamp seen."""
-        marks, timelines = [], []
-        for iri in inputs:
-            st = self.streams.get(iri)
-            if st is None:
-                if iri in self.engine.streams:  # a recorded stream read beside live ones: it has no watermark
-                    continue
-                return None
-            mark = st.buffer.last if final else st.watermark()
-            if mark is None:
-                return None
-            if not final:
-                mark -= 1  # the instants before the watermark: an element at the watermark is still on time
-            tl = st.timeline()
-            timelines.append(tl)
-            marks.append((Decimal(mark) / tl.scale, st))
-        if not marks:
-            return None
-        kinds = {tl.kind for tl in timelines}
-        if len(kinds) > 1:
-            raise RsparkError("a live query mixes date-time and numeric streams")
-        tl = max(timelines, key=lambda t: t.scale)
-        least = min(m for m, _ in marks)
-        return tl, int(least * tl.scale)
-
-    def _prune(self) -> None:
-        """Drops from each buffer the elements no query can read again."""
-        for iri, st in self.streams.items():
-            keep = self._keep_from(iri, st)
-            if keep is not None and st.buffer.low is not None and keep > st.buffer.low:
-                st.buffer.prune(keep)
-
-    def _keep_from(self, iri: str, st: LiveStream) -> int | None:
-        """The earliest timestamp (ticks) a query reading ``iri`` may still read: the last reported instant minus
-        the range and slide of its time windows (R2S compares the next instant with that one). None: keep
-        everything (no query reads the stream yet, or one reads it through a landmark, interval or count window,
-        or consumes events, which depends on every earlier instant)."""
-        from rspark.cep.patterns import consumes_events
-        from rspark.rsp.profiles import get_profile
-        from rspark.rsp.windows import TimeSpec, resolve_window
-
-        readers = [q for q in self.queries.values() if not q.stopped and iri in q.reads]
-        if not readers or st.buffer.first is None:
-            return None
-        tl = st.timeline()
-        keep = None
-        for q in readers:
-            profile = get_profile(q.profile)
-            if q.last is None or consumes_events(q.plan.op, profile):
-                return None
-            for d in q.plan.dataset.windows:
-                if d.stream.value != iri:
-                    continue
-                rw = resolve_window(d.spec, profile, tl, first_ts=st.buffer.first)
-                if not isinstance(rw, TimeSpec):
-                    return None
-                need = parse_time(q.last, tl) - rw.range - rw.slide
-                keep = need if keep is None else min(keep, need)
-        return keep
-
     # ------------------------------------------------------------------------------------------------ state
 
     def _read_state(self) -> dict:
@@ -683,19 +479,6 @@ def _local_path(path: str) -> str:
     return unquote(local)
 
 
-def write_inbox(inbox: str, text: str, ext: str) -> str:
-    """Writes ``text`` as a new file of ``inbox`` atomically (a hidden name renamed in): the file source never
-    reads half a file. Names sort in the order of writing."""
-    os.makedirs(inbox, exist_ok=True)
-    name = f"{time.time_ns():020d}-{os.getpid()}-{threading.get_ident() % 100000:05d}.{ext}"
-    tmp = os.path.join(inbox, "." + name)
-    with open(tmp, "w", encoding="utf-8") as out:
-        out.write(text)
-    final = os.path.join(inbox, name)
-    os.replace(tmp, final)
-    return final
-
-
 def _looks_like_nquads(text: str) -> bool:
     for line in text.splitlines():
         s = line.strip()
@@ -703,25 +486,3 @@ def _looks_like_nquads(text: str) -> bool:
             continue
         return s.endswith(".") and "{" not in s and not s.lower().startswith(("@prefix", "prefix", "@base", "base"))
     return False
-
-
-def _is_number(text: str) -> bool:
-    try:
-        Decimal(text.strip())
-        return True
-    except ArithmeticError:
-        return False
-
-
-def _check_lateness(st: LiveStream) -> None:
-    value = st.lateness
-    if isinstance(value, (int, float, Decimal)):
-        if value < 0:
-            raise InputError(f"stream <{st.iri}>: the allowed lateness must not be negative ({value})")
-        return
-    text = str(value).strip()
-    if _is_number(text):
-        if Decimal(text) < 0:
-            raise InputError(f"stream <{st.iri}>: the allowed lateness must not be negative ({text})")
-        return
-    parse_duration(text)  # a DurationError names what is wrong

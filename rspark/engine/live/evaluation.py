@@ -1,0 +1,153 @@
+"""When a live query's instants are due and how they are evaluated: the groups of queries evaluated together (a
+query network, one profile), each group's horizon (one tick before the least watermark of the streams it reads),
+the replay's :class:`~rspark.engine.replay.Replayer` run up to it from the last instant reported, the records
+delivered to the sinks once each, and the buffers pruned to what a later evaluation may still read."""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal
+
+from rspark.engine.live.model import LiveQuery, LiveStream
+from rspark.errors import RsparkError
+from rspark.rsp.windows import Timeline, format_time, parse_time
+
+
+class Evaluation:
+    """The evaluation half of :class:`~rspark.engine.live.runner.LiveRunner` (its ``streams``, ``queries``,
+    ``engine``, ``lock`` and ``until``)."""
+
+    def evaluate(self, *, until=None, arrived: float | None = None, final: bool = False) -> int:
+        """Evaluates every query whose instants up to its horizon were not all reported; returns the records
+        delivered. ``final``: the streams are closed where they are: the horizon is the greatest timestamp seen
+        (the watermark ignores the lateness), as a replay of what arrived evaluates up to its last element.
+        ``until``: a time value no horizon passes."""
+        from rspark.engine.replay import Replayer
+
+        delivered = 0
+        until = self.until if until is None else until
+        with self.lock:
+            for group in self._groups():
+                inputs = {iri for q in group for iri in q.reads} - {q.writes for q in group}
+                horizon = self._horizon(inputs, final)
+                if horizon is None:
+                    continue
+                tl, ticks = horizon
+                if until is not None:
+                    ticks = min(ticks, parse_time(until, tl))
+                value = format_time(ticks, tl)
+                fresh = [q for q in group if q.horizon is None or parse_time(q.horizon, tl) < ticks]
+                if not fresh:
+                    continue
+                replayer = Replayer(self.engine, group[0].profile)
+                for iri in inputs:
+                    if iri in self.streams:
+                        replayer.sources[iri] = self.streams[iri].buffer.source()
+                after = {q.label: q.last for q in group}
+                records = replayer.run([(q.text, q.name) for q in group], until=value, after=after)
+                by_label = {q.label: q for q in group}
+                for rec in records:
+                    q = by_label[rec.query]
+                    if q.last is not None and rec.ticks <= parse_time(q.last, tl):
+                        continue  # reported before (R2S's reference instant, or a batch run again)
+                    if q.paused:
+                        continue
+                    for sink in q.sinks:
+                        sink.write(rec)
+                    q.records += 1
+                    delivered += 1
+                    if arrived is not None:
+                        q.latencies.append(time.time() - arrived)
+                        del q.latencies[:-1000]
+                for q in group:
+                    instants = replayer.instants.get(q.label) or []
+                    if instants:
+                        newest = max(instants)
+                        if q.last is None or newest > parse_time(q.last, tl):
+                            q.last = format_time(newest, tl)
+                    q.horizon = value
+                    q.evaluations += 1
+                for iri in inputs:
+                    st = self.streams.get(iri)
+                    if st is not None:
+                        h = parse_time(value, st.timeline())
+                        st.evaluated = h if st.evaluated is None else max(st.evaluated, h)
+            self._prune()
+        return delivered
+
+    def _groups(self) -> list[list[LiveQuery]]:
+        """The running queries in groups that are evaluated together: a query that registers a stream and the
+        queries that read it (a query network), under one profile."""
+        live = [q for q in self.queries.values() if not q.stopped]
+        groups: list[list[LiveQuery]] = []
+        for q in live:
+            linked = [g for g in groups if any(o.writes in q.reads or q.writes in o.reads for o in g
+                                               if o.writes or q.writes)]
+            merged = [q]
+            for g in linked:
+                groups.remove(g)
+                merged = g + merged
+            groups.append(merged)
+        return groups
+
+    def _horizon(self, inputs: set, final: bool) -> tuple[Timeline, int] | None:
+        """The group's timeline and horizon: the least watermark of its input streams (None while one has no
+        element); ``final``: the least greatest timestamp seen."""
+        marks, timelines = [], []
+        for iri in inputs:
+            st = self.streams.get(iri)
+            if st is None:
+                if iri in self.engine.streams:  # a recorded stream read beside live ones: it has no watermark
+                    continue
+                return None
+            mark = st.buffer.last if final else st.watermark()
+            if mark is None:
+                return None
+            if not final:
+                mark -= 1  # the instants before the watermark: an element at the watermark is still on time
+            tl = st.timeline()
+            timelines.append(tl)
+            marks.append((Decimal(mark) / tl.scale, st))
+        if not marks:
+            return None
+        kinds = {tl.kind for tl in timelines}
+        if len(kinds) > 1:
+            raise RsparkError("a live query mixes date-time and numeric streams")
+        tl = max(timelines, key=lambda t: t.scale)
+        least = min(m for m, _ in marks)
+        return tl, int(least * tl.scale)
+
+    def _prune(self) -> None:
+        """Drops from each buffer the elements no query can read again."""
+        for iri, st in self.streams.items():
+            keep = self._keep_from(iri, st)
+            if keep is not None and st.buffer.low is not None and keep > st.buffer.low:
+                st.buffer.prune(keep)
+
+    def _keep_from(self, iri: str, st: LiveStream) -> int | None:
+        """The earliest timestamp (ticks) a query reading ``iri`` may still read: the last reported instant minus
+        the range and slide of its time windows (R2S compares the next instant with that one). None: keep
+        everything (no query reads the stream yet, or one reads it through a landmark, interval or count window,
+        or consumes events, which depends on every earlier instant)."""
+        from rspark.cep.patterns import consumes_events
+        from rspark.rsp.profiles import get_profile
+        from rspark.rsp.windows import TimeSpec, resolve_window
+
+        readers = [q for q in self.queries.values() if not q.stopped and iri in q.reads]
+        if not readers or st.buffer.first is None:
+            return None
+        tl = st.timeline()
+        keep = None
+        for q in readers:
+            profile = get_profile(q.profile)
+            if q.last is None or consumes_events(q.plan.op, profile):
+                return None
+            for d in q.plan.dataset.windows:
+                if d.stream.value != iri:
+                    continue
+                rw = resolve_window(d.spec, profile, tl, first_ts=st.buffer.first)
+                if not isinstance(rw, TimeSpec):
+                    return None
+                need = parse_time(q.last, tl) - rw.range - rw.slide
+                keep = need if keep is None else min(keep, need)
+        return keep

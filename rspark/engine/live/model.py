@@ -1,0 +1,124 @@
+"""A live stream and a live query as live mode keeps them: a stream's inbox, buffer, lateness and watermark; a
+query's plan, progress and sinks."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from rspark.errors import InputError
+from rspark.model.time import parse_duration
+from rspark.rsp.windows import Timeline
+
+
+def stream_key(iri: str) -> str:
+    """A directory name for a stream IRI (a hash: IRIs hold characters file systems refuse)."""
+    return hashlib.sha1(iri.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class LiveStream:
+    """A stream fed live. ``lateness``: how far behind the greatest timestamp seen an element may arrive and still be
+    evaluated (a number in the stream's unit or an ISO 8601 duration; 0 by default). ``arrival_time``: elements
+    pushed without a timestamp get the time they arrive (else they are rejected with a message)."""
+
+    iri: str
+    buffer: Any  # LiveBuffer
+    inbox: str
+    lateness: Any = 0
+    timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime"
+    arrival_time: bool = False
+    directories: list = field(default_factory=list)
+    queries: list = field(default_factory=list)  # Spark StreamingQuery objects watching the directories
+    batches: dict = field(default_factory=dict)  # source key -> the last micro-batch id applied
+    counters: dict = field(default_factory=lambda: {"elements": 0, "late": 0, "rejected": 0, "files": 0,
+                                                    "quarantined": 0, "batches": 0})
+    evaluated: int | None = None  # ticks: every instant up to here has been reported by the queries reading it
+    arrivals: list = field(default_factory=list)  # (wall time, greatest ts) of recent batches, for the lag
+    written: int = 0  # inbox files this process wrote (push, tcp, paced replay) ...
+    read: int = 0  # ... and inbox files it has loaded: wait_idle waits for these to meet
+
+    def write(self, text: str, ext: str) -> str:
+        """Writes ``text`` into the inbox (:func:`write_inbox`), counted."""
+        path = write_inbox(self.inbox, text, ext)
+        self.written += 1
+        return path
+
+    def timeline(self) -> Timeline:
+        b = self.buffer
+        return Timeline.datetime() if b.kind == "datetime" else Timeline.numeric(b.scale)
+
+    def lateness_ticks(self) -> int:
+        value = self.lateness
+        if value in (None, 0, "0"):
+            return 0
+        tl = self.timeline()
+        if isinstance(value, (int, float, Decimal)) or _is_number(str(value)):
+            return tl.ticks(Decimal(str(value)), "allowed lateness")
+        return tl.duration(parse_duration(str(value)), "allowed lateness")
+
+    def watermark(self) -> int | None:
+        """The greatest timestamp seen minus the allowed lateness (ticks), None before the first element."""
+        if self.buffer.last is None:
+            return None
+        return self.buffer.last - self.lateness_ticks()
+
+
+class LiveQuery:
+    """A registered continuous query (what :class:`QueryHandle` controls)."""
+
+    def __init__(self, name: str, text: str, plan, profile: str | None, label: str) -> None:
+        self.name, self.text, self.plan, self.profile, self.label = name, text, plan, profile, label
+        self.reads = list(dict.fromkeys(w.stream.value for w in plan.dataset.windows))
+        reg = plan.register
+        self.writes = reg.name.value if reg is not None and reg.kind == "STREAM" and hasattr(reg.name, "value") \
+            else None
+        self.last = None  # the last instant reported (a time value)
+        self.horizon = None  # the horizon of the last evaluation (a time value)
+        self.evaluations = 0
+        self.records = 0
+        self.sinks: list = []
+        self.paused = False
+        self.stopped = False
+        self.error: str | None = None
+        self.latencies: list = []  # seconds from a batch's arrival to its records' delivery (the last 1000)
+
+
+def write_inbox(inbox: str, text: str, ext: str) -> str:
+    """Writes ``text`` as a new file of ``inbox`` atomically (a hidden name renamed in): the file source never
+    reads half a file. Names sort in the order of writing."""
+    os.makedirs(inbox, exist_ok=True)
+    name = f"{time.time_ns():020d}-{os.getpid()}-{threading.get_ident() % 100000:05d}.{ext}"
+    tmp = os.path.join(inbox, "." + name)
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.write(text)
+    final = os.path.join(inbox, name)
+    os.replace(tmp, final)
+    return final
+
+
+def _is_number(text: str) -> bool:
+    try:
+        Decimal(text.strip())
+        return True
+    except ArithmeticError:
+        return False
+
+
+def _check_lateness(st: LiveStream) -> None:
+    value = st.lateness
+    if isinstance(value, (int, float, Decimal)):
+        if value < 0:
+            raise InputError(f"stream <{st.iri}>: the allowed lateness must not be negative ({value})")
+        return
+    text = str(value).strip()
+    if _is_number(text):
+        if Decimal(text) < 0:
+            raise InputError(f"stream <{st.iri}>: the allowed lateness must not be negative ({text})")
+        return
+    parse_duration(text)  # a DurationError names what is wrong
