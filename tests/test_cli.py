@@ -1,14 +1,14 @@
 """The ``rspark`` command line: exit codes and one-line messages (2 usage or bad query, 1 bad data or runtime, 130
 interrupted), everything that needs no data checked before Spark starts, one csv / tsv table for several queries,
-the -v / -q logging flags, Ctrl-C, ``--until end``, and internal bugs shown with their traceback.
+the -v / -q logging flags, Ctrl-C, and internal bugs shown with their traceback (``--until end`` on the README's
+sample: tests/test_workers_python.py, which runs that sample through the installed entry point).
 
 The checks that need no Spark run as subprocesses that must end within seconds (Spark takes 10 s or more to start)
 with one line on standard error; Spark is started by few tests: one in-process replay and sparql over the test
-session's SparkSession, and two subprocesses (Ctrl-C, ``--until end``)."""
+session's SparkSession, and one subprocess (Ctrl-C)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -356,15 +356,3 @@ def test_ctrl_c_prints_one_line_and_leaves_no_jvm(queries):
     while _session_members(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _session_members(proc.pid) == []
-
-
-@pytest.mark.slow
-def test_until_end_reports_the_last_open_window():
-    """The sample's last element (13:14:30) is in a window that closes at 13:15, after the stream ends: the replay
-    reports 15 windows (13:00 .. 13:14), and 16 with --until end."""
-    proc, _ = run("replay", *SAMPLE_ARGS, "--format", "jsonl", "--until", "end", timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    records = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert len(records) == 16
-    assert records[-1]["time"] == "2026-03-01T13:15:00Z"
-    assert "Traceback" not in proc.stderr

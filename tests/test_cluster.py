@@ -1,8 +1,8 @@
 """rspark on a Spark standalone cluster (a master and one worker started by scripts/cluster.py from the
 pip-installed PySpark, loopback only) answers as it does locally: the README's sample replay and a SPARQL query,
-each run by the command line in a subprocess (one SparkSession per process; this test process may hold a local
-one), with ``--master spark://127.0.0.1:PORT`` and without, give the same records. The cluster is stopped at the
-end however the test ends, and its processes must be gone."""
+run by the command line in a subprocess with ``--master spark://127.0.0.1:PORT`` (one SparkSession per process:
+this test process holds a local one), give the same records as in local mode (this process's session). The
+cluster is stopped at the end however the test ends, and its processes must be gone."""
 
 from __future__ import annotations
 
@@ -71,7 +71,24 @@ def _master_status(webui_port: int) -> dict:
         return json.load(response)
 
 
-def test_replay_and_sparql_on_a_standalone_cluster_match_local_mode(tmp_path):
+def _local(spark, query: Path, data: Path) -> tuple[list[dict], dict]:
+    """The same replay and SPARQL query in local mode, in this process (its SparkSession has the same settings
+    as CONF): the records and the answer as the command line's jsonl / json give them."""
+    from rspark.engine.engine import Engine
+
+    with Engine(spark=spark) as eng:
+        eng.load(SAMPLES / "sensors.ttl", graph="http://example.org/sensors")
+        eng.add_stream("http://example.org/obs", SAMPLES / "observations.trig")
+        records = [json.loads(json.dumps(r.to_json())) for r in
+                   eng.replay((SAMPLES / "sensor_average.rq").read_text(encoding="utf-8"))]
+    with Engine(spark=spark) as eng:
+        eng.load(data)
+        eng.load(SAMPLES / "sensors.ttl", graph="http://example.org/sensors")
+        answer = json.loads(eng.sparql(query.read_text(encoding="utf-8")).serialize("json"))
+    return records, answer
+
+
+def test_replay_and_sparql_on_a_standalone_cluster_match_local_mode(tmp_path, spark):
     import pyoxigraph as ox
 
     from rspark.spark.jvm import jar_path
@@ -88,10 +105,9 @@ def test_replay_and_sparql_on_a_standalone_cluster_match_local_mode(tmp_path):
     started = time.monotonic()
     workdir = tmp_path / "cluster"
     pids: dict[str, int] = {}
-    # the local runs (the same commands without --master) go on in a thread meanwhile: each command's driver is
-    # mostly one busy thread, so on two cores the local and the cluster commands take about the time of one
+    # the local runs (the same replay and query in this process's local session) go on in a thread meanwhile
     with ThreadPoolExecutor(1) as pool:
-        local_runs = pool.submit(lambda: (_replay(), _sparql(query, data)))
+        local_runs = pool.submit(_local, spark, query, data)
         try:
             with cluster.standalone_cluster(workdir, cores=1, memory="2g", timeout=180) as master:
                 state = cluster.read_state(workdir)
@@ -107,7 +123,7 @@ def test_replay_and_sparql_on_a_standalone_cluster_match_local_mode(tmp_path):
             left = cluster.leftover(pids)
         assert pids and not left, f"cluster processes still alive after stop: {left}"
         assert not (workdir / cluster.STATE_FILE).exists()
-        (local, _), (answer_local, _) = local_runs.result()
+        local, answer_local = local_runs.result()
 
     # the work ran on the cluster: two applications, finished, and the executors ran this interpreter (the
     # loopback master's default) with rspark importable (the session's check of the executors)

@@ -66,14 +66,19 @@ def _readme_first_record() -> str:
 
 
 def test_the_entry_point_answers_the_readme_sample_without_a_virtualenv(tmp_path):
+    """Also the README's ``--until end``: the sample's last element (13:14:30) is in a window that closes at 13:15,
+    after the stream ends; the replay reports 15 windows (13:00 .. 13:14), and the 16th with ``--until end``."""
     marker = _fake_pythons(tmp_path / "bin")
     done = _run(["replay", "rspark/samples/sensor_average.rq",
                  "--stream", "http://example.org/obs=rspark/samples/observations.trig",
-                 "--graph", "http://example.org/sensors=rspark/samples/sensors.ttl", "--format", "jsonl"],
+                 "--graph", "http://example.org/sensors=rspark/samples/sensors.ttl", "--format", "jsonl",
+                 "--until", "end"],
                 _environment(marker))
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
     records = done.stdout.splitlines()
-    assert len(records) == 15
+    assert len(records) == 16
+    assert json.loads(records[-1])["time"] == "2026-03-01T13:15:00Z"
     first = _readme_first_record()
     assert first.startswith('{"query": "http://example.org/out", "time": "2026-03-01T13:00:00Z", ')
     assert records[0] == first

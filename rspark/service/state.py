@@ -80,7 +80,7 @@ class QueryEntry:
     name: str
     text: str
     profile: str | None
-    query: object  # rspark.engine.live.runner.LiveQuery
+    query: object  # rspark.engine.live.model.LiveQuery
     results: ResultLog
     observers: dict = field(default_factory=dict)  # id -> ObserverSink
 

@@ -32,7 +32,7 @@ from decimal import Decimal
 
 from rspark.algebra.translate import compile_query
 from rspark.engine.live.evaluation import Evaluation
-from rspark.engine.live.model import LiveQuery, LiveStream, _check_lateness, stream_key, write_inbox
+from rspark.engine.live.model import LiveQuery, LiveStream, stream_key, write_inbox
 from rspark.errors import InputError, RsparkError
 from rspark.rsp.windows import format_time, parse_time
 
@@ -92,7 +92,7 @@ class LiveRunner(Evaluation):
             st.arrival_time = arrival_time
             if timestamp_predicate:
                 st.timestamp_predicate = st.buffer.timestamp_predicate = timestamp_predicate
-            _check_lateness(st)
+            st.check_lateness()
             return st
 
     def watch(self, iri: str, directory: str, **options) -> LiveStream:
