@@ -278,3 +278,49 @@ def test_any_push_body_is_parsed_or_refused_with_a_message(body, media_type, arr
         return
     assert push.elements and push.nquads.endswith("\n")
     assert all(e.kind in ("datetime", "numeric") for e in push.elements)
+
+
+def test_a_service_restarted_on_its_checkpoint_has_its_streams_graphs_queries_and_observers(spark, tmp_path):
+    """What clients declared is saved in the checkpoint (service.json) and declared again on restart; a declaration
+    that cannot be restored (its graph file gone) is logged, and the others still are."""
+    from rspark.engine.engine import Engine
+    from rspark.service.app import create_app
+    from rspark.service.state import Service
+
+    ckpt = str(tmp_path / "ckpt")
+
+    def start():
+        engine = Engine(spark=spark, checkpoint=ckpt)
+        service = Service(engine)
+        service.restore()
+        return engine, service, TestClient(create_app(service))
+
+    engine, service, client = start()
+    try:
+        declare(client)
+        assert client.put("/graphs/rooms?iri=http://example.org/rooms", content="<http://example.org/s1> "
+                          "<http://example.org/room> <http://example.org/r1> .\n",
+                          headers={"Content-Type": "application/n-triples"}).status_code == 201
+        assert client.put("/graphs/gone", content="<http://e/a> <http://e/b> <http://e/c> .\n",
+                          headers={"Content-Type": "application/n-triples"}).status_code == 201
+        assert client.put("/queries/count", content=COUNT, headers={"Content-Type": SPARQL_Q}).status_code == 201
+        assert client.post("/queries/count/pause").status_code == 200
+        assert client.post("/queries/count/observers", json={"url": "http://127.0.0.1:9/x"}).status_code == 201
+        gone = service.graphs["gone"]["path"]
+    finally:
+        service.close()
+        engine.close()
+    import os
+
+    os.remove(gone)
+    engine, service, client = start()
+    try:
+        assert [s["name"] for s in client.get("/streams").json()["streams"]] == ["S"]
+        assert [g["name"] for g in client.get("/graphs").json()["graphs"]] == ["rooms"]
+        r = client.get("/sparql", params={"query": "SELECT ?r WHERE { GRAPH <http://example.org/rooms> { ?s ?p ?r } }"})
+        assert [b["r"]["value"] for b in r.json()["results"]["bindings"]] == [EX + "r1"]
+        view = client.get("/queries/count").json()
+        assert view["paused"] is True and [o["url"] for o in view["observers"]] == ["http://127.0.0.1:9/x"]
+    finally:
+        service.close()
+        engine.close()

@@ -115,17 +115,25 @@ class Service:
             return
         with open(path, encoding="utf-8") as f:
             saved = json.load(f)
+        def again(what: str, fn, *args, **kwargs) -> bool:
+            """One declaration restored; one that fails now (a file gone, a profile renamed) is logged and the
+            others are still restored."""
+            try:
+                fn(*args, save=False, **kwargs)
+                return True
+            except (RsparkError, OSError) as exc:
+                log.error("%s from %s not restored: %s", what, path, exc)
+                return False
+
         for name, decl in saved.get("streams", {}).items():
-            self.declare_stream(name, decl, save=False)
+            again(f"stream {name}", self.declare_stream, name, decl)
         for name, g in saved.get("graphs", {}).items():
-            with open(g["path"], "rb") as f:
-                self.put_graph(name, f.read(), g["media_type"], g["iri"], save=False)
+            again(f"graph {name}", self._put_graph_file, name, g)
         for name, q in saved.get("queries", {}).items():
-            self.register(name, q["text"], q.get("profile"), save=False)
-            if q.get("paused"):
-                self.queries[name].query.paused = True
-            for url in q.get("observers", []):
-                self.add_observer(name, url, save=False)
+            if again(f"query {name}", self.register, name, q["text"], q.get("profile")):
+                self.queries[name].query.paused = bool(q.get("paused"))
+                for url in q.get("observers", []):
+                    again(f"an observer of query {name}", self.add_observer, name, url)
         log.info("restored %d streams, %d graphs and %d queries from %s", len(self.streams), len(self.graphs),
                  len(self.queries), path)
 
@@ -346,6 +354,12 @@ class Service:
         if save:
             self.save()
         return old is None, len(triples)
+
+    def _put_graph_file(self, name: str, g: dict, *, save: bool) -> None:
+        with open(g["path"], "rb") as f:
+            self.put_graph(name, f.read(), g["media_type"], g["iri"], save=save)
+        if g["path"] != self.graphs[name]["path"]:
+            _remove(g["path"])  # the saved copy was copied to a new version
 
     def graph(self, name: str) -> dict:
         g = self.graphs.get(name)
