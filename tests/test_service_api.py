@@ -324,3 +324,20 @@ def test_a_service_restarted_on_its_checkpoint_has_its_streams_graphs_queries_an
     finally:
         service.close()
         engine.close()
+
+
+def test_a_bad_stream_setting_is_refused_and_changes_nothing(make):
+    client = make()
+    r = client.put("/streams/S", json={"iri": EX + "S", "lateness": "-5"})
+    assert r.status_code == 400
+    assert r.json()["error"] == f"stream <{EX}S>: the allowed lateness must not be negative (-5)"
+    assert client.get("/streams").json() == {"streams": []}
+    assert client.put("/streams/S", json={"iri": EX + "S", "lateness": 2}).status_code == 201
+    for bad in ({"iri": EX + "S", "lateness": "PT5X"}, {"iri": EX + "S", "timestamp_predicate": "not an iri"},
+                {"iri": EX + "S", "speed": 3}, {"iri": "no iri"}):
+        r = client.put("/streams/S", json=bad)
+        assert r.status_code == 400, (bad, r.text)
+    assert client.get("/streams/S").json()["lateness"] == 2
+    assert client.service.live.streams[EX + "S"].lateness == 2
+    r = client.put("/streams/S", json={"iri": EX + "T"})
+    assert r.status_code == 409 and "delete it first" in r.json()["error"]

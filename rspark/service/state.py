@@ -170,15 +170,17 @@ class Service:
             if other is not None:
                 raise ServiceError(409, f"the IRI <{iri}> is stream {other}'s")
             new = entry is None
-            entry = entry or StreamEntry(name, iri)
-            entry.lateness = decl.get("lateness", 0) or 0
-            entry.timestamp_predicate = decl.get("timestamp_predicate")
-            entry.arrival_time = bool(decl.get("arrival_time", False))
-            try:
-                self.live.stream(iri, lateness=entry.lateness, timestamp_predicate=entry.timestamp_predicate,
-                                 arrival_time=entry.arrival_time)
+            lateness = decl.get("lateness", 0) or 0
+            predicate = decl.get("timestamp_predicate")
+            arrival = bool(decl.get("arrival_time", False))
+            if predicate is not None:
+                _check_iri(predicate, "the timestamp_predicate")
+            try:  # a bad setting is refused before it changes the stream (live mode checks the lateness first)
+                self.live.stream(iri, lateness=lateness, timestamp_predicate=predicate, arrival_time=arrival)
             except RsparkError as exc:
                 raise ServiceError(400, str(exc)) from None
+            entry = entry or StreamEntry(name, iri)
+            entry.lateness, entry.timestamp_predicate, entry.arrival_time = lateness, predicate, arrival
             self.streams[name] = entry
         if save:
             self.save()

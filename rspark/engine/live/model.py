@@ -62,21 +62,6 @@ class LiveStream:
             return tl.ticks(Decimal(str(value)), "allowed lateness")
         return tl.duration(parse_duration(str(value)), "allowed lateness")
 
-    def check_lateness(self) -> None:
-        """Raises an :class:`~rspark.errors.InputError` (or a ``DurationError``) for a lateness that is negative or
-        not a number or an ISO 8601 duration."""
-        value = self.lateness
-        if isinstance(value, (int, float, Decimal)):
-            if value < 0:
-                raise InputError(f"stream <{self.iri}>: the allowed lateness must not be negative ({value})")
-            return
-        text = str(value).strip()
-        if _is_number(text):
-            if Decimal(text) < 0:
-                raise InputError(f"stream <{self.iri}>: the allowed lateness must not be negative ({text})")
-            return
-        parse_duration(text)  # a DurationError names what is wrong
-
     def watermark(self) -> int | None:
         """The greatest timestamp seen minus the allowed lateness (ticks), None before the first element."""
         if self.buffer.last is None:
@@ -123,3 +108,20 @@ def _is_number(text: str) -> bool:
         return True
     except ArithmeticError:
         return False
+
+
+def check_lateness(iri: str, value) -> None:
+    """Raises an :class:`~rspark.errors.InputError` (or a ``DurationError``) for an allowed lateness that is
+    negative or neither a number nor an ISO 8601 duration."""
+    if value is None:
+        return
+    if isinstance(value, (int, float, Decimal)):
+        if value < 0:
+            raise InputError(f"stream <{iri}>: the allowed lateness must not be negative ({value})")
+        return
+    text = str(value).strip()
+    if _is_number(text):
+        if Decimal(text) < 0:
+            raise InputError(f"stream <{iri}>: the allowed lateness must not be negative ({text})")
+        return
+    parse_duration(text)  # a DurationError names what is wrong

@@ -32,7 +32,7 @@ from decimal import Decimal
 
 from rspark.algebra.translate import compile_query
 from rspark.engine.live.evaluation import Evaluation
-from rspark.engine.live.model import LiveQuery, LiveStream, stream_key, write_inbox
+from rspark.engine.live.model import LiveQuery, LiveStream, check_lateness, stream_key, write_inbox
 from rspark.errors import InputError, RsparkError
 from rspark.rsp.windows import format_time, parse_time
 
@@ -73,6 +73,7 @@ class LiveRunner(Evaluation):
         """Declares a live stream (idempotent: an existing one is returned, its settings updated)."""
         from rspark.engine.live.buffer import LiveBuffer
 
+        check_lateness(iri, lateness)  # before anything changes: a bad value leaves the stream as it was
         with self.lock:
             st = self.streams.get(iri)
             if st is None:
@@ -92,7 +93,6 @@ class LiveRunner(Evaluation):
             st.arrival_time = arrival_time
             if timestamp_predicate:
                 st.timestamp_predicate = st.buffer.timestamp_predicate = timestamp_predicate
-            st.check_lateness()
             return st
 
     def watch(self, iri: str, directory: str, **options) -> LiveStream:
