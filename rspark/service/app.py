@@ -35,7 +35,7 @@ STATE_CHANGING = {"PUT", "POST", "DELETE", "PATCH"}
 
 
 class BodyTooLarge(Exception):
-    pass
+    """A request body read past ``--max-body`` (turned into a 413 by the app's exception handler)."""
 
 
 class Guard:

@@ -69,21 +69,13 @@ class ResultLog(Sink):
                 self.dropped_upto = self.events.popleft().key
             self.published += 1
             subs = list(self.subscribers)
-        for sub in subs:
-            try:
-                sub.loop.call_soon_threadsafe(sub.offer, event)
-            except RuntimeError:  # the subscriber's loop is closed: the server is stopping
-                pass
+        _hand_over(subs, event)
 
     def close(self) -> None:
         with self.lock:
             self.closed = True
             subs = list(self.subscribers)
-        for sub in subs:
-            try:
-                sub.loop.call_soon_threadsafe(sub.offer, None)
-            except RuntimeError:
-                pass
+        _hand_over(subs, None)  # None ends each SSE stream
 
     def subscribe(self, loop: asyncio.AbstractEventLoop, after: str | None) -> tuple[Subscriber, list[Event],
                                                                                      Decimal | None]:
@@ -108,3 +100,12 @@ class ResultLog(Sink):
     def latest(self) -> Event | None:
         with self.lock:
             return self.events[-1] if self.events else None
+
+
+def _hand_over(subs: list[Subscriber], event: Event | None) -> None:
+    """``event`` to each subscriber, on its own loop (called from live mode's micro-batch thread)."""
+    for sub in subs:
+        try:
+            sub.loop.call_soon_threadsafe(sub.offer, event)
+        except RuntimeError:  # the subscriber's loop is closed: the server is stopping
+            pass

@@ -274,9 +274,10 @@ class Service:
                                             f"at once (the limit is {self.limits.max_instants}: --max-instants); "
                                             "its newest timestamp is far ahead of the stream")
 
-    def stream_view(self, entry: StreamEntry | None, iri: str) -> dict:
+    def stream_view(self, entry: StreamEntry | None, iri: str, live_status: dict | None = None) -> dict:
+        """A stream's declaration and counters; ``live_status``: live mode's status, when the caller has it."""
         st = self.live.streams.get(iri)
-        status = self.live.status()["streams"].get(iri, {})
+        status = (live_status or self.live.status())["streams"].get(iri, {})
         now = time.time()
         recent = sum(n for t, n in (entry.pushes if entry else ()) if now - t <= 60)
         span = min(60.0, max(1.0, now - self.started))
@@ -295,7 +296,8 @@ class Service:
         with self.lock:
             named = {s.iri: s for s in self.streams.values()}
         iris = list(dict.fromkeys(list(named) + list(self.live.streams)))
-        return [self.stream_view(named.get(iri), iri) for iri in iris]
+        status = self.live.status()
+        return [self.stream_view(named.get(iri), iri, status) for iri in iris]
 
     def elements_view(self, name: str, limit: int) -> dict:
         entry = self.stream(name)
@@ -474,15 +476,19 @@ class Service:
         obs.close()
         self.save()
 
-    def query_view(self, entry: QueryEntry, full: bool = False) -> dict:
+    def query_view(self, entry: QueryEntry, full: bool = False, live_status: dict | None = None) -> dict:
+        """A query's status (``full``: with its text, algebra, windows and observers); ``live_status``: live mode's
+        status, when the caller has it."""
         q = entry.query
-        status = self.live.status()["queries"].get(entry.name, {})
+        live_status = live_status or self.live.status()
+        status = live_status["queries"].get(entry.name, {})
         out = {
             "name": entry.name, "label": q.label, "profile": entry.profile, "reads": q.reads, "writes": q.writes,
             "paused": q.paused, "evaluations": status.get("evaluations", 0), "records": status.get("records", 0),
             "last": _json_time(status.get("last")), "lag": status.get("lag"), "late": status.get("late", 0),
             "elements": status.get("elements", 0), "latency_p50": status.get("latency_p50"),
-            "latency_p99": status.get("latency_p99"), "errors": self._errors(q.reads), "error": q.error,
+            "latency_p99": status.get("latency_p99"), "errors": _errors(live_status["streams"], q.reads),
+            "error": q.error,
             "sse_clients": len(entry.results.subscribers),
         }
         if full:
@@ -493,10 +499,6 @@ class Service:
             out["windows"] = self._windows(entry)
             out["observers"] = [o.describe() for o in entry.observers.values()]
         return out
-
-    def _errors(self, reads: list[str]) -> int:
-        streams = self.live.status()["streams"]
-        return sum(streams.get(i, {}).get("rejected", 0) + streams.get(i, {}).get("quarantined", 0) for i in reads)
 
     def _windows(self, entry: QueryEntry) -> list[dict]:
         """The query's windows as the dashboard draws them: range and slide in the stream's unit."""
@@ -540,7 +542,8 @@ class Service:
     def queries_view(self) -> list[dict]:
         with self.lock:
             entries = list(self.queries.values())
-        return [self.query_view(e) for e in entries]
+        status = self.live.status()
+        return [self.query_view(e, live_status=status) for e in entries]
 
     def close(self) -> None:
         with self.lock:
@@ -562,10 +565,15 @@ def _check_iri(iri, what: str) -> None:
         raise ServiceError(400, f"{what} {iri!r} is not an absolute IRI")
 
 
+def _errors(streams: dict, reads: list[str]) -> int:
+    """Rejected elements and quarantined files of the streams a query reads (live mode's status per stream)."""
+    return sum(streams.get(i, {}).get("rejected", 0) + streams.get(i, {}).get("quarantined", 0) for i in reads)
+
+
 def _remove(path: str) -> None:
     try:
         os.remove(path)
-    except OSError:
+    except OSError:  # gone already: nothing to remove
         pass
 
 
