@@ -109,6 +109,8 @@ def test_local_tunables_come_from_the_local_cores(monkeypatch):
         assert S.JIT_OPTIONS in conf["spark.driver.extraJavaOptions"]
         assert conf["spark.sql.adaptive.enabled"] == "false"
         assert conf[ANSI] == "false" and conf[ZONE] == "UTC"
+        assert (conf["spark.ui.retainedJobs"], conf["spark.ui.retainedStages"], conf["spark.ui.retainedTasks"],
+                conf["spark.sql.ui.retainedExecutions"]) == ("100", "100", "10000", "100")
 
 
 def test_nothing_machine_specific_is_forced_on_a_cluster():
@@ -116,6 +118,7 @@ def test_nothing_machine_specific_is_forced_on_a_cluster():
     assert conf[ANSI] == "false" and conf[ZONE] == "UTC"
     for key in ("spark.sql.shuffle.partitions", "spark.default.parallelism", "spark.sql.adaptive.enabled",
                 "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions", "spark.ui.enabled",
+                "spark.ui.retainedJobs", "spark.sql.ui.retainedExecutions",
                 "spark.sql.inMemoryColumnarStorage.compressed"):
         assert key not in conf, key
     assert not S.is_local("yarn") and not S.is_local("k8s://https://h:443") and S.is_local("local[2]")

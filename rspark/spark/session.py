@@ -54,6 +54,12 @@ cluster's defaults apply):
   one small stage per window and operator, where that costs more than it saves (docs/csrbench.md, Runtime).
   Queries over large skewed joins may want it back: ``--conf spark.sql.adaptive.enabled=true``.
 - ``spark.ui.enabled=false``: no web UI (nor its port) for a local run.
+- ``spark.ui.retainedJobs=100``, ``spark.ui.retainedStages=100``, ``spark.ui.retainedTasks=10000`` and
+  ``spark.sql.ui.retainedExecutions=100`` (Spark's defaults: 1000, 1000, 100000, 1000): Spark keeps the status of
+  its finished jobs, stages, tasks and SQL executions (with their plans) on the driver's heap, web UI or not, up to
+  these counts. Live mode and ``rspark serve`` run a dozen jobs a micro-batch for hours: with Spark's counts that
+  store grows with every job until a thousand jobs and executions are kept; with these it is full, and flat, within
+  minutes. Raise them with ``--conf`` to see more history in a web UI you enable.
 - ``spark.sql.inMemoryColumnarStorage.compressed=false``: rspark caches every loaded file and stream; Spark's
   column encodings of those caches (dictionary, run length) save memory but make a stream's parse job markedly
   slower (docs/evaluation.md, Loading). ``true`` for data near the memory limit.
@@ -128,6 +134,10 @@ _SESSION_CONF = {
 _LOCAL_CONF = {
     "spark.sql.adaptive.enabled": "false",
     "spark.ui.enabled": "false",
+    "spark.ui.retainedJobs": "100",
+    "spark.ui.retainedStages": "100",
+    "spark.ui.retainedTasks": "10000",
+    "spark.sql.ui.retainedExecutions": "100",
     "spark.sql.inMemoryColumnarStorage.compressed": "false",
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC " + GC_OPTIONS + " " + JIT_OPTIONS,
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC " + JIT_OPTIONS,
