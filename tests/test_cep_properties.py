@@ -532,7 +532,7 @@ def test_random_consumption_matches_the_oracle(engine, tmp_path_factory, case):
 
 
 @pytest.mark.slow
-@settings(max_examples=50, **_SETTINGS)  # each case is a replay on Spark: 50 keep the suite within its time
+@settings(max_examples=30, **_SETTINGS)  # each case is a replay on Spark: 30 keep the suite within its time
 @given(case=st.one_of(cases(), cases(consuming=True)))
 def test_random_event_patterns_match_the_oracle_more(engine, tmp_path_factory, case):
     check_case(engine, tmp_path_factory.mktemp("cep"), case)

@@ -1,8 +1,9 @@
 """rspark on a Spark standalone cluster (a master and one worker started by scripts/cluster.py from the
-pip-installed PySpark, loopback only) answers as it does locally: the README's sample replay and a SPARQL query,
-run by the command line in a subprocess with ``--master spark://127.0.0.1:PORT`` (one SparkSession per process:
-this test process holds a local one), give the same records as in local mode (this process's session). The
-cluster is stopped at the end however the test ends, and its processes must be gone."""
+pip-installed PySpark, loopback only) answers as it does locally: the README's sample replay, the same query live
+(``rspark run`` over a paced replay source) and a SPARQL query, run by the command line in a subprocess with
+``--master spark://127.0.0.1:PORT`` (one SparkSession per process: this test process holds a local one), give the
+same records as in local mode (this process's session). The cluster is stopped at the end however the test ends,
+and its processes must be gone."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ WHERE {
 }
 GROUP BY ?sensor ?room ORDER BY ?sensor
 """
+# the replays stop at the sample's 6th instant (of 15): enough windows to compare, in a third of the time
+UNTIL = "2026-03-01T13:05:00Z"
 
 
 def _cluster_script():
@@ -55,7 +58,18 @@ def _replay(*extra: str) -> tuple[list[dict], str]:
     done = _rspark("replay", str(SAMPLES / "sensor_average.rq"),
                    "--stream", f"http://example.org/obs={SAMPLES / 'observations.trig'}",
                    "--graph", f"http://example.org/sensors={SAMPLES / 'sensors.ttl'}",
-                   "--format", "jsonl", *CONF, *extra)
+                   "--until", UNTIL, "--format", "jsonl", *CONF, *extra)
+    return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
+
+
+def _live(checkpoint: Path, *extra: str) -> tuple[list[dict], str]:
+    """The sample query live: the sample stream written in at 120 times its pace (30 s of stream a quarter of a
+    second), up to UNTIL."""
+    done = _rspark("run", str(SAMPLES / "sensor_average.rq"),
+                   "--source", f"http://example.org/obs=replay:{SAMPLES / 'observations.trig'}@120",
+                   "--graph", f"http://example.org/sensors={SAMPLES / 'sensors.ttl'}",
+                   "--until", UNTIL, "--checkpoint", str(checkpoint), "--format", "jsonl", "--max-seconds", "400",
+                   *CONF, *extra)
     return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
 
 
@@ -80,7 +94,7 @@ def _local(spark, query: Path, data: Path) -> tuple[list[dict], dict]:
         eng.load(SAMPLES / "sensors.ttl", graph="http://example.org/sensors")
         eng.add_stream("http://example.org/obs", SAMPLES / "observations.trig")
         records = [json.loads(json.dumps(r.to_json())) for r in
-                   eng.replay((SAMPLES / "sensor_average.rq").read_text(encoding="utf-8"))]
+                   eng.replay((SAMPLES / "sensor_average.rq").read_text(encoding="utf-8"), until=UNTIL)]
     with Engine(spark=spark) as eng:
         eng.load(data)
         eng.load(SAMPLES / "sensors.ttl", graph="http://example.org/sensors")
@@ -109,13 +123,14 @@ def test_replay_and_sparql_on_a_standalone_cluster_match_local_mode(tmp_path, sp
     with ThreadPoolExecutor(1) as pool:
         local_runs = pool.submit(_local, spark, query, data)
         try:
-            with cluster.standalone_cluster(workdir, cores=1, memory="2g", timeout=180) as master:
+            with cluster.standalone_cluster(workdir, cores=2, memory="2g", timeout=180) as master:
                 state = cluster.read_state(workdir)
                 pids = dict(state["pids"])
                 assert master == f"spark://127.0.0.1:{state['port']}"
                 assert set(pids) == {"master", "worker"} and all(cluster.alive(pid) for pid in pids.values())
                 assert _master_status(state["webui_port"])["aliveworkers"] == 1
                 on_cluster, cluster_log = _replay("--master", master, "-v")
+                live_on_cluster, live_log = _live(tmp_path / "checkpoint", "--master", master, "-v")
                 answer_cluster, sparql_log = _sparql(query, data, "--master", master, "-v")
                 apps = _master_status(state["webui_port"])
         finally:
@@ -128,17 +143,18 @@ def test_replay_and_sparql_on_a_standalone_cluster_match_local_mode(tmp_path, sp
     # the work ran on the cluster: two applications, finished, and the executors ran this interpreter (the
     # loopback master's default) with rspark importable (the session's check of the executors)
     finished = [app for app in apps["completedapps"] if app["name"] == "rspark"]
-    assert len(finished) == 2 and all(app["state"] == "FINISHED" for app in finished), apps["completedapps"]
-    for log in (cluster_log, sparql_log):
+    assert len(finished) == 3 and all(app["state"] == "FINISHED" for app in finished), apps["completedapps"]
+    for log in (cluster_log, live_log, sparql_log):
         assert f"the executors' Python workers run {sys.executable} (Python " in log, log[-3000:]
         assert "and import rspark" in log
     if jar_path() is not None:  # a JDK is here: the jar was built and the executors used its line scanner
         assert "with Spark's text source and rspark's JVM line scanner (a UDF)" in sparql_log, sparql_log[-3000:]
 
-    assert len(local) == 15 and local[0]["time"] == "2026-03-01T13:00:00Z"
-    assert len(on_cluster) == len(local)
-    for instant, (got, expected) in enumerate(zip(on_cluster, local)):
+    assert len(local) == 6 and local[0]["time"] == "2026-03-01T13:00:00Z" and local[-1]["time"] == UNTIL
+    assert len(on_cluster) == len(local) and len(live_on_cluster) == len(local)
+    for instant, (got, live, expected) in enumerate(zip(on_cluster, live_on_cluster, local)):
         assert got == expected, f"record {instant} differs"
+        assert live == expected, f"live record {instant} differs"
     assert len(answer_local["results"]["bindings"]) == 4
     assert answer_cluster == answer_local
     assert time.monotonic() - started < 600

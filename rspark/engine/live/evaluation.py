@@ -43,7 +43,11 @@ class Evaluation:
                 for iri in inputs:
                     if iri in self.streams:
                         replayer.sources[iri] = self.streams[iri].buffer.source()
-                after = {q.label: q.last for q in group}
+                # a query whose output stream another query of the group reads is evaluated from the buffer's
+                # start: its records at the instants before its last one are that stream's content (_need keeps
+                # the elements they read); the others from their last reported instant
+                fed = {iri for q in group for iri in q.reads}
+                after = {q.label: (None if q.writes and q.writes in fed else q.last) for q in group}
                 records = replayer.run([(q.text, q.name) for q in group], until=value, after=after)
                 by_label = {q.label: q for q in group}
                 for rec in records:
@@ -126,28 +130,46 @@ class Evaluation:
 
     def _keep_from(self, iri: str, st: LiveStream) -> int | None:
         """The earliest timestamp (ticks) a query reading ``iri`` may still read: the last reported instant minus
-        the range and slide of its time windows (R2S compares the next instant with that one). None: keep
-        everything (no query reads the stream yet, or one reads it through a landmark, interval or count window,
-        or consumes events, which depends on every earlier instant)."""
-        from rspark.cep.patterns import consumes_events
-        from rspark.rsp.profiles import get_profile
-        from rspark.rsp.windows import TimeSpec, resolve_window
-
+        the range and slide of its time windows (R2S compares the next instant with that one); for a query whose
+        output stream feeds other queries, the earliest instant those may still read of it comes first. None: keep
+        everything (no query reads the stream yet, or one reads it, or reads what it feeds, through a landmark,
+        interval or count window, or consumes events, which depends on every earlier instant)."""
         readers = [q for q in self.queries.values() if not q.stopped and iri in q.reads]
         if not readers or st.buffer.first is None:
             return None
         tl = st.timeline()
         keep = None
         for q in readers:
-            profile = get_profile(q.profile)
-            if q.last is None or consumes_events(q.plan.op, profile):
+            need = self._need(q, iri, tl, st.buffer.first, frozenset())
+            if need is None:
                 return None
-            for d in q.plan.dataset.windows:
-                if d.stream.value != iri:
-                    continue
-                rw = resolve_window(d.spec, profile, tl, first_ts=st.buffer.first)
-                if not isinstance(rw, TimeSpec):
-                    return None
-                need = parse_time(q.last, tl) - rw.range - rw.slide
-                keep = need if keep is None else min(keep, need)
+            keep = need if keep is None else min(keep, need)
         return keep
+
+    def _need(self, q: LiveQuery, iri: str, tl: Timeline, first: int, seen: frozenset) -> int | None:
+        """The earliest timestamp (ticks) of ``iri`` that ``q``, or a query ``q``'s output feeds, may still read;
+        None: every one."""
+        from rspark.cep.patterns import consumes_events
+        from rspark.rsp.profiles import get_profile
+        from rspark.rsp.windows import TimeSpec, resolve_window
+
+        profile = get_profile(q.profile)
+        if q.last is None or q.name in seen or consumes_events(q.plan.op, profile):
+            return None
+        reach = 0
+        for d in q.plan.dataset.windows:
+            if d.stream.value != iri:
+                continue
+            rw = resolve_window(d.spec, profile, tl, first_ts=first)
+            if not isinstance(rw, TimeSpec):
+                return None
+            reach = max(reach, rw.range + rw.slide)
+        start = parse_time(q.last, tl)
+        if q.writes:  # its records at the instants its readers' windows still cover are evaluated again
+            for reader in self.queries.values():
+                if not reader.stopped and q.writes in reader.reads:
+                    need = self._need(reader, q.writes, tl, first, seen | {q.name})
+                    if need is None:
+                        return None
+                    start = min(start, need)
+        return start - reach
