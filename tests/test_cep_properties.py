@@ -519,20 +519,20 @@ def test_oracle_invariants(case):
             stream, windows, events, expr, first)
 
 
-@settings(max_examples=25, **_SETTINGS)
+@settings(max_examples=15, **_SETTINGS)
 @given(case=cases())
 def test_random_event_patterns_match_the_oracle(engine, tmp_path_factory, case):
     check_case(engine, tmp_path_factory.mktemp("cep"), case)
 
 
-@settings(max_examples=25, **_SETTINGS)
+@settings(max_examples=15, **_SETTINGS)
 @given(case=cases(consuming=True))
 def test_random_consumption_matches_the_oracle(engine, tmp_path_factory, case):
     check_case(engine, tmp_path_factory.mktemp("cep"), case)
 
 
 @pytest.mark.slow
-@settings(max_examples=30, **_SETTINGS)  # each case is a replay on Spark: 30 keep the suite within its time
+@settings(max_examples=20, **_SETTINGS)  # each case is a replay on Spark: 20 keep the suite within its time
 @given(case=st.one_of(cases(), cases(consuming=True)))
 def test_random_event_patterns_match_the_oracle_more(engine, tmp_path_factory, case):
     check_case(engine, tmp_path_factory.mktemp("cep"), case)

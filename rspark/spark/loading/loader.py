@@ -130,7 +130,7 @@ class LoadedStream:
     timestamp integral). ``has_metadata``: whether ``metadata`` has a row (counted at load). ``bounds``: the least
     and greatest ``ts`` of ``elements`` ((None, None) without elements) when the load found them, else None.
     ``errors``: rejected elements and malformed statements, in file order (an element with several timestamps is
-    reported with the least and the greatest).
+    reported with the least and the greatest). ``n_elements``: the rows of ``elements`` (counted at load).
     """
 
     iri: str
@@ -145,6 +145,7 @@ class LoadedStream:
     has_metadata: bool = True
     bounds: tuple[int | None, int | None] | None = None
     errors: list[DataError] = field(default_factory=list)
+    n_elements: int | None = None
     _cached: list[DataFrame] = field(default_factory=list, repr=False)
 
     def unpersist(self) -> None:
@@ -1009,6 +1010,7 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, co
         metadata=meta,
         has_metadata=n_meta > 0,
         bounds=check.bounds,
+        n_elements=check.n_elements,
         quoted=quoted,
         time_kind=check.kind,
         time_scale=10 ** check.scale_exp,
