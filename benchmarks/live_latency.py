@@ -647,8 +647,9 @@ def main() -> None:
                  "pushed files, kept in the checkpoint. JVM heap after full GC: System.gc() then the heap used, "
                  f"every {args.heap_gc_s:g} s while pushing; memory flat: the driver's last RSS sample not above its "
                  "first, and the heap after GC's last third not above its first third, by more than max(100 MB, "
-                 "20 %) (the JVM's RSS follows its committed heap, which is not given back: not judged). Replay: the same elements loaded from one N-Quads file and "
-                 "replayed (load + replay), its records' row counts compared with the live ones.")
+                 "20 %) (the JVM's RSS follows its committed heap, which is not given back: not judged). Replay: "
+                 "the same elements loaded from one N-Quads file and replayed (load + replay), its records' row "
+                 "counts compared with the live ones.")
     report.print()
     report.print(f"Spark's start: {startup:.1f} s; warm-up before the cases: {warmup:.1f} s.")
     targets = []
