@@ -33,38 +33,3 @@ def spark():
     return get_session(conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
                              "spark.driver.memory": "6g"})
 
-
-# the weight of a test marked slow against one that is not, in pytest_collection_modifyitems (about a minute
-# against about a second on the 2-core machine of CI)
-SLOW_WEIGHT = 60
-
-
-def pytest_collection_modifyitems(session, config, items):
-    """Long cases first, on both of pytest-xdist's workers: its ``worksteal`` scheduler gives each worker one
-    contiguous half of the collection and an idle worker steals from the end of another's queue, so a long test
-    collected late runs alone at the end. The modules holding a test marked ``slow`` (kept whole: their
-    module-scoped fixtures are set up once) are shared between the two halves, heaviest first (a slow test weighs
-    SLOW_WEIGHT, another 1), each half starting with its share; the other modules follow in their order. Without
-    xdist the order changes nothing else."""
-    modules: dict = {}
-    for item in items:
-        modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
-    heavy = {name: group for name, group in modules.items() if any(i.get_closest_marker("slow") for i in group)}
-    if not heavy or len(heavy) == len(modules):
-        return
-
-    def weight(group) -> int:
-        return sum(SLOW_WEIGHT if i.get_closest_marker("slow") else 1 for i in group)
-
-    halves: tuple[list, list] = ([], [])
-    loads = [0, 0]
-    for group in sorted(heavy.values(), key=weight, reverse=True):
-        k = 0 if loads[0] <= loads[1] else 1
-        halves[k].extend(group)
-        loads[k] += weight(group)
-    light = [i for name, group in modules.items() if name not in heavy for i in group]
-    fill = len(items) // 2 - len(halves[0])  # the first half ends where xdist's split falls
-    if fill < 0 or fill > len(light):
-        items[:] = halves[0] + halves[1] + light
-        return
-    items[:] = halves[0] + light[:fill] + halves[1] + light[fill:]
