@@ -80,7 +80,7 @@ NETWORK = {
 }
 
 
-def test_live_equals_replay_on_the_social_stream(spark, tmp_path, profile="default"):
+def test_live_equals_replay_on_the_social_stream(spark, tmp_path):
     """social.trig: e1 13:00:00, e3 13:00:50, e2 13:00:20 (in file order), e4 13:01:10, e5 13:01:40 (with
     metadata). Pushed as [e1], [e2, e4] and then [e3, e5]: e3 (13:00:50) comes after e4 (13:01:10), within the
     allowed lateness of 30 s. The replay reads the file as it is; the queries, ISTREAM, DSTREAM, a triple-count
@@ -92,13 +92,13 @@ def test_live_equals_replay_on_the_social_stream(spark, tmp_path, profile="defau
     stream = elements(DATA / "social.trig")
     assert [s for s, _ in stream] == ["2016-03-01T13:00:00Z", "2016-03-01T13:00:50Z", "2016-03-01T13:00:20Z",
                                       "2016-03-01T13:01:10Z", "2016-03-01T13:01:40Z"]
-    with Engine(spark=spark, profile=profile) as eng:
+    with Engine(spark=spark) as eng:
         eng.add_stream(EX + "social", DATA / "social.trig")
         eng.load(DATA / "degrees.ttl", graph=EX + "degrees")
         expected = {name: rows(eng.replay(queries[name], names=[name])) for name in SOCIAL}
         expected["consumer"] = rows(r for r in eng.replay([queries[n] for n in NETWORK], names=list(NETWORK))
                                     if r.query == EX + "s2")  # the name REGISTER QUERY gives it
-    with Engine(spark=spark, profile=profile, checkpoint=str(tmp_path / "ckpt")) as eng:
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
         eng.load(DATA / "degrees.ttl", graph=EX + "degrees")
         eng.live_stream(EX + "social", lateness="PT30S")
         handles = {name: eng.register(q, name=name) for name, q in queries.items()}
@@ -109,12 +109,11 @@ def test_live_equals_replay_on_the_social_stream(spark, tmp_path, profile="defau
     assert status["late"] == 0 and status["elements"] == 5
     assert set(got) == set(expected)
     for name in expected:
-        assert got[name] == expected[name], (profile, name)
-    # the replay's answers are those checked by hand in tests/test_replay.py (the default profile's)
-    if profile == "default":
-        assert [t for _, t, _ in expected["who_is_where"]] == ["2016-03-01T13:00:00Z", "2016-03-01T13:01:00Z"]
-        assert [len(r) for _, _, r in expected["triples"]] == [2, 3, 3, 3, 3]
-        assert [t for _, t, _ in expected["consumer"]] == ["2016-03-01T13:00:00Z", "2016-03-01T13:01:00Z"]
+        assert got[name] == expected[name], name
+    # the replay's answers are those checked by hand in tests/test_replay.py
+    assert [t for _, t, _ in expected["who_is_where"]] == ["2016-03-01T13:00:00Z", "2016-03-01T13:01:00Z"]
+    assert [len(r) for _, _, r in expected["triples"]] == [2, 3, 3, 3, 3]
+    assert [t for _, t, _ in expected["consumer"]] == ["2016-03-01T13:00:00Z", "2016-03-01T13:01:00Z"]
 
 
 # --------------------------------------------------------------------------------------------------- CSRBench
