@@ -104,7 +104,6 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -119,6 +118,7 @@ from live_latency import (
     Generator,
     backlog,
     fmt,
+    number,
     percentile,
     proc_rss_mb,
     stamps_for,
@@ -147,12 +147,8 @@ def free_port() -> int:
 
 def instant(value) -> int | None:
     """An event id or a record's time (numeric stream: ms since the case's start) as an int."""
-    if value is None:
-        return None
-    try:
-        return int(Decimal(str(value)))
-    except ArithmeticError:
-        return None
+    value = number(value)
+    return None if value is None else int(value)
 
 
 # ------------------------------------------------------------------------------------------------------ the server
@@ -184,7 +180,7 @@ class Server:
             try:
                 if httpx().get(self.url + "/healthz", timeout=2).status_code == 200:
                     return
-            except httpx().HTTPError:
+            except httpx().HTTPError:  # not answering yet: asked again
                 pass
             time.sleep(0.3)
         raise RuntimeError(f"rspark serve did not answer within {timeout:g} s: {self.log_tail()}")
@@ -217,7 +213,7 @@ def children(pid: int) -> list[int]:
         try:
             with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as f:
                 out += [int(c) for c in f.read().split()]
-        except OSError:
+        except OSError:  # the thread or the process ended meanwhile: no children to add
             pass
     return out
 
@@ -453,7 +449,7 @@ def wait_reported(http, names: list[str], until: int, timeout: float) -> tuple[d
     while True:
         try:
             last = {q["name"]: instant(q["last"]) for q in http.get("/queries").json()["queries"]}
-        except (hx.HTTPError, ValueError):
+        except (hx.HTTPError, ValueError):  # a poll that failed: the next one asks again
             pass
         if all((last.get(n) or -1) >= until for n in names) or time.time() >= deadline:
             return last, None
