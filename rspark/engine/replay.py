@@ -215,14 +215,16 @@ class Replayer:
 
         predicates = pattern_predicates(plan.op)
         for d, rw, src in zip(decls, resolved, sources):
+            # a window's content is built when a pattern reads it (a query whose window only feeds event
+            # patterns never builds it, nor runs the duplicate check the content may ask for)
             if id(d) in bgp_windows:
                 bw = bgp_windows[id(d)]
                 bw.instants = instant_values
-                content = bw.content(plan.op) if d.merged or d.name is None else bw
+                content = memoized(lambda bw=bw: bw.content(plan.op)) if d.merged or d.name is None else bw
             elif profile.window_content == "dataset" and not (d.merged or d.name is None):
-                content = self._default_graphs(src, rw, instant_values)
+                content = memoized(lambda src=src, rw=rw: self._default_graphs(src, rw, instant_values))
             else:
-                content = self._content(src, rw, instant_values, predicates)
+                content = memoized(lambda src=src, rw=rw: self._content(src, rw, instant_values, predicates))
             stamps = None
             if id(d) not in bgp_windows:
                 stamps = memoized(lambda src=src, rw=rw: self._stamps(src, rw, instant_values))

@@ -9,6 +9,7 @@ key, so one plan answers the query at all instants.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
@@ -30,11 +31,12 @@ from rspark.spark.streaming.source import StreamSource
 
 class ReplayDataset(DatasetView):
     """The RSP-QL dataset at every instant: static graphs plus the windows' contents keyed by instant
-    (``named_windows``: a DataFrame, or a :class:`BGPWindow` whose content depends on the block reading it). The
+    (``merged``: builders of the FROM STREAM windows' contents; ``named_windows``: a builder of a named window's
+    content, or a :class:`BGPWindow` whose content depends on the block reading it). The
     quoted-triple table (what RDF-star patterns decompose quoted triples with) is the static graphs' and the
     streams' together."""
 
-    def __init__(self, static: DatasetView, merged: list[DataFrame], named_windows: dict,
+    def __init__(self, static: DatasetView, merged: list[Callable[[], DataFrame]], named_windows: dict,
                  stream_quoted: list[DataFrame]) -> None:
         def quoted() -> DataFrame:
             out = static.quoted()
@@ -86,8 +88,8 @@ class ReplayCompiler(Compiler):
         if self.interval_mode:
             parts += [OccurrenceSource(dated, (KEY,), "stream window occurrences") for dated in ds.merged_dated]
         else:
-            parts += [GraphSource(lambda df=df: df, (KEY,), "stream window", stamps)
-                      for df, stamps in zip(ds.merged, ds.merged_stamps)]
+            parts += [GraphSource(content, (KEY,), "stream window", stamps)
+                      for content, stamps in zip(ds.merged, ds.merged_stamps)]
         return Context(UnionSource(tuple(parts)), (KEY,), self.domain)
 
     def compile(self, op: ops.Op, ctx=None):
@@ -253,9 +255,7 @@ class ReplayCompiler(Compiler):
             name = E.encode(op.name)
             if name not in windows:
                 raise RsparkError(f"WINDOW {op.name.n3()} is not a window of the query's dataset")
-            df = windows[name]
-            if isinstance(df, BGPWindow):  # its content depends on the pattern that reads it
-                df = df.content(op.op)
+            df = _window_content(windows[name], op.op)
             source = GraphSource(lambda: df, (KEY,), f"window {name}", self.dataset.named_stamps.get(name))
             if self.interval_mode:
                 source = OccurrenceSource(self.dataset.named_dated[name], (KEY,), f"occurrences of {name}")
@@ -264,10 +264,8 @@ class ReplayCompiler(Compiler):
         # WINDOW ?w: every named window, the window name as a key (like GRAPH ?g)
         key = f"__w{next(self._graph_keys)}"
         union = None
-        for name, df in windows.items():
-            if isinstance(df, BGPWindow):
-                df = df.content(op.op)
-            part = df.withColumn(key, F.lit(name))
+        for name, content in windows.items():
+            part = _window_content(content, op.op).withColumn(key, F.lit(name))
             union = part if union is None else union.unionByName(part)
         names = local_frame(self.spark, [(n,) for n in windows], f"{key} string")
         domain = ctx.domain.crossJoin(names)
@@ -296,6 +294,14 @@ class ReplayCompiler(Compiler):
         out_keys = tuple(k for k in inner.keys if k != key)
         df = df.select(*out_keys, *[var_col(v) for v in names_out], *[c for c, _ in inner.order])
         return Solutions(df, names_out, inner.bound | {var}, out_keys, inner.order)
+
+
+def _window_content(content, pattern: ops.Op) -> DataFrame:
+    """A named window's content at every instant ``(__t, s, p, o)``: ``content`` is a builder of it, or a
+    :class:`BGPWindow`, whose content depends on the pattern that reads it."""
+    if isinstance(content, BGPWindow):
+        return content.content(pattern)
+    return content()
 
 
 def _durations_as_ticks(op: ops.Op, timeline):
