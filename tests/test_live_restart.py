@@ -51,7 +51,7 @@ def _wait_for(predicate, timeout: float, proc: subprocess.Popen) -> None:
     raise AssertionError("timed out")
 
 
-def test_sigkill_and_restart_give_the_uninterrupted_output(tmp_path):
+def test_sigkill_and_restart_give_the_uninterrupted_output(tmp_path, spark):
     (tmp_path / "in").mkdir()
     (tmp_path / "count.rq").write_text(COUNT)
     (tmp_path / "consume.rq").write_text(CONSUME)
@@ -74,13 +74,14 @@ def test_sigkill_and_restart_give_the_uninterrupted_output(tmp_path):
             os.killpg(second.pid, signal.SIGKILL)
     records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
 
+    # the uninterrupted run's output: a replay of the same elements (in this process's session), as jsonl records
+    from rspark.engine.engine import Engine
+
     (tmp_path / "all.trig").write_text(trig(2, 4, 6, 8, 10))
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    replay = subprocess.run([sys.executable, "-m", "rspark", "replay", str(tmp_path / "count.rq"),
-                             str(tmp_path / "consume.rq"), "--stream", f"{EX}S={tmp_path / 'all.trig'}",
-                             "--format", "jsonl"], env=env, capture_output=True, text=True, timeout=600)
-    assert replay.returncode == 0, replay.stderr[-2000:]
-    expected = [json.loads(line) for line in replay.stdout.splitlines()]
+    with Engine(spark=spark) as eng:
+        eng.add_stream(f"{EX}S", tmp_path / "all.trig")
+        expected = [json.loads(json.dumps(r.to_json())) for r in
+                    eng.replay([COUNT, CONSUME], names=["count.rq", "consume.rq"])]
 
     def by_query(recs):
         return {q: [(r["time"], r["results"]["bindings"]) for r in recs if r["query"] == q]
