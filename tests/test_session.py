@@ -111,6 +111,27 @@ def test_local_tunables_come_from_the_local_cores(monkeypatch):
         assert conf[ANSI] == "false" and conf[ZONE] == "UTC"
         assert (conf["spark.ui.retainedJobs"], conf["spark.ui.retainedStages"], conf["spark.ui.retainedTasks"],
                 conf["spark.sql.ui.retainedExecutions"]) == ("100", "100", "10000", "100")
+        assert conf["spark.sql.codegen.cache.maxEntries"] == "1000"
+
+
+def test_the_same_plans_again_compile_no_generated_code_again(spark):
+    """The README sample loaded and replayed twice, as another stream each time (as a live micro-batch's load and
+    evaluation repeat the same plans): the second time Spark compiles none of its generated classes again. With
+    Spark's cache of 100 classes, the about 150 of one round evict each other and every round compiles them all."""
+    assert spark.conf.get("spark.sql.codegen.cache.maxEntries") == "1000"
+    samples = REPO / "rspark" / "samples"
+    query = (samples / "sensor_average.rq").read_text(encoding="utf-8")
+    compiled = spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME()
+    counts = []
+    with Engine(spark=spark) as eng:
+        eng.load(samples / "sensors.ttl", graph="http://example.org/sensors")
+        for name in ("first", "second"):
+            before = compiled.getCount()
+            eng.add_stream(f"http://example.org/{name}", samples / "observations.trig")
+            records = list(eng.replay(query.replace(":obs [", f":{name} ["), until="end"))
+            counts.append(compiled.getCount() - before)
+            assert len(records) == 16
+    assert counts[1] == 0, counts
 
 
 def test_nothing_machine_specific_is_forced_on_a_cluster():

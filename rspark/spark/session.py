@@ -28,6 +28,11 @@ Every session rspark creates:
 - ``spark.python.sql.dataFrameDebugging.enabled=false``: PySpark 4 records the Python call site of every DataFrame
   and Column call, for its error messages, at four extra JVM round trips a call; a SPARQL query is compiled from
   dozens of such calls and the errors users see are rspark's own, so rspark's sessions do not record them.
+- ``spark.sql.codegen.cache.maxEntries=1000`` (Spark's default: 100): the compiled classes of Spark's generated
+  code, kept for plans that generate the same code again. One replay of the README's sample compiles about 150;
+  with a cache of 100 the least recently used are evicted before they are asked for again, so a live micro-batch
+  (the same plans each batch) or a second replay recompiles them all (Janino: a second or more a batch on 2 cores).
+  A compiled class takes some tens of KB of the JVM's metaspace.
 - ``spark.pyspark.python`` / ``spark.pyspark.driver.python``: the Python of Spark's Python workers (rspark parses
   RDF in them) and of the driver's Python tasks. In local mode both are the interpreter running rspark
   (``sys.executable``) unless ``spark.pyspark.python`` (conf) or ``PYSPARK_PYTHON`` (environment) names another:
@@ -128,6 +133,7 @@ _SESSION_CONF = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.python.sql.dataFrameDebugging.enabled": "false",
+    "spark.sql.codegen.cache.maxEntries": "1000",
 }
 
 # Tunables of a local session (module docstring); partitions and parallelism come from local_cores
