@@ -51,9 +51,11 @@ Memory, sampled every ``--sample-s`` seconds: the driver's RSS (psutil, else /pr
 JVM's RSS (/proc/<pid>/status) and its heap used (``Runtime.totalMemory() - freeMemory()``), as first / max / last.
 Every ``--heap-gc-s`` seconds while pushing (default 30; 0: never) the JVM's heap after a full collection
 (``System.gc()`` through the session's gateway, then the heap used): what is live, without the garbage that the raw
-figure also counts. "memory flat" = the driver's last RSS sample not above its first, and the mean of the last
-third of the heap-after-GC samples not above the first third's, by more than max(100 MB, 20 %) (serve_load.py's
-rule); the JVM's RSS follows the heap it has committed, which grows within -Xmx and is not given back, so it is
+figure also counts. "memory flat" = the driver's last RSS sample not above its first, and the least of the last
+third of the heap-after-GC samples not above the least of the first third, by more than max(100 MB, 20 %)
+(serve_load.py's rule: what is live after a GC is the retained heap plus the memory pages of the tasks running at
+that moment, so the floors follow the retained heap and the means and peaks swing with the batch in flight); the
+JVM's RSS follows the heap it has committed, which grows within -Xmx and is not given back, so it is
 shown but not judged.
 The handle's internal queue (``handle.results()``) is drained at every sample (``--no-drain`` keeps it: every
 record is then held by the driver). After the run: the elements the stream's buffer still holds (pruned to what the
@@ -222,13 +224,15 @@ def flat(first: float | None, last: float | None) -> bool | None:
 
 
 def thirds(samples: list) -> dict:
-    """The mean of the first and of the last third of (time, MB) samples (None skipped), the max, the count."""
+    """The mean and the least of the first and of the last third of (time, MB) samples (None skipped), the max,
+    the count."""
     vals = [v for _, v in samples if v is not None]
     if len(vals) < 3:
-        return {"first": None, "max": max(vals) if vals else None, "last": None, "n": len(vals)}
+        return {"first": None, "max": max(vals) if vals else None, "last": None, "floor_first": None,
+                "floor_last": None, "n": len(vals)}
     third = len(vals) // 3
     return {"first": statistics.fmean(vals[:third]), "max": max(vals), "last": statistics.fmean(vals[-third:]),
-            "n": len(vals)}
+            "floor_first": min(vals[:third]), "floor_last": min(vals[-third:]), "n": len(vals)}
 
 
 def number(value) -> float | None:
@@ -467,7 +471,7 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
         out[key] = span(samples)
     out["heap_gc"] = thirds(memory["jvm_heap_gc"])
     out["memory_flat"] = (flat(out["driver_rss"]["first"], out["driver_rss"]["last"]),
-                          flat(out["heap_gc"]["first"], out["heap_gc"]["last"]))
+                          flat(out["heap_gc"]["floor_first"], out["heap_gc"]["floor_last"]))
     return out
 
 
@@ -527,7 +531,9 @@ def table_row(res: dict) -> str:
             f"| {fmt(res['batch_s_p50'])} / {fmt(res['batch_s_max'])} | {fmt(res['files_per_batch'], '.1f')} "
             f"| {fmt(ph['ingest'].get('p50_s'))} / {fmt(ph['evaluate'].get('p50_s'))} "
             f"| {trio(res['driver_rss'])} | {trio(res['jvm_rss'])} | {trio(res['jvm_heap'])} "
-            f"| {trio(res['heap_gc'])} ({res['heap_gc']['n']}) "
+            f"| {fmt(res['heap_gc'].get('floor_first'), '.0f')} / {fmt(res['heap_gc'].get('floor_last'), '.0f')}; "
+            f"{fmt(res['heap_gc'].get('first'), '.0f')} / {fmt(res['heap_gc'].get('last'), '.0f')}; "
+            f"{fmt(res['heap_gc'].get('max'), '.0f')} ({res['heap_gc']['n']}) "
             f"| {'/'.join('-' if v is None else ('yes' if v else 'NO') for v in res['memory_flat'])} "
             f"| {fmt(res.get('buffer_elements'), ',')} | {fmt(res.get('inbox_mb'), '.1f')} " + replay)
 
@@ -613,7 +619,8 @@ def main() -> None:
               "| latency p50 s | p99 s | max s | engine p50 / p99 s | lag first / last third s | lag slope s/s "
               "| sustained | catch-up s | batch s p50 / max | files / batch | ingest s / load, evaluate s (p50) "
               "| driver RSS MB first/max/last | JVM RSS MB first/max/last | JVM heap MB first/max/last "
-              "| JVM heap after full GC MB first third / max / last third (samples) | memory flat driver / JVM heap "
+              "| JVM heap after full GC MB: least first / last third; mean first / last third; max (samples) "
+              "| memory flat driver / JVM heap "
               "| buffer elements at end | inbox MB "
               "| replay s (load + replay) | replay triples/s | replay agrees |")
     report.print(header)
@@ -646,8 +653,10 @@ def main() -> None:
                  "the stream's buffer holds after the run (pruned to the windows still readable); inbox MB: the "
                  "pushed files, kept in the checkpoint. JVM heap after full GC: System.gc() then the heap used, "
                  f"every {args.heap_gc_s:g} s while pushing; memory flat: the driver's last RSS sample not above its "
-                 "first, and the heap after GC's last third not above its first third, by more than max(100 MB, "
-                 "20 %) (the JVM's RSS follows its committed heap, which is not given back: not judged). Replay: "
+                 "first, and the least heap after GC of the last third not above the least of the first third, by "
+                 "more than max(100 MB, 20 %) (what is live after a GC is the retained heap plus the memory pages "
+                 "of the tasks running at that moment: the least sample of a stretch bounds what was retained "
+                 "during it; the JVM's RSS follows its committed heap, which is not given back: not judged). Replay: "
                  "the same elements loaded from one N-Quads file and replayed (load + replay), its records' row "
                  "counts compared with the live ones.")
     report.print()

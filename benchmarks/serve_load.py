@@ -67,9 +67,13 @@ Python process, of its Spark JVM (its ``java`` child) and of the whole process t
 included). first / max / last over the samples taken from the first push to the last client's last event, and the
 slope of a line fitted to the second half of them (MB per minute). "flat" = the last sample is not above the first
 by more than max(``--flat-mb`` MB, ``--flat-pct`` %), for the server process's RSS and for the JVM's heap after a
-full GC (``jcmd``, every ``--heap-s`` seconds while pushing: the last third's mean against the first third's). The
-JVM's RSS follows the heap it has committed, which grows within -Xmx and is not given back, so it is shown but not
-judged.
+full GC (``jcmd``, every ``--heap-s`` seconds while pushing: the least sample of the last third against the least of
+the first third). The heap after a full GC is what the JVM retains plus the memory of the tasks running at that
+moment (Tungsten pages, ``long[]``: hash aggregates and sorters, freed when the task ends; heap histograms taken at
+the peaks and at the floors of a run differ by those alone), which depends on where in a micro-batch the GC falls:
+the least sample of a stretch bounds what was retained during it, so growing retained memory raises the floors,
+while the means and the peaks swing with the tasks in flight (both are shown). The JVM's RSS follows the heap it has
+committed, which grows within -Xmx and is not given back, so it is shown but not judged.
 The machine's 1-min load average is sampled with it (the machine may be shared: the table gives its mean).
 
 Prints a table (one row per rate and query), writes it to benchmarks/RESULTS.md (section ``serve_load``, see
@@ -758,8 +762,11 @@ def memory_summary(res: dict, args) -> dict:
     heap = [mb for _, mb in res.get("heap", []) if mb is not None]
     third = max(1, len(heap) // 3)
     first, last = (statistics.fmean(heap[:third]), statistics.fmean(heap[-third:])) if heap else (None, None)
+    # the verdict on the floors (the least sample of each third): the retained heap, without the running tasks' pages
+    low, high = (min(heap[:third]), min(heap[-third:])) if heap else (None, None)
     out["heap"] = {"values": heap, "first": first, "max": max(heap) if heap else None, "last": last,
-                   "flat": (last <= first + max(args.flat_mb, first * args.flat_pct / 100)) if len(heap) >= 3
+                   "floor_first": low, "floor_last": high,
+                   "flat": (high <= low + max(args.flat_mb, low * args.flat_pct / 100)) if len(heap) >= 3
                    else None}
     loads = [m["load"] for _, m in samples if m.get("load") is not None]
     out["load"] = statistics.fmean(loads) if loads else None
@@ -804,7 +811,8 @@ def table_row(res: dict, q: dict) -> str:
     unreported = f" ({q['unreported']} unreported)" if q["unreported"] else ""
     flat = f"{yes(mem['server'].get('flat'))}/{yes(mem['heap'].get('flat'))}"
     h = mem["heap"]
-    heap = f"{h['first']:,.0f} / {h['max']:,.0f} / {h['last']:,.0f} ({len(h['values'])})" if h["values"] else "-"
+    heap = (f"{h['floor_first']:,.0f} / {h['floor_last']:,.0f}; {h['first']:,.0f} / {h['last']:,.0f}; "
+            f"{h['max']:,.0f} ({len(h['values'])})") if h["values"] else "-"
     return (f"| {res['rate']:,} | {res['pushed_rate']:,.0f} | {q['query']} | {res['clients']} "
             f"| {events} / {q['expected']}{unreported} "
             f"| {q['lost']} | {q['duplicated']} | {q['unexpected'] + q['out_of_order']} "
@@ -826,7 +834,8 @@ HEADER = ("| rate triples/s | pushed triples/s | query | clients | events per cl
           "| latency p50 s | p99 s | max s | server p50 / p99 s | lag first / last third s | lag slope s/s "
           "| catch-up s | kept up | POST s p50 / max | server RSS MB first/max/last | JVM RSS MB first/max/last "
           "| tree RSS MB first/max/last | RSS slope 2nd half MB/min server / JVM "
-          "| JVM heap after full GC MB first third / max / last third (samples) | memory flat server RSS / JVM heap "
+          "| JVM heap after full GC MB: least first / last third; mean first / last third; max (samples) "
+          "| memory flat server RSS / JVM heap "
           "| load "
           "| replay s (load + replay) | replay agrees |")
 
@@ -979,11 +988,13 @@ def main() -> None:
                  "the server's Python process, its Spark JVM, the whole tree (PySpark workers included); load: the "
                  "machine's 1-min load average (every process, this one included), mean of the samples; JVM "
                  "heap after full GC: the heap the JVM still uses after `jcmd PID GC.run`, every "
-                 f"{args.heap_s:g} s while pushing, the mean of the first and of the last third of the samples "
-                 "(RSS follows the heap the JVM has committed, which grows within -Xmx and is not given back; what "
-                 "is live after a GC goes up and down with the cached window content and the batch in flight); "
-                 "memory flat: the server process's last RSS sample not above its first, and the JVM heap's last "
-                 "third not above its first, by more than "
+                 f"{args.heap_s:g} s while pushing: the least sample and the mean of the first and of the last "
+                 "third of the samples, and the greatest (what is live after a GC is the retained heap plus the "
+                 "memory pages of the tasks running at that moment, hash aggregates and sorters, freed when they "
+                 "end: the least sample of a stretch bounds what was retained during it; RSS follows the heap the "
+                 "JVM has committed, which grows within -Xmx and is not given back); memory flat: the server "
+                 "process's last RSS sample not above its first, and the JVM heap's least sample of the last third "
+                 "not above the least of the first third, by more than "
                  f"max({args.flat_mb:g} MB, {args.flat_pct:g} %). Replay: "
                  "the same elements from one N-Quads file, loaded and replayed in "
                  "this process (after the live cases); agrees: the first client's records against the replay's "
