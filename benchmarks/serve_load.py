@@ -126,6 +126,7 @@ from live_latency import (
     percentile,
     proc_rss_mb,
     stamps_for,
+    thirds,
     trio,
 )
 
@@ -759,15 +760,11 @@ def memory_summary(res: dict, args) -> dict:
         if vals:
             d["flat"] = vals[-1] <= vals[0] + max(args.flat_mb, vals[0] * args.flat_pct / 100)
         out[key] = d
-    heap = [mb for _, mb in res.get("heap", []) if mb is not None]
-    third = max(1, len(heap) // 3)
-    first, last = (statistics.fmean(heap[:third]), statistics.fmean(heap[-third:])) if heap else (None, None)
+    heap = thirds(res.get("heap", []))
     # the verdict on the floors (the least sample of each third): the retained heap, without the running tasks' pages
-    low, high = (min(heap[:third]), min(heap[-third:])) if heap else (None, None)
-    out["heap"] = {"values": heap, "first": first, "max": max(heap) if heap else None, "last": last,
-                   "floor_first": low, "floor_last": high,
-                   "flat": (high <= low + max(args.flat_mb, low * args.flat_pct / 100)) if len(heap) >= 3
-                   else None}
+    low, high = heap["floor_first"], heap["floor_last"]
+    heap["flat"] = None if low is None else high <= low + max(args.flat_mb, low * args.flat_pct / 100)
+    out["heap"] = heap
     loads = [m["load"] for _, m in samples if m.get("load") is not None]
     out["load"] = statistics.fmean(loads) if loads else None
     return out
@@ -811,8 +808,8 @@ def table_row(res: dict, q: dict) -> str:
     unreported = f" ({q['unreported']} unreported)" if q["unreported"] else ""
     flat = f"{yes(mem['server'].get('flat'))}/{yes(mem['heap'].get('flat'))}"
     h = mem["heap"]
-    heap = (f"{h['floor_first']:,.0f} / {h['floor_last']:,.0f}; {h['first']:,.0f} / {h['last']:,.0f}; "
-            f"{h['max']:,.0f} ({len(h['values'])})") if h["values"] else "-"
+    heap = (f"{fmt(h['floor_first'], ',.0f')} / {fmt(h['floor_last'], ',.0f')}; {fmt(h['first'], ',.0f')} / "
+            f"{fmt(h['last'], ',.0f')}; {fmt(h['max'], ',.0f')} ({h['n']})") if h["n"] else "-"
     return (f"| {res['rate']:,} | {res['pushed_rate']:,.0f} | {q['query']} | {res['clients']} "
             f"| {events} / {q['expected']}{unreported} "
             f"| {q['lost']} | {q['duplicated']} | {q['unexpected'] + q['out_of_order']} "
