@@ -430,7 +430,8 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
         thread.join()
         sample_memory()
         try:  # what the buffer still holds (bounded when pruning works): one count job
-            out["buffer_elements"] = runner.streams[STREAM].buffer.tables["elements"].count()
+            held = runner.streams[STREAM].buffer.table("elements")
+            out["buffer_elements"] = 0 if held is None else held.count()
         except Exception:  # noqa: BLE001 - only a figure of the report
             out["buffer_elements"] = None
         inbox = runner.streams[STREAM].inbox

@@ -80,10 +80,13 @@ def push(engine, *times, wait: bool = True) -> None:
         assert engine.live.wait_idle(timeout=120)
 
 
-def test_live_equals_replay_with_batches_out_of_order(engine, replayed):
+@pytest.mark.parametrize("driver_ingest", [True, False], ids=["driver-read", "loader"])
+def test_live_equals_replay_with_batches_out_of_order(engine, replayed, driver_ingest):
     """Elements arrive in four batches, one of them out of order (4 before 2), one behind the latest element by
-    the allowed lateness (8 after 10, lateness 2): every record equals the replay's."""
+    the allowed lateness (8 after 10, lateness 2): every record equals the replay's. The batches are read on the
+    driver (rspark.engine.live.ingest), or all by the loader."""
     engine.live_stream(EX + "S", lateness=2)
+    engine.live.driver_ingest = driver_ingest
     handles = {name: engine.register(q, name=name) for name, q in QUERIES.items()}
     push(engine, 4, 2)
     push(engine, 6)

@@ -3,9 +3,16 @@
 Every batch of input (the files a source delivered) is loaded by the replay's own loader
 (:func:`rspark.spark.loading.loader.load_stream`: same formats, same checks, same messages), then appended to the
 buffer: elements whose timestamp is at or before the stream's *evaluated horizon* (every instant up to it has been
-reported) are late and go to the dead-letter directory instead. The buffer is written as Parquet into the
-checkpoint directory at every batch (a new version each time, read back so that no plan grows batch after batch),
-so that a restart finds it as it was. Elements no query can read again are pruned (:meth:`LiveBuffer.prune`).
+reported) are late and go to the dead-letter directory instead.
+
+The buffer is log-structured: each batch's accepted elements are written as one *segment* (four small Parquet
+tables in the checkpoint directory, read back cached) and never rewritten, so a batch costs the writing of its own
+rows, not of the whole buffer. The buffer's tables are the union of its segments. Pruning
+(:meth:`LiveBuffer.prune`) raises the least timestamp the buffer holds (rows below it are filtered out when read)
+and drops the segments wholly below it; the metadata triples of a dropped segment about no element of it are carried
+into a small segment of their own. When there are more than ``MAX_SEGMENTS`` segments (a landmark window keeps
+everything) they are merged into one. The state (:meth:`LiveBuffer.state`, saved by the runner) names the segments,
+so that a restart finds the buffer as it was; a segment no saved state names is deleted once a newer state is saved.
 
 Elements keep the order of arrival: ``seq`` is the number of elements that arrived before them plus their rank in
 their file (file order), so ties of timestamps keep arrival order, as a replay of the files concatenated in that
@@ -18,13 +25,16 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
+from functools import reduce
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from rspark.errors import RsparkError
 from rspark.model.codec import encode
 from rspark.model.terms import IRI
+from rspark.spark.frames import local_frame
 from rspark.spark.streaming.source import StreamSource
 
 _TABLES = {
@@ -33,6 +43,9 @@ _TABLES = {
     "metadata": "s string, p string, o string",
     "quoted": "t string, s string, p string, o string",
 }
+
+# segments beyond which they are merged into one (each is a scan in every plan that reads the buffer)
+MAX_SEGMENTS = 24
 
 
 @dataclass
@@ -46,14 +59,36 @@ class BatchResult:
 
 
 @dataclass
+class Segment:
+    """A part of the buffer written at once (a batch's accepted elements, a merge, or carried metadata), in the
+    directory ``name`` under the buffer's. ``scale``: the time scale its ``ts`` are written at (the buffer's at the
+    time; read at the buffer's current one); ``lo`` / ``hi``: its elements' least and greatest ``ts`` at that scale
+    (None: it holds no element); ``meta``: it has metadata rows; ``quoted``: it may have quoted-triple rows.
+    ``tables``: the cached DataFrames read from it (a table it does not have is absent)."""
+
+    name: str
+    scale: int
+    lo: int | None
+    hi: int | None
+    meta: bool
+    quoted: bool = True
+    tables: dict = field(default_factory=dict, repr=False)
+
+    def state(self) -> dict:
+        return {"name": self.name, "scale": self.scale, "lo": self.lo, "hi": self.hi, "meta": self.meta,
+                "quoted": self.quoted, "tables": sorted(self.tables)}
+
+
+@dataclass
 class LiveBuffer:
     """The buffered content of one live stream, persisted under ``directory``.
 
     ``kind``: ``"datetime"`` or ``"number"`` (fixed by the first batch; a batch of the other kind is rejected);
     ``scale``: the time scale of ``ts`` (numeric streams: the smallest power of ten that makes every timestamp seen
-    integral; it only grows, and the buffer's ``ts`` are rescaled when it does); ``first``: the least timestamp ever
+    integral; it only grows, and the segments' ``ts`` are rescaled when read); ``first``: the least timestamp ever
     accepted (ticks; windows anchored at the first element keep their origin when it is pruned); ``last``: the
-    greatest; ``count``: elements accepted so far (the next ``seq`` base)."""
+    greatest; ``low``: the least the buffer holds (``first``, then the prune's bound); ``count``: elements accepted
+    so far (the next ``seq`` base); ``next_id``: the number of the next segment."""
 
     spark: SparkSession
     iri: str
@@ -63,36 +98,48 @@ class LiveBuffer:
     scale: int = 1
     first: int | None = None
     last: int | None = None
-    low: int | None = None  # the least timestamp the buffer may hold (ticks): ``first``, then the prune's bound
+    low: int | None = None
     count: int = 0
-    version: int = 0
-    tables: dict = field(default_factory=dict)
+    next_id: int = 1
+    segments: list = field(default_factory=list)
 
     # ------------------------------------------------------------------------------------------------ state
 
     def state(self) -> dict:
         return {"kind": self.kind, "scale": self.scale, "first": self.first, "last": self.last, "low": self.low,
-                "count": self.count, "version": self.version}
+                "count": self.count, "next": self.next_id, "segments": [seg.state() for seg in self.segments]}
 
     def restore(self, state: dict) -> None:
-        """Reads the version ``state`` names (after a restart)."""
+        """Reads the segments ``state`` names (after a restart)."""
         self.kind, self.scale = state.get("kind"), state.get("scale", 1)
         self.first, self.last, self.low = state.get("first"), state.get("last"), state.get("low")
-        self.count, self.version = state.get("count", 0), state.get("version", 0)
-        if self.version:
-            self.tables = {name: self.spark.read.schema(ddl).parquet(self._path(self.version, name)).cache()
-                           for name, ddl in _TABLES.items()}
+        self.count = state.get("count", 0)
+        if "segments" in state:
+            self.next_id = state.get("next", 1)
+            saved = state["segments"]
+        else:  # a checkpoint of the earlier layout: one directory per version, the whole buffer in it
+            version = state.get("version", 0)
+            self.next_id = version + 1
+            name = f"v{version:08d}"
+            saved = [{"name": name, "scale": self.scale, "lo": self.low, "hi": self.last, "meta": True, "quoted": True,
+                      "tables": [t for t in _TABLES if os.path.isdir(os.path.join(self.directory, name, t))]}] \
+                if version else []
+        self.segments = []
+        for s in saved:
+            seg = Segment(s["name"], s["scale"], s["lo"], s["hi"], s["meta"], s.get("quoted", True))
+            seg.tables = {name: self._read(seg.name, name) for name in s.get("tables", _TABLES)}
+            self.segments.append(seg)
 
-    def _path(self, version: int, name: str) -> str:
-        return os.path.join(self.directory, f"v{version:08d}", name)
+    def _read(self, segment: str, name: str) -> DataFrame:
+        return self.spark.read.schema(_TABLES[name]).parquet(os.path.join(self.directory, segment, name)).cache()
 
     # ------------------------------------------------------------------------------------------------ input
 
     def append(self, loaded, horizon: int | None, dead_letter: str | None) -> BatchResult:
         """Adds a loaded batch (:class:`~rspark.spark.loading.loader.LoadedStream`): its elements after
-        ``horizon`` (ticks at the buffer's scale; None: nothing evaluated yet) join the buffer, the others are late:
-        written as N-Quads into ``dead_letter`` (a file path) and counted. Returns what was accepted and late; the
-        new version is written but the state is the caller's to save."""
+        ``horizon`` (ticks at the buffer's scale; None: nothing evaluated yet) join the buffer as a new segment, the
+        others are late: written as N-Quads into ``dead_letter`` (a file path) and counted. Returns what was
+        accepted and late; the segment is written but the state is the caller's to save."""
         kind = "datetime" if loaded.time_kind == "datetime" else "number"
         if loaded.bounds is not None:
             lo, _ = loaded.bounds
@@ -107,10 +154,7 @@ class LiveBuffer:
                               f"{self._kind_name(kind)} ones")
         scale = max(self.scale, loaded.time_scale)
         factor_old, factor_new = scale // self.scale, scale // loaded.time_scale
-        if factor_old != 1 and self.tables:
-            self.tables = {name: (df.withColumn("ts", F.col("ts") * F.lit(factor_old)) if "ts" in df.columns else df)
-                           for name, df in self.tables.items()}
-        if factor_old != 1:
+        if factor_old != 1:  # the segments keep their scale; the bounds follow the new one
             self.first = None if self.first is None else self.first * factor_old
             self.last = None if self.last is None else self.last * factor_old
             self.low = None if self.low is None else self.low * factor_old
@@ -154,24 +198,14 @@ class LiveBuffer:
                     _write_nquads(late, loaded, dead_letter, self.timestamp_predicate, self.kind, self.scale)
             if not result.accepted:
                 return result
-            new = {
+            tables = {
                 "elements": elements.filter(~F.col("late")).drop("late"),
                 "quads": quads.filter(~F.col("late")).select("s", "p", "o", "element", "ts", "seq"),
-                "metadata": loaded.metadata.select("s", "p", "o") if loaded.has_metadata else None,
                 "quoted": loaded.quoted.select("t", "s", "p", "o"),
             }
-            merged = {}
-            for name, ddl in _TABLES.items():
-                old = self.tables.get(name)
-                df = new[name]
-                if df is None:
-                    df = old
-                elif old is not None:
-                    df = old.unionByName(df)
-                if name == "quoted" and df is not None:
-                    df = df.distinct()
-                merged[name] = df if df is not None else self.spark.createDataFrame([], ddl)
-            self._write(merged)
+            if loaded.has_metadata:
+                tables["metadata"] = loaded.metadata.select("s", "p", "o")
+            self._add(tables, new_lo, new_hi, meta=loaded.has_metadata)
             self.first = new_lo if self.first is None else min(self.first, new_lo)
             self.last = new_hi if self.last is None else max(self.last, new_hi)
             self.low = new_lo if self.low is None else min(self.low, new_lo)
@@ -180,54 +214,171 @@ class LiveBuffer:
         finally:
             elements.unpersist()
 
-    def prune(self, keep_from: int) -> None:
-        """Drops the elements whose timestamp is before ``keep_from`` (ticks): no evaluation reads them again."""
-        if not self.tables:
-            return
-        elements = self.tables["elements"]
-        self.low = keep_from
-        if elements.filter(F.col("ts") < F.lit(keep_from)).isEmpty():
-            return
-        kept = elements.filter(F.col("ts") >= F.lit(keep_from))
-        quads = self.tables["quads"].filter(F.col("ts") >= F.lit(keep_from))
-        metadata = self.tables["metadata"].join(
-            elements.filter(F.col("ts") < F.lit(keep_from)).select(F.col("element").alias("s")), "s", "left_anti")
-        self._write({"elements": kept, "quads": quads, "metadata": metadata, "quoted": self.tables["quoted"]})
+    def append_small(self, batch, horizon: int | None) -> BatchResult | None:
+        """Adds a batch read on the driver (:class:`~rspark.engine.live.ingest.SmallBatch`) as a new segment
+        written by Arrow: no Spark job. None (and nothing changed): the batch must go through :meth:`append`, because
+        an element is late (at or before ``horizon``) or its timestamps are of the other kind (append says so)."""
+        import pyarrow.compute as pc
 
-    def _write(self, tables: dict) -> None:
-        """Writes ``tables`` as the next version, the four tables' jobs at once (each a small job whose time is
-        mostly Spark's scheduling and the output's commit, which overlap), and reads it back cached."""
+        if self.kind is not None and batch.time_kind != self.kind:
+            return None
+        scale = max(self.scale, batch.time_scale)
+        factor_old, factor_new = scale // self.scale, scale // batch.time_scale
+        lo, hi = batch.lo * factor_new, batch.hi * factor_new
+        if horizon is not None and lo <= horizon * factor_old:
+            return None
+        if factor_old != 1:
+            self.first = None if self.first is None else self.first * factor_old
+            self.last = None if self.last is None else self.last * factor_old
+            self.low = None if self.low is None else self.low * factor_old
+        self.kind, self.scale = batch.time_kind, scale
+        n = batch.n_elements
+        elements = pa.table({
+            "element": batch.elements["element"],
+            "ts": pc.multiply(batch.elements["ts"], pa.scalar(factor_new, pa.int64())),
+            "seq": pc.add(batch.elements["rank"], pa.scalar(self.count, pa.int64())),
+        })
+        quads = batch.quads.join(elements, keys="element").select(["s", "p", "o", "element", "ts", "seq"])
+        tables = {"elements": elements, "quads": quads}
+        if batch.metadata is not None:
+            tables["metadata"] = batch.metadata
+        self._add(tables, lo, hi, meta=batch.metadata is not None, quoted=False)
+        self.first = lo if self.first is None else min(self.first, lo)
+        self.last = hi if self.last is None else max(self.last, hi)
+        self.low = lo if self.low is None else min(self.low, lo)
+        self.count += n
+        return BatchResult(accepted=n)
+
+    def _add(self, tables: dict, lo: int | None, hi: int | None, *, meta: bool, quoted: bool = True) -> Segment:
+        """Writes ``tables`` as a new segment (at the buffer's scale), merging the segments when there are too
+        many."""
+        seg = Segment(f"s{self.next_id:08d}", self.scale, lo, hi, meta, quoted)
+        self.next_id += 1
+        self._write(seg, tables)
+        self.segments.append(seg)
+        if len(self.segments) > MAX_SEGMENTS:
+            self.merge()
+        return seg
+
+    def merge(self) -> None:
+        """Merges every segment into one (what is below ``low`` left out)."""
+        old = self.segments
+        if len(old) < 2:
+            return
+        los = [seg.lo * (self.scale // seg.scale) for seg in old if seg.lo is not None]
+        his = [seg.hi * (self.scale // seg.scale) for seg in old if seg.hi is not None]
+        lo = None if not los else max(min(los), self.low) if self.low is not None else min(los)
+        tables = {name: self.table(name, old) for name in _TABLES}
+        tables = {name: df for name, df in tables.items() if df is not None}
+        self.segments = []
+        self._add(tables, lo, max(his) if his else None, meta=any(seg.meta for seg in old),
+                  quoted=any(seg.quoted for seg in old))
+        self._unpersist(old)
+
+    def prune(self, keep_from: int) -> None:
+        """Drops the elements whose timestamp is before ``keep_from`` (ticks): no evaluation reads them again. The
+        segments wholly before it go (their metadata about no element of theirs is carried into a segment of its
+        own); the others' rows before it are filtered out when read."""
+        if not self.segments:
+            return
+        self.low = keep_from if self.low is None else max(self.low, keep_from)
+        gone = [seg for seg in self.segments if seg.hi is not None and seg.hi * (self.scale // seg.scale) < self.low]
+        if not gone:
+            return
+        self.segments = [seg for seg in self.segments if seg not in gone]
+        if any(seg.meta for seg in gone):
+            meta = self.table("metadata", gone)
+            names = self.table("elements", gone, everything=True).select(F.col("element").alias("s"))
+            carried = {"metadata": meta.join(names, "s", "left_anti")}
+            quoted = self.table("quoted", gone)
+            if quoted is not None:
+                carried["quoted"] = quoted
+            self._add(carried, None, None, meta=True, quoted=quoted is not None)
+        self._unpersist(gone)
+
+    def _write(self, seg: Segment, tables: dict) -> None:
+        """Writes a segment's tables. Spark DataFrames: their jobs at once (each a small job whose time is mostly
+        Spark's scheduling and the output's commit, which overlap), read back cached. Arrow tables (a batch read on
+        the driver): written by Arrow, and given to Spark as local relations of the plans that read them."""
         from concurrent.futures import ThreadPoolExecutor
 
-        version = self.version + 1
+        if all(isinstance(t, pa.Table) for t in tables.values()):
+            import pyarrow.parquet as pq
+            from pyspark.sql.types import _parse_datatype_string
+
+            seg.tables = {}
+            for name, table in tables.items():
+                folder = os.path.join(self.directory, seg.name, name)
+                shutil.rmtree(folder, ignore_errors=True)  # a batch applied again after a crash
+                os.makedirs(folder)
+                pq.write_table(table, os.path.join(folder, "part-00000.parquet"))
+                seg.tables[name] = self.spark.createDataFrame(table, _parse_datatype_string(_TABLES[name]))
+            return
         with ThreadPoolExecutor(len(tables)) as pool:
-            for done in [pool.submit(df.write.mode("overwrite").parquet, self._path(version, name))
+            for done in [pool.submit(df.write.mode("overwrite").parquet, os.path.join(self.directory, seg.name, name))
                          for name, df in tables.items()]:
                 done.result()
-        for df in self.tables.values():
-            df.unpersist()
-        self.tables = {name: self.spark.read.schema(_TABLES[name]).parquet(self._path(version, name)).cache()
-                       for name in _TABLES}
-        self.version = version
+        seg.tables = {name: self._read(seg.name, name) for name in tables}
 
-    def drop_old_versions(self) -> None:
-        """Removes the versions before the current one (called once the state naming it is saved)."""
+    @staticmethod
+    def _unpersist(segments: list) -> None:
+        for seg in segments:
+            for df in seg.tables.values():
+                df.unpersist()
+
+    def drop_unused(self) -> None:
+        """Removes the segment directories the buffer no longer names (called once the state naming what it holds
+        is saved)."""
         if not os.path.isdir(self.directory):
             return
+        keep = {seg.name for seg in self.segments}
         for entry in os.listdir(self.directory):
-            if entry.startswith("v") and entry[1:].isdigit() and int(entry[1:]) < self.version:
+            if entry[:1] in ("s", "v") and entry[1:].isdigit() and entry not in keep:
                 shutil.rmtree(os.path.join(self.directory, entry), ignore_errors=True)
 
     # ------------------------------------------------------------------------------------------------ reading
 
+    def table(self, name: str, segments: list | None = None, *, everything: bool = False) -> DataFrame | None:
+        """One of the buffer's tables (``elements``, ``quads``, ``metadata``, ``quoted``): the union of its
+        segments' (``segments``: of these only), ``ts`` at the buffer's scale, rows before ``low`` left out (unless
+        ``everything``), quoted triples distinct. None: no segment has it."""
+        frames = []
+        for seg in self.segments if segments is None else segments:
+            df = seg.tables.get(name)
+            if df is None:
+                continue
+            if "ts" in df.columns:
+                factor = self.scale // seg.scale
+                if factor != 1:
+                    df = df.withColumn("ts", F.col("ts") * F.lit(factor))
+                if not everything and self.low is not None and seg.lo is not None and seg.lo * factor < self.low:
+                    df = df.filter(F.col("ts") >= F.lit(self.low))
+            frames.append(df)
+        if not frames:
+            return None
+        out = reduce(DataFrame.unionByName, frames)
+        if name == "quoted" and sum(1 for seg in (self.segments if segments is None else segments)
+                                    if seg.quoted and "quoted" in seg.tables) > 1:
+            out = out.distinct()
+        return out
+
     def source(self) -> StreamSource | None:
         """The buffer as the stream a replay reads (None before the first element)."""
-        if not self.tables or self.first is None:
+        if self.first is None:
             return None
-        meta = self.tables["metadata"]
-        return StreamSource(self.iri, self.tables["elements"], self.tables["quads"], meta, self.tables["quoted"],
-                            self.kind, self.scale, _bounds=(self.first, self.last),
-                            stamp_predicate=encode(IRI(self.timestamp_predicate)))
+        tables = {name: self.table(name) for name in _TABLES}
+        if tables["elements"] is None:
+            return None
+        meta = any(seg.meta for seg in self.segments)
+        for name in ("metadata", "quoted"):
+            if tables[name] is None:
+                tables[name] = local_frame(self.spark, [], _TABLES[name])
+        return StreamSource(self.iri, tables["elements"], tables["quads"], tables["metadata"], tables["quoted"],
+                            self.kind, self.scale, _bounds=(self.first, self.last), _has_metadata=meta,
+                            stamp_predicate=encode(IRI(self.timestamp_predicate)),
+                            # the buffer changes every batch: a DISTINCT over each window's content costs less
+                            # than a job over the whole buffer finding whether it may be left out
+                            checks_duplicates=False)
 
     @staticmethod
     def _kind_name(kind: str) -> str:

@@ -55,6 +55,8 @@ class LiveRunner(Evaluation):
         self.checkpoint = os.path.abspath(checkpoint) if checkpoint else tempfile.mkdtemp(prefix="rspark-live-")
         os.makedirs(self.checkpoint, exist_ok=True)
         self.trigger = trigger
+        # small clean batches read on the driver (rspark.engine.live.ingest); False: every batch by load_stream
+        self.driver_ingest = True
         self.streams: dict[str, LiveStream] = {}
         self.queries: dict[str, LiveQuery] = {}
         self.lock = threading.RLock()
@@ -222,9 +224,19 @@ class LiveRunner(Evaluation):
 
     def _ingest(self, st: LiveStream, local: str, source: str, batch_id: int, origins=None) -> None:
         """Loads one file (or a batch's spool, whose lines ``origins`` maps back to their files) and appends it."""
+        from rspark.engine.live.ingest import read_small
         from rspark.errors import DataError
         from rspark.spark.loading.loader import load_stream
 
+        small = read_small(local, st.timestamp_predicate) if self.driver_ingest else None
+        if small is not None:
+            scale = st.buffer.scale
+            result = st.buffer.append_small(small, st.evaluated)
+            if result is not None:
+                if st.evaluated is not None and st.buffer.scale != scale:  # finer timestamps arrived
+                    st.evaluated *= st.buffer.scale // scale
+                st.counters["elements"] += result.accepted
+                return
         try:
             loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate)
         except RsparkError as exc:  # the whole file is unreadable: quarantined, the stream goes on
@@ -343,7 +355,7 @@ class LiveRunner(Evaluation):
             state["queries"].setdefault(name, saved)
         save_json(os.path.join(self.checkpoint, STATE_FILE), state)
         for st in self.streams.values():
-            st.buffer.drop_old_versions()
+            st.buffer.drop_unused()
 
     # ------------------------------------------------------------------------------------------------ status
 

@@ -31,13 +31,20 @@ def fetch_ranges(counts: list[tuple[int, int]], rows: int = ROWS_PER_FETCH) -> l
     return out
 
 
-def rows_by_instant(df: DataFrame, order: list) -> Iterator[tuple]:
+def rows_by_instant(df: DataFrame, order: list, *, few: bool = False) -> Iterator[tuple]:
     """The answer rows (tuples) in instant order (then ``order``), streamed: the answers are computed once into
     Spark's cache by a count of rows per instant, then fetched range of instants by range, about ROWS_PER_FETCH
     rows at a time, each range sorted by Spark and collected as Arrow columns (about a quarter of the driver time
     of pickled rows), so that the driver holds one range, not the replay. The next range is fetched in a thread
     while the caller reads the current one (the JVM sorts and sends it while Python turns rows into terms), so
-    the driver holds at most two ranges. Uncached when the iteration ends."""
+    the driver holds at most two ranges. Uncached when the iteration ends.
+
+    ``few``: the answers are those of a few instants (a live micro-batch's), fetched by one job, sorted in one
+    task, without the cache and the count (which cost more than such answers)."""
+    if few:
+        table = df.coalesce(1).sortWithinPartitions(KEY, *order).toArrow()
+        yield from zip(*(column.to_pylist() for column in table.columns))
+        return
     cached = df.persist(StorageLevel.MEMORY_AND_DISK)
 
     def fetch(first: int, last: int):

@@ -1,0 +1,193 @@
+"""A live stream's buffer (rspark.engine.live.buffer) and the driver-side read of small batches
+(rspark.engine.live.ingest): a batch read on the driver fills the buffer exactly as the loader's path does; segments
+are pruned, merged and restored after a restart with the same content."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+EX = "http://example.org/"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+PROV = "http://www.w3.org/ns/prov#generatedAtTime"
+STREAM = EX + "s"
+
+
+def _stamp(kind: str, value: int) -> str:
+    if kind == "integer":
+        return f'"{value}"^^<{XSD}integer>'
+    if kind == "decimal":
+        return f'"{value}.5"^^<{XSD}decimal>'
+    return f'"2026-01-01T00:{value // 60 % 60:02d}:{value % 60:02d}Z"^^<{XSD}dateTime>'
+
+
+def nquads(elements: list, kind: str, meta: bool = False) -> str:
+    """N-Quads of elements ``(name, ts, [(s, o), ...])`` (predicate :p), with ``meta`` a metadata triple per
+    element and one timestamp of a name that is no element."""
+    lines = []
+    for name, ts, triples in elements:
+        lines += [f"<{EX}{s}> <{EX}p> <{EX}{o}> <{EX}{name}> ." for s, o in triples]
+        lines.append(f"<{EX}{name}> <{PROV}> {_stamp(kind, ts)} .")
+        if meta:
+            lines.append(f'<{EX}{name}> <{EX}source> "sensor" .')
+    if meta:
+        lines.append(f"<{EX}nothing> <{PROV}> {_stamp(kind, 1)} .")
+    return "\n".join(lines) + "\n"
+
+
+def trig(elements: list, kind: str) -> str:
+    out = [f"@prefix : <{EX}> .", f"@prefix prov: <{PROV.rsplit('#', 1)[0]}#> ."]
+    for name, ts, triples in elements:
+        body = " ".join(f":{s} :p :{o} ." for s, o in triples)
+        out.append(f":{name} {{ {body} }} :{name} prov:generatedAtTime {_stamp(kind, ts)} .")
+    return "\n".join(out) + "\n"
+
+
+def contents(buffer) -> dict:
+    """The buffer's tables as sorted tuples, blank-node prefixes (per load) normalised."""
+    out = {}
+    for name in ("elements", "quads", "metadata"):
+        df = buffer.table(name)
+        rows = [] if df is None else [tuple(re.sub(r"_:[0-9a-f]+_", "_:", v) if isinstance(v, str) else v
+                                            for v in row) for row in df.collect()]
+        out[name] = sorted(rows)
+    return out
+
+
+def new_buffer(spark, tmp_path, name: str):
+    from rspark.engine.live.buffer import LiveBuffer
+
+    return LiveBuffer(spark, STREAM, str(tmp_path / name))
+
+
+def slow_append(spark, buffer, path: str, horizon=None):
+    from rspark.spark.loading.loader import load_stream
+
+    loaded = load_stream(spark, STREAM, path)
+    try:
+        return buffer.append(loaded, horizon, None)
+    finally:
+        loaded.unpersist()
+
+
+names = st.integers(0, 30).map(lambda i: f"e{i}")
+triples = st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["x", "y"])), min_size=1, max_size=3)
+batch = st.lists(st.tuples(names, st.integers(0, 500), triples), min_size=1, max_size=6,
+                 unique_by=lambda e: e[0])
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(batch, min_size=1, max_size=3), kind=st.sampled_from(["integer", "decimal", "datetime"]),
+       fmt=st.sampled_from(["nq", "trig"]), meta=st.booleans())
+def test_a_batch_read_on_the_driver_fills_the_buffer_as_the_loader_does(spark, tmp_path_factory, batches, kind, fmt,
+                                                                        meta):
+    """Generated batches (N-Quads with metadata, or TriG; integer, decimal or date-time timestamps), appended in
+    order to two buffers: one through the driver-side read, one through load_stream. The driver read takes every
+    one of them (they are clean) and the buffers' tables are equal."""
+    from rspark.engine.live.ingest import read_small
+
+    tmp = tmp_path_factory.mktemp("batches")
+    fast, slow = new_buffer(spark, tmp, "fast"), new_buffer(spark, tmp, "slow")
+    seen: set = set()
+    for k, elements in enumerate(batches):
+        elements = [(f"{name}-{k}", ts, t) for name, ts, t in elements if name not in seen]
+        path = tmp / f"b{k}.{fmt}"
+        path.write_text(nquads(elements, kind, meta) if fmt == "nq" else trig(elements, kind))
+        small = read_small(str(path), PROV)
+        assert small is not None
+        assert fast.append_small(small, None).accepted == len(elements)
+        assert slow_append(spark, slow, str(path)).accepted == len(elements)
+    assert contents(fast) == contents(slow)
+    assert (fast.kind, fast.scale, fast.first, fast.last, fast.count) == \
+        (slow.kind, slow.scale, slow.first, slow.last, slow.count)
+
+
+@pytest.mark.parametrize("text, why", [
+    (f"<{EX}a> <{EX}p> <{EX}b> <{EX}e1> .\n", "an element without timestamp"),
+    (f'<{EX}a> <{EX}p> <{EX}b> <{EX}e1> .\n<{EX}e1> <{PROV}> "1"^^<{XSD}integer> .\n'
+     f'<{EX}e1> <{PROV}> "2"^^<{XSD}integer> .\n', "two timestamps"),
+    (f'<{EX}a> <{EX}p> <{EX}b> <{EX}e1> .\n<{EX}e1> <{PROV}> "soon" .\n', "a bad timestamp"),
+    (f'<{EX}a> <{EX}p> <{EX}b> <{EX}e1> .\n<{EX}e1> <{PROV}> "1"^^<{XSD}integer> .\n'
+     f'<{EX}a> <{EX}p> <{EX}b> <{EX}e2> .\n<{EX}e2> <{PROV}> "2026-01-01T00:00:00Z"^^<{XSD}dateTime> .\n',
+     "timestamps of two kinds"),
+    (f'<{EX}a> <{EX}p> <{EX}b> <{EX}e1> .\n<{EX}e1> <{PROV}> "1"^^<{XSD}integer> .\nnot a quad\n',
+     "a malformed line"),
+    (f'<< <{EX}a> <{EX}p> <{EX}b> >> <{EX}q> <{EX}c> <{EX}e1> .\n<{EX}e1> <{PROV}> "1"^^<{XSD}integer> .\n',
+     "a quoted triple"),
+    ("", "nothing"),
+])
+def test_what_needs_the_loader_is_left_to_it(tmp_path, text, why):
+    """A batch with anything the loader reports (or builds more for) is not read on the driver: None."""
+    from rspark.engine.live.ingest import read_small
+
+    path = tmp_path / "b.nq"
+    path.write_text(text)
+    assert read_small(str(path), PROV) is None, why
+
+
+def test_a_large_batch_is_left_to_the_loader(tmp_path):
+    from rspark.engine.live.ingest import read_small
+
+    path = tmp_path / "b.nq"
+    path.write_text(nquads([("e1", 1, [("a", "x")])], "integer"))
+    assert read_small(str(path), PROV) is not None
+    assert read_small(str(path), PROV, max_bytes=10) is None
+
+
+def _elements(buffer) -> list:
+    return sorted((r["element"][len(EX) + 1:-1], r["ts"]) for r in buffer.table("elements").collect())
+
+
+def test_segments_are_pruned_merged_and_restored(spark, tmp_path, monkeypatch):
+    """One segment a batch; pruning drops the segments wholly before the bound and hides the rows before it in the
+    others; past MAX_SEGMENTS they are merged into one; a buffer restored from the saved state holds the same
+    rows, and the directories no state names are removed."""
+    from rspark.engine.live import buffer as live_buffer
+    from rspark.engine.live.ingest import read_small
+
+    monkeypatch.setattr(live_buffer, "MAX_SEGMENTS", 3)
+    buf = new_buffer(spark, tmp_path, "b")
+    for k, ts in enumerate([(1, 2), (3, 4), (5, 6)]):
+        path = tmp_path / f"b{k}.nq"
+        path.write_text(nquads([(f"e{t}", t, [("a", "x")]) for t in ts], "integer", meta=True))
+        buf.append_small(read_small(str(path), PROV), None)
+    assert len(buf.segments) == 3
+    buf.prune(4)  # (1, 2) goes, with its metadata about e1 and e2; e3 is hidden
+    assert _elements(buf) == [("e4", 4), ("e5", 5), ("e6", 6)]
+    meta = sorted(r["s"] for r in buf.table("metadata").collect())
+    assert f"<{EX}e1>" not in meta and f"<{EX}nothing>" in meta  # what names no element of it is carried
+    assert len(buf.segments) == 3  # two left and the carried metadata
+    path = tmp_path / "b3.nq"
+    path.write_text(nquads([("e7", 7, [("a", "y")])], "integer"))
+    slow_append(spark, buf, str(path))  # a segment written by Spark; now 4 > 3: merged
+    assert len(buf.segments) == 1
+    assert _elements(buf) == [("e4", 4), ("e5", 5), ("e6", 6), ("e7", 7)]
+    before = contents(buf)
+
+    state = buf.state()
+    buf.drop_unused()
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == [buf.segments[0].name]
+    again = new_buffer(spark, tmp_path, "b")
+    again.restore(state)
+    assert contents(again) == before
+    assert (again.first, again.last, again.low, again.count) == (1, 7, 4, 7)
+
+
+def test_a_checkpoint_of_the_earlier_layout_is_read(spark, tmp_path):
+    """A state saved by the one-version-a-batch layout (``version``, the whole buffer in ``v<version>``) is
+    read as one segment."""
+    from rspark.engine.live.ingest import read_small
+
+    buf = new_buffer(spark, tmp_path, "old")
+    path = tmp_path / "b.nq"
+    path.write_text(nquads([("e1", 1, [("a", "x")]), ("e2", 2, [("b", "y")])], "integer", meta=True))
+    buf.append_small(read_small(str(path), PROV), None)
+    (tmp_path / "old" / buf.segments[0].name).rename(tmp_path / "old" / "v00000005")
+    old_state = {k: v for k, v in buf.state().items() if k not in ("segments", "next")} | {"version": 5}
+    again = new_buffer(spark, tmp_path, "old")
+    again.restore(old_state)
+    assert _elements(again) == [("e1", 1), ("e2", 2)]
+    assert again.next_id == 6
