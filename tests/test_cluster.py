@@ -1,7 +1,8 @@
 """rspark on a Spark standalone cluster (a master and one worker started by scripts/cluster.py from the
 pip-installed PySpark, loopback only) answers as it does locally: the README's sample replay (TriG, parsed in a
 Python task on an executor) and the same query live (``rspark run`` over a paced replay source: its micro-batches
-are N-Quads files, read by Spark's text source and rspark's JVM line scanner on the executors), run by the command
+are N-Quads files, read by Spark's text source and rspark's JVM line scanner on the executors, with
+``spark.rspark.live.driverRead=false``), run by the command
 line in a subprocess with ``--master spark://127.0.0.1:PORT`` (one SparkSession per process: this test process
 holds a local one), give the same records as the replay in local mode (this process's session). The cluster is
 stopped at the end however the test ends, and its processes must be gone."""
@@ -100,7 +101,9 @@ def test_replay_and_live_query_on_a_standalone_cluster_match_local_mode(tmp_path
                 assert set(pids) == {"master", "worker"} and all(cluster.alive(pid) for pid in pids.values())
                 assert _master_status(state["webui_port"])["aliveworkers"] == 1
                 on_cluster, cluster_log = _replay("--master", master, "-v")
-                live_on_cluster, live_log = _live(tmp_path / "checkpoint", "--master", master, "-v")
+                # every micro-batch loaded on the executors (not read on the driver, as small clean ones are)
+                live_on_cluster, live_log = _live(tmp_path / "checkpoint", "--master", master, "-v",
+                                                  "--conf", "spark.rspark.live.driverRead=false")
                 apps = _master_status(state["webui_port"])
         finally:
             # standalone_cluster has stopped the cluster: none of its processes (nor of their groups) may be left

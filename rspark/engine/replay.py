@@ -207,8 +207,12 @@ class Replayer:
         if after is not None and not consumes_events(plan.op, profile):
             # the later instants only are collected (a live query's instants since its stream began can be many)
             reported = parse_time(after, timeline)
-            later = dataclasses.replace(et, frame=et.frame.filter(F.col("instant") > F.lit(reported)))
-            instant_values = [reported] + later.values()
+            later = dataclasses.replace(et, frame=et.frame.filter(F.col("instant") > F.lit(reported))).values()
+            instant_values = [reported] + later
+            if not later and (plan.register is None or plan.register.kind != "STREAM"):
+                # nothing due since the reported instant (a live micro-batch inside a window): no plan to run
+                self.instants[label] = instant_values
+                return iter(())
         else:
             instant_values = et.values()
         self.instants[label] = instant_values

@@ -367,10 +367,8 @@ class LiveBuffer:
         if self.first is None:
             return None
         tables = {name: self.table(name) for name in _TABLES}
-        if tables["elements"] is None:
-            return None
         meta = any(seg.meta for seg in self.segments)
-        for name in ("metadata", "quoted"):
+        for name in _TABLES:  # (a table no segment has is empty)
             if tables[name] is None:
                 tables[name] = local_frame(self.spark, [], _TABLES[name])
         return StreamSource(self.iri, tables["elements"], tables["quads"], tables["metadata"], tables["quoted"],

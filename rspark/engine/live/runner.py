@@ -42,6 +42,7 @@ log = logging.getLogger("rspark.live")
 
 STREAM_FILES = "*.{trig,nq,nquads,trig.gz,nq.gz,nquads.gz}"  # what a watched directory's file source reads
 STATE_FILE = "state.json"
+DRIVER_READ_CONF = "spark.rspark.live.driverRead"
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
 
 
@@ -55,8 +56,9 @@ class LiveRunner(Evaluation):
         self.checkpoint = os.path.abspath(checkpoint) if checkpoint else tempfile.mkdtemp(prefix="rspark-live-")
         os.makedirs(self.checkpoint, exist_ok=True)
         self.trigger = trigger
-        # small clean batches read on the driver (rspark.engine.live.ingest); False: every batch by load_stream
-        self.driver_ingest = True
+        # small clean batches read on the driver (rspark.engine.live.ingest); False (the session's setting
+        # spark.rspark.live.driverRead=false): every batch loaded by load_stream, parsed on the executors
+        self.driver_ingest = str(self.spark.conf.get(DRIVER_READ_CONF, "true")).strip().lower() != "false"
         self.streams: dict[str, LiveStream] = {}
         self.queries: dict[str, LiveQuery] = {}
         self.lock = threading.RLock()
