@@ -191,3 +191,29 @@ def test_a_checkpoint_of_the_earlier_layout_is_read(spark, tmp_path):
     again.restore(old_state)
     assert _elements(again) == [("e1", 1), ("e2", 2)]
     assert again.next_id == 6
+
+
+def test_files_of_one_micro_batch_combine_as_the_loaders_single_load(spark, tmp_path):
+    """Two files of one micro-batch (integer, then decimal timestamps) read on the driver and combined fill the
+    buffer as the loader's one load of their concatenation (what the spool gives it); files that share an element
+    name, or mix date-times and numbers, do not combine."""
+    from rspark.engine.live.ingest import combine, read_small
+
+    first = nquads([("e1", 5, [("a", "x")]), ("e2", 3, [("b", "y")])], "integer", meta=True)
+    second = nquads([("e3", 4, [("c", "x")])], "decimal")
+    paths = []
+    for k, text in enumerate([first, second]):
+        paths.append(tmp_path / f"f{k}.nq")
+        paths[-1].write_text(text)
+    (tmp_path / "both.nq").write_text(first + second)
+    fast, slow = new_buffer(spark, tmp_path, "fast"), new_buffer(spark, tmp_path, "slow")
+    batch = combine([read_small(str(p), PROV) for p in paths])
+    assert batch.time_scale == 10 and (batch.lo, batch.hi) == (30, 50)
+    assert fast.append_small(batch, None).accepted == 3
+    slow_append(spark, slow, str(tmp_path / "both.nq"))
+    assert contents(fast) == contents(slow)
+
+    (tmp_path / "again.nq").write_text(nquads([("e1", 9, [("a", "x")])], "integer"))
+    (tmp_path / "dated.nq").write_text(nquads([("e9", 9, [("a", "x")])], "datetime"))
+    assert combine([read_small(str(paths[0]), PROV), read_small(str(tmp_path / "again.nq"), PROV)]) is None
+    assert combine([read_small(str(paths[0]), PROV), read_small(str(tmp_path / "dated.nq"), PROV)]) is None

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from rspark.spark.loading import rdf
 
-__all__ = ["SmallBatch", "read_small", "MAX_BYTES"]
+__all__ = ["SmallBatch", "read_small", "combine", "MAX_BYTES"]
 
 # the largest file read on the driver (bytes; about 80,000 N-Quads lines of 100 bytes)
 MAX_BYTES = 8 << 20
@@ -164,3 +164,28 @@ def _timestamps(encoded: pa.Array) -> tuple[str, pa.Array, int] | None:
     if max(len(str(abs(v))) - e for v, e in zip(values, exps)) + scale_exp > 18:
         return None  # the load's message: the timestamps need too many digits
     return "number", pa.array([v * 10 ** (scale_exp - e) for v, e in zip(values, exps)], pa.int64()), scale_exp
+
+
+def combine(batches: list[SmallBatch]) -> SmallBatch | None:
+    """The batches of several files of one micro-batch as one, in the order given (the files' arrival order, as
+    the loader's spool concatenates them), timestamps at the finest scale among them; None when they do not
+    combine as the spool's single load would read them (timestamps of two kinds, an element name in two files)."""
+    if len(batches) == 1:
+        return batches[0]
+    if len({b.time_kind for b in batches}) > 1:
+        return None
+    names = pa.chunked_array([b.elements["element"] for b in batches])
+    if pc.count_distinct(names).as_py() != len(names):
+        return None
+    scale = max(b.time_scale for b in batches)
+    elements, offset = [], 0
+    for b in batches:
+        factor = pa.scalar(scale // b.time_scale, pa.int64())
+        elements.append(pa.table({"element": b.elements["element"], "ts": pc.multiply(b.elements["ts"], factor),
+                                  "rank": pc.add(b.elements["rank"], pa.scalar(offset, pa.int64()))}))
+        offset += b.n_elements
+    metadata = [b.metadata for b in batches if b.metadata is not None]
+    return SmallBatch(pa.concat_tables(elements), pa.concat_tables([b.quads for b in batches]),
+                      pa.concat_tables(metadata) if metadata else None, batches[0].time_kind, scale,
+                      min(b.lo * (scale // b.time_scale) for b in batches),
+                      max(b.hi * (scale // b.time_scale) for b in batches))

@@ -211,6 +211,8 @@ class LiveRunner(Evaluation):
         st.counters["files"] += len(paths)
         if source == "inbox":
             st.read += len(paths)
+        if paths and self.driver_ingest and self._read_on_driver(st, paths):
+            return
         if len(paths) == 1:
             self._ingest(st, paths[0], source, batch_id)
             return
@@ -224,21 +226,35 @@ class LiveRunner(Evaluation):
         for path in alone:
             self._ingest(st, path, source, batch_id)
 
+    def _read_on_driver(self, st: LiveStream, paths: list[str]) -> bool:
+        """Reads a micro-batch's files on the driver and appends them as one segment, when each is small and clean
+        and they combine (:mod:`rspark.engine.live.ingest`) and none of their elements is late; False (and nothing
+        changed): the batch is the loader's."""
+        from rspark.engine.live.ingest import combine, read_small
+
+        batches = []
+        for path in paths:
+            batch = read_small(path, st.timestamp_predicate)
+            if batch is None:
+                return False
+            batches.append(batch)
+        batch = combine(batches)
+        if batch is None:
+            return False
+        scale = st.buffer.scale
+        result = st.buffer.append_small(batch, st.evaluated)
+        if result is None:
+            return False
+        if st.evaluated is not None and st.buffer.scale != scale:  # finer timestamps arrived: ticks rescaled
+            st.evaluated *= st.buffer.scale // scale
+        st.counters["elements"] += result.accepted
+        return True
+
     def _ingest(self, st: LiveStream, local: str, source: str, batch_id: int, origins=None) -> None:
         """Loads one file (or a batch's spool, whose lines ``origins`` maps back to their files) and appends it."""
-        from rspark.engine.live.ingest import read_small
         from rspark.errors import DataError
         from rspark.spark.loading.loader import load_stream
 
-        small = read_small(local, st.timestamp_predicate) if self.driver_ingest else None
-        if small is not None:
-            scale = st.buffer.scale
-            result = st.buffer.append_small(small, st.evaluated)
-            if result is not None:
-                if st.evaluated is not None and st.buffer.scale != scale:  # finer timestamps arrived
-                    st.evaluated *= st.buffer.scale // scale
-                st.counters["elements"] += result.accepted
-                return
         try:
             loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate)
         except RsparkError as exc:  # the whole file is unreadable: quarantined, the stream goes on
