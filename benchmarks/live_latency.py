@@ -282,9 +282,9 @@ def backlog(lags: list, seconds: float) -> dict:
 
 def instrument(runner) -> dict:
     """Times the phases of the runner's micro-batches (wrapping its methods on this instance; rspark's code is
-    unchanged): ``batch`` (on_batch, input or not), ``ingest`` (one load: a micro-batch's files together, append,
-    buffer rewrite),
-    ``evaluate`` (the due instants' plans and their delivery), ``save`` (state.json). Lists of seconds by phase."""
+    unchanged): ``batch`` (on_batch, input or not), ``ingest`` (a micro-batch's files: read on the driver or
+    loaded, and appended to the buffer), ``evaluate`` (the due instants' plans and their delivery), ``save``
+    (state.json). Lists of seconds by phase."""
     phases: dict = {"batch": [], "ingest": [], "evaluate": [], "save": []}
 
     def timed(key, fn):
@@ -296,7 +296,8 @@ def instrument(runner) -> dict:
                 phases[key].append(time.perf_counter() - start)
         return wrapper
 
-    for key, attr in (("batch", "on_batch"), ("ingest", "_ingest"), ("evaluate", "evaluate"), ("save", "_save_state")):
+    for key, attr in (("batch", "on_batch"), ("ingest", "_ingest_batch"), ("evaluate", "evaluate"),
+                      ("save", "_save_state")):
         setattr(runner, attr, timed(key, getattr(runner, attr)))
     return phases
 
@@ -444,10 +445,10 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
         batches = phases["batch"]
         out["batch_s_p50"] = percentile(batches, 0.5)
         out["batch_s_max"] = max(batches) if batches else None
-        out["files_per_batch"] = len(phases["ingest"]) / len(batches) if batches else None
         out.update(accepted=st["elements"], late=st["late"], rejected=st["rejected"], batches=st["batches"],
                    files=st["files"], engine_p50_s=qs.get("latency_p50"), engine_p99_s=qs.get("latency_p99"),
                    failure=status.get("failure"))
+        out["files_per_batch"] = st["files"] / len(phases["ingest"]) if phases["ingest"] else None
     finally:
         stop.set()
         engine.close()
@@ -618,7 +619,7 @@ def main() -> None:
     rows = []
     header = ("| query | rate triples/s | pushed triples/s | elements | records / expected | late "
               "| latency p50 s | p99 s | max s | engine p50 / p99 s | lag first / last third s | lag slope s/s "
-              "| sustained | catch-up s | batch s p50 / max | files / batch | ingest s / load, evaluate s (p50) "
+              "| sustained | catch-up s | batch s p50 / max | files / batch | ingest s / batch, evaluate s (p50) "
               "| driver RSS MB first/max/last | JVM RSS MB first/max/last | JVM heap MB first/max/last "
               "| JVM heap after full GC MB: least first / last third; mean first / last third; max (samples) "
               "| memory flat driver / JVM heap "
@@ -649,8 +650,9 @@ def main() -> None:
                  "arrival to its records). Lag: wall time - the evaluated horizon while pushing; sustained: the last "
                  "third's mean lag not above the first's by more than max(1 s, 50 %). Catch-up: last push to every "
                  "pushed element evaluated. Batch s: rspark's handling of a micro-batch with input (its files "
-                 "ingested, the instants evaluated, the state saved); ingest: one file's load and append (the buffer "
-                 "rewritten); evaluate: the due instants' evaluation and delivery, per batch. Buffer elements: what "
+                 "ingested, the instants evaluated, the state saved); ingest: a micro-batch's files read (on the "
+                 "driver when small and clean, else by the loader) and appended to the buffer; evaluate: the due "
+                 "instants' evaluation and delivery, per batch. Buffer elements: what "
                  "the stream's buffer holds after the run (pruned to the windows still readable); inbox MB: the "
                  "pushed files, kept in the checkpoint. JVM heap after full GC: System.gc() then the heap used, "
                  f"every {args.heap_gc_s:g} s while pushing; memory flat: the driver's last RSS sample not above its "

@@ -1,18 +1,21 @@
 """A live stream's buffer: the elements that arrived and that some evaluation may still read, as Spark tables.
 
-Every batch of input (the files a source delivered) is loaded by the replay's own loader
+Every batch of input (the files a source delivered) is read on the driver when it is small and clean
+(:mod:`rspark.engine.live.ingest`, :meth:`LiveBuffer.append_small`), else loaded by the replay's own loader
 (:func:`rspark.spark.loading.loader.load_stream`: same formats, same checks, same messages), then appended to the
 buffer: elements whose timestamp is at or before the stream's *evaluated horizon* (every instant up to it has been
 reported) are late and go to the dead-letter directory instead.
 
-The buffer is log-structured: each batch's accepted elements are written as one *segment* (four small Parquet
-tables in the checkpoint directory, read back cached) and never rewritten, so a batch costs the writing of its own
+The buffer is log-structured: each batch's accepted elements are written as one *segment* (small Parquet tables in
+the checkpoint directory: written by Spark and read back cached, or written by Arrow from the driver and kept as
+Arrow tables, which every plan reads as one local relation) and never rewritten, so a batch costs the writing of its own
 rows, not of the whole buffer. The buffer's tables are the union of its segments. Pruning
 (:meth:`LiveBuffer.prune`) raises the least timestamp the buffer holds (rows below it are filtered out when read)
 and drops the segments wholly below it; the metadata triples of a dropped segment about no element of it are carried
 into a small segment of their own. When there are more than ``MAX_SEGMENTS`` segments (a landmark window keeps
-everything) they are merged into one. The state (:meth:`LiveBuffer.state`, saved by the runner) names the segments,
-so that a restart finds the buffer as it was; a segment no saved state names is deleted once a newer state is saved.
+everything), or more than ``MAX_DRIVER_ROWS`` quads held as Arrow tables, they are merged into one. The state
+(:meth:`LiveBuffer.state`, saved by the runner) names the segments, so that a restart finds the buffer as it was; a
+segment no saved state names is deleted once a newer state is saved.
 
 Elements keep the order of arrival: ``seq`` is the number of elements that arrived before them plus their rank in
 their file (file order), so ties of timestamps keep arrival order, as a replay of the files concatenated in that
@@ -302,7 +305,7 @@ class LiveBuffer:
     def _write(self, seg: Segment, tables: dict) -> None:
         """Writes a segment's tables. Spark DataFrames: their jobs at once (each a small job whose time is mostly
         Spark's scheduling and the output's commit, which overlap), read back cached. Arrow tables (a batch read on
-        the driver): written by Arrow, and given to Spark as local relations of the plans that read them."""
+        the driver): written by Arrow and kept (:meth:`table` gives them to Spark)."""
         from concurrent.futures import ThreadPoolExecutor
 
         if all(isinstance(t, pa.Table) for t in tables.values()):
