@@ -865,7 +865,7 @@ def test_parse_job_counts_what_the_load_needs(spark, tmp_path):
         assert (cached[0].is_cached, len(cached) == 1) == (True, by_parse)
         again = loader._materialise(raw, pred)
         order, order2 = counts.pop("positions"), again.pop("positions")
-        assert counts == again == {loader._K_QUAD: len(text), "other": 1, "stamps_other": 1}
+        assert counts == again == {loader.K_QUAD: len(text), "other": 1, "stamps_other": 1}
         assert (order.blks, order.o, order.r) == (order2.blks, order2.o, order2.r) == ([0], 1, len(text))
         for df in cached:
             df.unpersist()

@@ -50,7 +50,7 @@ def read_small(path: str, timestamp_predicate: str, *, format: str | None = None
                max_bytes: int = MAX_BYTES) -> SmallBatch | None:
     """The batch in ``path`` (N-Quads or TriG) when it is at most ``max_bytes`` and clean (see the module
     documentation), else None: the caller loads it with ``load_stream``."""
-    from rspark.spark.loading.loader import _K_QUAD, _new_token
+    from rspark.spark.loading.loader import K_QUAD, new_token
 
     try:
         fmt = rdf.detect_format(path, format)
@@ -59,8 +59,8 @@ def read_small(path: str, timestamp_predicate: str, *, format: str | None = None
         data = rdf.read_bytes(path)
     except Exception:  # noqa: BLE001 - anything unusual is load_stream's to report
         return None
-    raw = _parse(data, fmt, rdf.file_base_iri(path), _new_token())
-    if raw is None or raw.num_rows == 0 or not pc.all(pc.equal(raw["k"], _K_QUAD)).as_py():
+    raw = _parse(data, fmt, rdf.file_base_iri(path), new_token())
+    if raw is None or raw.num_rows == 0 or not pc.all(pc.equal(raw["k"], K_QUAD)).as_py():
         return None  # a problem (load_stream reports it), or nothing at all
     if _has_quoted(raw):
         return None
@@ -68,8 +68,8 @@ def read_small(path: str, timestamp_predicate: str, *, format: str | None = None
 
 
 def _parse(data: bytes, fmt: str, base_iri: str, token: str) -> pa.Table | None:
-    """The raw rows of the load (``loader._RAW_ARROW``), or None when the text needs the loader's own handling."""
-    from rspark.spark.loading.loader import _RAW_ARROW, _python_line_parser, _sink_batches
+    """The raw rows of the load (``loader.RAW_ARROW``), or None when the text needs the loader's own handling."""
+    from rspark.spark.loading.loader import RAW_ARROW, python_line_parser, sink_batches
 
     if fmt == "nquads":
         if b"\r" in data or data.startswith(b"\xef\xbb\xbf"):
@@ -85,13 +85,13 @@ def _parse(data: bytes, fmt: str, base_iri: str, token: str) -> pa.Table | None:
         batch = pa.RecordBatch.from_arrays(
             [pa.array(lines, pa.string()), pa.repeat(pa.scalar(0, pa.int64()), n), pa.array(range(n), pa.int64())],
             names=["value", "blk", "idx"])
-        parse = _python_line_parser(fmt, base_iri, token, "", None, True)
+        parse = python_line_parser(fmt, base_iri, token, "", None, True)
         batches = list(parse([batch]))
     else:
         batches = [b for sink in rdf.parse_document(data, fmt=fmt, base_iri=base_iri, token=token, default_graph="",
                                                      triple_graph=None, strict=False, stream=True)
-                   for b in _sink_batches(sink, True)]
-    return pa.Table.from_batches(batches, schema=_RAW_ARROW)
+                   for b in sink_batches(sink, True)]
+    return pa.Table.from_batches(batches, schema=RAW_ARROW)
 
 
 def _has_quoted(raw: pa.Table) -> bool:
@@ -141,9 +141,9 @@ def _timestamps(encoded: pa.Array) -> tuple[str, pa.Array, int] | None:
     """The elements' timestamps (encoded literals) as ``(kind, ts, scale exponent)``: epoch ms for
     ``xsd:dateTime``, else numbers in units of ``10**-exponent``; None when one is not valid, or is of another
     kind than the first's (the load rejects those elements, with a message)."""
-    from rspark.spark.loading.loader import _PLAIN_INTEGER_STAMP
+    from rspark.spark.loading.loader import PLAIN_INTEGER_STAMP
 
-    plain = pc.match_substring_regex(encoded, _PLAIN_INTEGER_STAMP)
+    plain = pc.match_substring_regex(encoded, PLAIN_INTEGER_STAMP)
     if pc.all(plain).as_py():  # canonical integers: read by Arrow
         lexical = pc.list_element(pc.split_pattern(encoded, '"'), 1)
         return "number", pc.cast(lexical, pa.int64()), 0

@@ -71,7 +71,7 @@ log = logging.getLogger("rspark.loading")
 PROV_GENERATED_AT_TIME = "http://www.w3.org/ns/prov#generatedAtTime"
 MAX_ERRORS = 1000  # problems listed per load (a final entry says how many more there were)
 
-_K_QUAD, _K_PROBLEM = 0, 1
+K_QUAD, _K_PROBLEM = 0, 1
 _RAW_FIELDS = [
     ("k", pa.int8(), "tinyint"),
     ("s", pa.string(), "string"),
@@ -85,7 +85,7 @@ _RAW_FIELDS = [
     ("col", pa.int64(), "long"),
     ("elem", pa.string(), "string"),
 ]
-_RAW_ARROW = pa.schema([(name, typ) for name, typ, _ in _RAW_FIELDS])
+RAW_ARROW = pa.schema([(name, typ) for name, typ, _ in _RAW_FIELDS])
 _RAW_DDL = ", ".join(f"{name} {ddl}" for name, _, ddl in _RAW_FIELDS)
 
 
@@ -190,13 +190,13 @@ def _quad_batch(s: pa.Array, p: pa.Array, o: pa.Array, g: pa.Array, pos: list | 
     if pos is None:
         pos = [pa.nulls(n, pa.int64())] * 3
     return pa.RecordBatch.from_arrays(
-        [pa.repeat(pa.scalar(_K_QUAD, pa.int8()), n), s, p, o, g, *pos,
+        [pa.repeat(pa.scalar(K_QUAD, pa.int8()), n), s, p, o, g, *pos,
          pa.nulls(n, pa.string()), pa.nulls(n, pa.int64()), pa.nulls(n, pa.string())],
-        schema=_RAW_ARROW,
+        schema=RAW_ARROW,
     )
 
 
-def _sink_batches(sink: rdf.Sink, positions: bool = True):
+def sink_batches(sink: rdf.Sink, positions: bool = True):
     """Arrow record batches (raw schema) of a sink's quads and problems (quads without their positions unless
     ``positions``: only streams need them)."""
     if len(sink):
@@ -221,7 +221,7 @@ def _sink_batches(sink: rdf.Sink, positions: bool = True):
                 pa.array([p.column for p in probs], pa.int64()),
                 pa.array([p.element for p in probs], pa.string()),
             ],
-            schema=_RAW_ARROW,
+            schema=RAW_ARROW,
         )
 
 
@@ -247,7 +247,7 @@ def _lines_source(spark: SparkSession, path: str, fmt: str, prefix: str, mode: s
     return jvm.lines_source(spark, local, quads=fmt == "nquads", prefix=prefix, mode=mode)
 
 
-def _python_line_parser(fmt: str, base_iri: str | None, token: str, default_graph: str, triple_graph: str | None,
+def python_line_parser(fmt: str, base_iri: str | None, token: str, default_graph: str, triple_graph: str | None,
                         positions: bool):
     """The mapInArrow function parsing batches of (value, blk, idx) lines in a Python worker."""
 
@@ -265,7 +265,7 @@ def _python_line_parser(fmt: str, base_iri: str | None, token: str, default_grap
             if invalid:
                 sink = _rdf.Sink()
                 _rdf.add_invalid_lines(invalid, blk_col.to_pylist(), idx_col.to_pylist(), sink, fmt=fmt, token=token)
-                yield from _sink_batches(sink, positions)
+                yield from sink_batches(sink, positions)
             ok, s, p, o, g = _rdf.fast_lines(values, fmt=fmt, token=token, default_graph=default_graph,
                                              triple_graph=triple_graph)
             n_fast = len(s)
@@ -279,7 +279,7 @@ def _python_line_parser(fmt: str, base_iri: str | None, token: str, default_grap
                 _rdf.parse_lines(pc.take(values, rest).to_pylist(), pc.take(blk_col, rest).to_pylist(),
                                  pc.take(idx_col, rest).to_pylist(), sink, fmt=fmt, base_iri=base_iri, token=token,
                                  default_graph=default_graph, triple_graph=triple_graph)
-                yield from _sink_batches(sink, positions)
+                yield from sink_batches(sink, positions)
 
     return parse
 
@@ -311,7 +311,7 @@ def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str |
     workers. That job also counts what the load needs to know of the rows (:func:`_materialise`), so that when
     the JVM read every line the parse is not read again for it. Without the scanner, every line goes through the
     Python workers (``fast_lines``, then pyoxigraph)."""
-    python_parse = _python_line_parser(fmt, base_iri, token, default_graph, triple_graph, positions)
+    python_parse = python_line_parser(fmt, base_iri, token, default_graph, triple_graph, positions)
     prefix = f"_:{token}_"
     # one row per line with something to read: the terms when the JVM read it, else the text for Python
     source = _lines_source(spark, path, fmt, prefix)
@@ -354,12 +354,12 @@ def _parse_lines_df(spark: SparkSession, path: str, *, fmt: str, base_iri: str |
         graph = F.when(F.col("g") == "", F.lit(default_graph)).otherwise(F.col("g"))
     null_long = F.lit(None).cast("long")
     fast = stage.filter(F.col("s").isNotNull()).select(
-        F.lit(_K_QUAD).cast("tinyint").alias("k"), "s", "p", "o", graph.alias("g"),
+        F.lit(K_QUAD).cast("tinyint").alias("k"), "s", "p", "o", graph.alias("g"),
         *((F.col("blk"), F.col("idx"), F.lit(0).cast("long")) if positions else (null_long,) * 3),
         F.lit(None).cast("string").alias("msg"), null_long.alias("col"), F.lit(None).cast("string").alias("elem"),
     ).toDF(*(name for name, _, _ in _RAW_FIELDS))
     if not n_python:
-        return fast, [stage], _counts([(_K_QUAD, r) for r in per_split], pred)
+        return fast, [stage], _counts([(K_QUAD, r) for r in per_split], pred)
     rest = stage.filter(F.col("s").isNull()).select("value", "blk", "idx") \
         .mapInArrow(python_parse, _RAW_DDL).persist(StorageLevel.MEMORY_AND_DISK)
     return fast.unionByName(rest), [stage, rest], None
@@ -392,7 +392,7 @@ def _parse_document_df(spark: SparkSession, path: str, *, fmt: str, base_iri: st
                 for sink in _rdf.parse_document(data, fmt=fmt, base_iri=base_iri, token=token,
                                                 default_graph=default_graph, triple_graph=triple_graph,
                                                 strict=strict, stream=stream):
-                    yield from _sink_batches(sink, stream)
+                    yield from sink_batches(sink, stream)
 
     return source.mapInArrow(parse, _RAW_DDL)
 
@@ -501,7 +501,7 @@ def quoted_table(*frames: DataFrame) -> DataFrame:
     return terms.mapInArrow(explode, "t string, s string, p string, o string").distinct()
 
 
-def _new_token() -> str:
+def new_token() -> str:
     return "b" + uuid.uuid4().hex[:8]
 
 
@@ -513,7 +513,7 @@ def _row_flags(g: Column, pred: str | None) -> list[Column]:
         return [F.lit(0).alias("other"), F.lit(0).alias("stamps_other")]
     default = g == ""
     return [F.count(F.when(default & (F.col("p") != pred), 1)).alias("other"),
-            F.count(F.when(default & (F.col("p") == pred) & ~F.col("o").rlike(_PLAIN_INTEGER_STAMP), 1))
+            F.count(F.when(default & (F.col("p") == pred) & ~F.col("o").rlike(PLAIN_INTEGER_STAMP), 1))
             .alias("stamps_other")]
 
 
@@ -539,7 +539,7 @@ def _materialise(raw: DataFrame, pred: str | None = None) -> dict:
     splits' first bytes, the greatest line index and statement ordinal): the same job, a few rows per input
     split."""
     keys = ["k"] + (["blk"] if pred is not None else [])
-    g = F.when(F.col("k") == _K_QUAD, F.col("g"))
+    g = F.when(F.col("k") == K_QUAD, F.col("g"))
     rows = raw.groupBy(*keys).agg(F.count(F.lit(1)).alias("count"), F.max("idx").alias("mi"),
                                   F.max("ord").alias("mo"), *_row_flags(g, pred)).collect()
     return _counts([(row["k"], row) for row in rows], pred)
@@ -567,7 +567,7 @@ def load_rdf(spark: SparkSession, path: str | Path, *, graph: str | None = None,
     fmt = rdf.detect_format(path, format)
     base = base_iri if base_iri is not None else rdf.file_base_iri(path)
     g = _graph_term(graph)
-    raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph=g,
+    raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=new_token(), default_graph=g,
                                  triple_graph=g, strict=strict)
 
     def free() -> None:
@@ -582,7 +582,7 @@ def load_rdf(spark: SparkSession, path: str | Path, *, graph: str | None = None,
     if strict and errors:
         free()
         raise errors[0]
-    quads = raw.filter(F.col("k") == _K_QUAD).select("s", "p", "o", "g")
+    quads = raw.filter(F.col("k") == K_QUAD).select("s", "p", "o", "g")
     quoted = quoted_table(quads).persist(StorageLevel.MEMORY_AND_DISK)
     return LoadedGraph(quads=quads, quoted=quoted, errors=errors, _cached=[*cached, quoted])
 
@@ -594,7 +594,7 @@ _CHECK_DDL = ("element string, blk long, idx long, ord long, kind string, m long
 
 
 # A canonical xsd:integer / xsd:long timestamp of at most 17 digits: parse_timestamp gives ("number", int, 0).
-_PLAIN_INTEGER_STAMP = r'^"-?(0|[1-9][0-9]{0,16})"\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|long)>$'
+PLAIN_INTEGER_STAMP = r'^"-?(0|[1-9][0-9]{0,16})"\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|long)>$'
 _CHECK_SCHEMA = pa.schema([
     ("element", pa.string()), ("blk", pa.int64()), ("idx", pa.int64()), ("ord", pa.int64()),
     ("kind", pa.string()), ("m", pa.int64()), ("e", pa.int32()), ("ms", pa.int64()),
@@ -613,7 +613,7 @@ def _check_elements(batches):
         single = pc.fill_null(pc.equal(pc.list_value_length(vals), 1), False)
         padded = pc.if_else(single, vals, pa.scalar([""], type=vals.type))
         first = pc.list_element(padded, 0)
-        fast = pc.fill_null(pc.and_(single, pc.match_substring_regex(first, _PLAIN_INTEGER_STAMP)), False)
+        fast = pc.fill_null(pc.and_(single, pc.match_substring_regex(first, PLAIN_INTEGER_STAMP)), False)
         n = pc.sum(fast).as_py() or 0
         if n:
             part = batch.filter(fast)
@@ -678,7 +678,7 @@ def _checked_elements(candidates: DataFrame) -> DataFrame:
     if not JVM_STAMPS:
         return candidates.mapInArrow(_check_elements, _CHECK_DDL)
     first = F.element_at("vals", 1)
-    plain = (F.size("vals") == 1) & first.rlike(_PLAIN_INTEGER_STAMP)
+    plain = (F.size("vals") == 1) & first.rlike(PLAIN_INTEGER_STAMP)
     plain = F.coalesce(plain, F.lit(False))
     null = F.lit(None)
     fast = candidates.filter(plain).select(
@@ -713,7 +713,7 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     base = base_iri if base_iri is not None else rdf.file_base_iri(path)
     pred = _graph_term(timestamp_predicate)
     # strict or not, the whole file is parsed so that strict mode raises the first problem in file order
-    raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=_new_token(), default_graph="",
+    raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=new_token(), default_graph="",
                                  triple_graph=None, strict=False, pred=pred)
     lines = _Lines(spark, path, fmt)
     try:
@@ -802,13 +802,13 @@ class _Elements:
 
 def _is_stamp(pred: str) -> Column:
     """A raw row that is a timestamp triple: a default-graph quad with the timestamp predicate."""
-    return (F.col("k") == _K_QUAD) & (F.col("g") == "") & (F.col("p") == pred)
+    return (F.col("k") == K_QUAD) & (F.col("g") == "") & (F.col("p") == pred)
 
 
 def _element_rows(raw: DataFrame, pred: str, pos: Column, val: Column) -> DataFrame:
     """The rows the element check aggregates by element name: each statement of a named graph (its ``pos``), each
     timestamp triple (``val``, and its position as ``spos``), each malformed statement of an element (``rej``)."""
-    is_named = (F.col("k") == _K_QUAD) & (F.col("g") != "")
+    is_named = (F.col("k") == K_QUAD) & (F.col("g") != "")
     is_stamp = _is_stamp(pred)
     is_rejected = (F.col("k") == _K_PROBLEM) & F.col("elem").isNotNull()
     # a statement without a line index continues a run of its element's lines (rspark's data source): the run's
@@ -945,7 +945,7 @@ def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, c
 
 def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts: dict) -> LoadedStream:
     order = counts["positions"]
-    quads = raw.filter(F.col("k") == _K_QUAD)
+    quads = raw.filter(F.col("k") == K_QUAD)
     named = quads.filter(F.col("g") != "")
     default = quads.filter(F.col("g") == "")
 
