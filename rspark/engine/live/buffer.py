@@ -160,11 +160,8 @@ class LiveBuffer:
                               f"{self._kind_name(kind)} ones")
         scale = max(self.scale, loaded.time_scale)
         factor_old, factor_new = scale // self.scale, scale // loaded.time_scale
-        if factor_old != 1:  # the segments keep their scale; the bounds follow the new one
-            self.first = None if self.first is None else self.first * factor_old
-            self.last = None if self.last is None else self.last * factor_old
-            self.low = None if self.low is None else self.low * factor_old
-            horizon = None if horizon is None else horizon * factor_old
+        self._rescale(factor_old)  # the segments keep their scale; the bounds follow the new one
+        horizon = None if horizon is None else horizon * factor_old
         self.kind, self.scale = kind, scale
 
         # arrival order: seq = elements before this batch + the element's rank in its file
@@ -212,10 +209,7 @@ class LiveBuffer:
             if loaded.has_metadata:
                 tables["metadata"] = loaded.metadata.select("s", "p", "o")
             self._add(tables, new_lo, new_hi, meta=loaded.has_metadata)
-            self.first = new_lo if self.first is None else min(self.first, new_lo)
-            self.last = new_hi if self.last is None else max(self.last, new_hi)
-            self.low = new_lo if self.low is None else min(self.low, new_lo)
-            self.count += result.accepted + result.late
+            self._extend(new_lo, new_hi, result.accepted + result.late)
             return result
         finally:
             elements.unpersist()
@@ -233,10 +227,7 @@ class LiveBuffer:
         lo, hi = batch.lo * factor_new, batch.hi * factor_new
         if horizon is not None and lo <= horizon * factor_old:
             return None
-        if factor_old != 1:
-            self.first = None if self.first is None else self.first * factor_old
-            self.last = None if self.last is None else self.last * factor_old
-            self.low = None if self.low is None else self.low * factor_old
+        self._rescale(factor_old)
         self.kind, self.scale = batch.time_kind, scale
         n = batch.n_elements
         elements = pa.table({
@@ -249,11 +240,23 @@ class LiveBuffer:
         if batch.metadata is not None:
             tables["metadata"] = batch.metadata
         self._add(tables, lo, hi, meta=batch.metadata is not None, quoted=False)
+        self._extend(lo, hi, n)
+        return BatchResult(accepted=n)
+
+    def _rescale(self, factor: int) -> None:
+        """The bounds at a scale ``factor`` times finer (the segments keep theirs: :meth:`table` rescales)."""
+        if factor != 1:
+            self.first = None if self.first is None else self.first * factor
+            self.last = None if self.last is None else self.last * factor
+            self.low = None if self.low is None else self.low * factor
+
+    def _extend(self, lo: int, hi: int, arrived: int) -> None:
+        """The bounds and the arrival count after a batch of ``arrived`` elements accepted between ``lo`` and
+        ``hi``."""
         self.first = lo if self.first is None else min(self.first, lo)
         self.last = hi if self.last is None else max(self.last, hi)
         self.low = lo if self.low is None else min(self.low, lo)
-        self.count += n
-        return BatchResult(accepted=n)
+        self.count += arrived
 
     def _add(self, tables: dict, lo: int | None, hi: int | None, *, meta: bool, quoted: bool = True) -> Segment:
         """Writes ``tables`` as a new segment (at the buffer's scale), merging the segments when there are too
