@@ -173,6 +173,43 @@ def test_a_restart_with_the_checkpoint_resumes_without_loss_or_duplicates(spark,
         assert [(r["query"], r["time"]) for r in records] == [(q, t) for q, t, _ in replayed[name]], name
 
 
+def test_the_inbox_is_a_replayable_log(spark, tmp_path, replayed):
+    """Pushed files stay in the inbox until the micro-batch that read them is committed. A process that stopped
+    before committing (the files still there, not named by the state) reads them again on a restart; one that
+    stopped after saving the state but before deleting them (named by the state as the last batch applied) does
+    not read them twice."""
+    from rspark.engine.engine import Engine
+    from rspark.engine.live.model import write_inbox
+
+    ckpt = tmp_path / "ckpt"
+    out = tmp_path / "count.jsonl"
+    with Engine(spark=spark, checkpoint=str(ckpt)) as eng:
+        eng.register(COUNT, name="count").write_to(str(out))
+        push(eng, 2, 4)
+        st = eng.live.streams[EX + "S"]
+        assert os.listdir(st.inbox) == []  # read and committed: deleted
+        inbox, batches = st.inbox, dict(st.batches)
+        eng.live.close(flush=False)
+    state = json.loads((ckpt / "state.json").read_text())
+    assert state["streams"][EX + "S"]["batches"] == batches == {"inbox": 0}
+    # a crash after the state named batch 0's files, before they were deleted: they are back in the inbox
+    applied = state["streams"][EX + "S"]["inbox_applied"]
+    assert len(applied) == 1
+    (Path(inbox) / applied[0]).write_text(trig(2, 4))
+    # ... and a file written but never read (the process stopped before its micro-batch)
+    write_inbox(inbox, trig(6), "trig")
+    with Engine(spark=spark, checkpoint=str(ckpt)) as eng:
+        eng.register(COUNT, name="count").write_to(str(out))
+        assert eng.live.wait_idle(timeout=120)
+        st = eng.live.streams[EX + "S"]
+        assert st.counters["elements"] == 3  # G1, G2 once, then G3
+        assert st.counters["late"] == 0 and st.batches == {"inbox": 1} and os.listdir(st.inbox) == []
+        push(eng, 8, 10)
+        eng.live.close(flush=True)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["query"], r["time"]) for r in records] == [(q, t) for q, t, _ in replayed["count"]]
+
+
 def test_a_watched_directory(engine, tmp_path, replayed):
     inbox = tmp_path / "in"
     inbox.mkdir()

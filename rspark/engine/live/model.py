@@ -35,6 +35,8 @@ class LiveStream:
     arrival_time: bool = False
     directories: list = field(default_factory=list)
     queries: list = field(default_factory=list)  # Spark StreamingQuery objects watching the directories
+    reader: Any = None  # the InboxReader of the inbox (rspark.engine.live.inbox)
+    inbox_applied: list = field(default_factory=list)  # the inbox files of the last batch applied (until deleted)
     batches: dict = field(default_factory=dict)  # source key -> the last micro-batch id applied
     counters: dict = field(default_factory=lambda: {"elements": 0, "late": 0, "rejected": 0, "files": 0,
                                                     "quarantined": 0, "batches": 0})
@@ -47,6 +49,8 @@ class LiveStream:
         """Writes ``text`` into the inbox (:func:`write_inbox`), counted."""
         path = write_inbox(self.inbox, text, ext)
         self.written += 1
+        if self.reader is not None:
+            self.reader.notify()
         return path
 
     def timeline(self) -> Timeline:

@@ -2,18 +2,20 @@
 
 Every live stream is a directory of element files (TriG or N-Quads, docs/streams.md): a directory the user names
 (``engine.watch``), or rspark's inbox for the stream, where ``engine.push``, a TCP socket and a paced replay write
-their input. Spark Structured Streaming's file source watches each directory (its checkpoint holds which files
-were read), and each micro-batch's new files are loaded with the replay's loader and appended to the stream's
-buffer (:mod:`rspark.engine.live.buffer`). Then the queries whose instants became due are evaluated: the
+their input. Spark Structured Streaming's file source watches each user's directory (its checkpoint holds which
+files were read); the inbox, rspark's own, is read as soon as a file is written (:mod:`rspark.engine.live.inbox`).
+Each micro-batch's new files are loaded with the replay's loader and appended to the stream's buffer
+(:mod:`rspark.engine.live.buffer`). Then the queries whose instants became due are evaluated: the
 :class:`~rspark.engine.replay.Replayer` runs over the buffers with ``until`` = the query's horizon (one tick before
 the least watermark of the streams it reads, a watermark being the greatest timestamp seen minus the allowed
 lateness) and ``after`` = the last instant it reported, so a live query gives, instant for instant, what a replay
 of the same elements gives.
 
-State (``checkpoint/state.json``, written atomically after each batch): per stream, the buffer's version and
-counters, and the last micro-batch of each source applied; per query, the last instant reported. A batch Spark
-runs again after a crash (same batch id, same files) is not applied twice; its records are evaluated again and
-the file sinks drop what they already hold (:mod:`rspark.engine.live.sinks`), so a restart writes nothing twice.
+State (``checkpoint/state.json``, written atomically after each batch): per stream, the buffer's segments and
+counters, the last micro-batch of each source applied (and the inbox files it read); per query, the last instant
+reported. A batch run again after a crash (same batch id, same files) is not applied twice; its records are
+evaluated again and the file sinks drop what they already hold (:mod:`rspark.engine.live.sinks`), so a restart
+writes nothing twice.
 
 The stream and query records are in :mod:`rspark.engine.live.model`, the evaluation (groups, horizons, the
 replay's run, pruning) in :mod:`rspark.engine.live.evaluation`; this module holds the sources, the micro-batches,
@@ -32,6 +34,7 @@ from decimal import Decimal
 
 from rspark.algebra.translate import compile_query
 from rspark.engine.live.evaluation import Evaluation
+from rspark.engine.live.inbox import InboxReader
 from rspark.engine.live.model import LiveQuery, LiveStream, check_lateness, stream_key, write_inbox
 from rspark.errors import InputError, RsparkError
 from rspark.rsp.windows import format_time, parse_time
@@ -90,9 +93,10 @@ class LiveRunner(Evaluation):
                     st.batches = dict(saved.get("batches", {}))
                     st.counters.update(saved.get("counters", {}))
                     st.evaluated = saved.get("evaluated")
+                    st.inbox_applied = list(saved.get("inbox_applied", []))
                 os.makedirs(st.inbox, exist_ok=True)
                 self.streams[iri] = st
-                self._watch(st, st.inbox, "inbox")
+                st.reader = InboxReader(self, st).start()
             st.lateness = lateness if lateness is not None else 0
             st.arrival_time = arrival_time
             if timestamp_predicate:
@@ -145,6 +149,8 @@ class LiveRunner(Evaluation):
                     query.stop()
                 except Exception:  # noqa: BLE001 - the JVM may be gone already; nothing left to stop then
                     pass
+            if st.reader is not None:
+                st.reader.stop(wait=False)  # (a batch of its own is not running: this thread holds the lock)
             del self.streams[iri]
             self._saved.get("streams", {}).pop(iri, None)
             self._save_state()
@@ -152,11 +158,10 @@ class LiveRunner(Evaluation):
             return True
 
     def _watch(self, st: LiveStream, directory: str, source: str) -> None:
-        """Starts the Structured Streaming query that feeds ``st`` from ``directory``."""
+        """Starts the Structured Streaming query that feeds ``st`` from ``directory`` (a user's: its files are
+        never deleted)."""
         reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILE_SCHEMA) \
             .option("pathGlobFilter", STREAM_FILES)
-        if source == "inbox":  # rspark's own files: deleted once their batch is committed (never a user's)
-            reader = reader.option("cleanSource", "delete")
         reader = reader.load(directory).select("path", "modificationTime")
         ckpt = os.path.join(self.checkpoint, "streams", stream_key(st.iri), "sources", source)
 
@@ -172,20 +177,25 @@ class LiveRunner(Evaluation):
 
     # ------------------------------------------------------------------------------------------------ batches
 
-    def on_batch(self, iri: str, source: str, batch_id: int, paths: list[str]) -> None:
-        """One micro-batch of a stream's source: load its files, append them, evaluate what became due, save."""
+    def on_batch(self, iri: str, source: str, batch_id: int, paths: list[str], inbox: list[str] | None = None) -> None:
+        """One micro-batch of a stream's source: load its files, append them, evaluate what became due, save.
+        ``inbox``: the names of the inbox files it reads (the state names them until they are deleted)."""
         arrived = time.time()
         with self.lock:
             if self._closed or self._closing:
                 # not applied and not committed (the exception tells Spark so): a restart reads these files again
-                raise _Closing("rspark's live mode is closing")
+                raise Closing("rspark's live mode is closing")
+            st = self.streams.get(iri)
+            if st is None:  # dropped while this batch waited for the lock: its files went with it
+                return
             try:
-                st = self.streams[iri]
                 if batch_id <= st.batches.get(source, -1):
                     log.info("<%s> %s: micro-batch %d was applied before a restart", iri, source, batch_id)
                 else:
                     self._ingest_batch(st, [_local_path(p) for p in paths], source, batch_id)
                     st.batches[source] = batch_id
+                    if inbox is not None:
+                        st.inbox_applied = list(inbox)
                     st.counters["batches"] += 1
                     if paths:
                         st.arrivals.append((arrived, st.buffer.last))
@@ -196,7 +206,7 @@ class LiveRunner(Evaluation):
                 log.info("<%s> %s batch %d: %d file%s loaded in %.2f s, %d record%s in %.2f s", iri, source, batch_id,
                          len(paths), "" if len(paths) == 1 else "s", loaded - arrived, delivered,
                          "" if delivered == 1 else "s", time.time() - loaded)
-            except _Closing:
+            except Closing:
                 raise
             except Exception as exc:  # noqa: BLE001 - kept for status() and re-raised to Spark (the query stops)
                 log.error("live batch of <%s> failed: %s", iri, exc)
@@ -364,7 +374,7 @@ class LiveRunner(Evaluation):
         state = {"streams": {}, "queries": {}}
         for iri, st in self.streams.items():
             state["streams"][iri] = {"buffer": st.buffer.state(), "batches": st.batches, "counters": st.counters,
-                                     "evaluated": st.evaluated}
+                                     "evaluated": st.evaluated, "inbox_applied": st.inbox_applied}
         for name, q in self.queries.items():
             state["queries"][name] = {"text": q.text, "last": q.last, "horizon": q.horizon,
                                       "evaluations": q.evaluations, "records": q.records}
@@ -444,7 +454,7 @@ class LiveRunner(Evaluation):
         """Whether every source has read every file there is (no micro-batch running or pending, and every file
         this process wrote into an inbox loaded)."""
         for st in self.streams.values():
-            if st.read < st.written:
+            if st.read < st.written or (st.reader is not None and not st.reader.idle()):
                 return False
             for query in st.queries:
                 status = query.status
@@ -478,6 +488,8 @@ class LiveRunner(Evaluation):
         with self.lock:  # the batch running now ends first: stopping a query interrupts its batch's Spark jobs
             self._closing = True
         for st in list(self.streams.values()):
+            if st.reader is not None:
+                st.reader.stop()
             for query in st.queries:
                 try:
                     query.stop()
@@ -495,7 +507,7 @@ class LiveRunner(Evaluation):
             shutil.rmtree(self.checkpoint, ignore_errors=True)
 
 
-class _Closing(RsparkError):
+class Closing(RsparkError):
     """A micro-batch refused because live mode is closing."""
 
 
