@@ -114,7 +114,7 @@ def test_seed000_example2_time_based(fig1):
     """W^tau[(5, 1)](S, 8) = (G2, 4), (G3, 6), (G4, 8): 8 - 5 < ti <= 8. The paper's [RANGE 5] has slide 1."""
     w = resolve("[RANGE 5 SLIDE 1]")
     assert w == TimeSpec(range=5, slide=1)
-    for strategy in ("explode", "panes"):
+    for strategy in ("explode", "panes", "bounds", "auto"):
         assert contents(assign_window(fig1, w, [8], strategy=strategy)) == {8: ["G2", "G3", "G4"]}
     # Example 7 restates W2^tau(S, 8) as G1..G4, which contradicts Example 2 and the definition (2 <= 8 - 5):
     # the definition wins. [RANGE 5] alone parses as a tumbling window (slide 5): t' = 5, content (0, 5].
@@ -379,6 +379,78 @@ def test_empty_stream(spark):
     for w in (resolve("[RANGE 4 SLIDE 2]"), resolve("[LANDMARK 0]"), CountSpec("ELEMENTS", 2)):
         assert evaluation_instants([WindowInput(w, empty)], "default").values() == []
         assert assign_window(empty, w, [1, 2]).count() == 0
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rng=st.integers(1, 12), slide=st.integers(1, 12), t0=st.integers(-5, 5), offset=st.integers(0, 3),
+       bounds=st.sampled_from(["(]", "[)"]), close=st.sampled_from(["<=", "<"]), before=st.booleans(),
+       explicit=st.booleans(), policies=st.sampled_from([("window-close",), ("periodic",),
+                                                        ("window-close", "periodic")]),
+       every=st.one_of(st.none(), st.integers(1, 7)), first=st.integers(-10, 30), span=st.integers(0, 40),
+       after=st.one_of(st.none(), st.integers(-10, 40)))
+def test_may_report_agrees_with_the_instants(spark, rng, slide, t0, offset, bounds, close, before, explicit,
+                                             policies, every, first, span, after):
+    """Live mode's check without Spark (may_report: can a window close or a period end in (after, until]?) against
+    the instants evaluation_instants gives, for time windows under window-close and periodic policies."""
+    from rspark.rsp.profiles import ReportPolicy
+    from rspark.spark.streaming.report import may_report, report_policies
+
+    w = TimeSpec(range=rng, slide=slide, t0=t0, offset=offset, bounds=bounds, close_rule=close,
+                 windows_before_t0=before, explicit_start=explicit)
+    profile = get_profile("default").with_settings(
+        name="may-report", time_report=frozenset(ReportPolicy(p) for p in policies))
+    until = first + span
+    after = None if after is None else first + after
+    stream = elements_frame(spark, [("G1", first)])
+    values = evaluation_instants([WindowInput(w, stream, bounds=(first, until))], profile, every=every,
+                                 until=until).values()
+    expected = any((after is None or t > after) and t <= until for t in values)
+    assert may_report(w, report_policies(profile, w, every), first, after, until, every) is expected
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rng=st.integers(1, 9), slide=st.integers(1, 9), t0=st.integers(-5, 5), offset=st.integers(0, 3),
+       profile=st.sampled_from(["default", "csparql", "rspql-star", "sparqlstream"]),
+       every=st.one_of(st.none(), st.integers(1, 7)), stamps=st.lists(st.integers(-5, 40), min_size=1, max_size=10),
+       after=st.integers(-10, 40), span=st.integers(0, 15))
+def test_instants_after_agrees_with_the_instants(spark, rng, slide, t0, offset, profile, every, stamps, after, span):
+    """The instants a live micro-batch asks for, found on the driver from the elements' timestamps
+    (instants_after), against evaluation_instants' (a Spark plan), the non-empty filter included."""
+    import numpy as np
+
+    from rspark.rsp.profiles import NON_EMPTY
+    from rspark.spark.streaming.report import instants_after, report_policies
+
+    p = get_profile(profile)
+    w = TimeSpec(range=rng, slide=slide, t0=t0, offset=offset, bounds=p.bounds, close_rule=p.close_rule,
+                 windows_before_t0=p.windows_before_t0)
+    until = after + span
+    stream = elements_frame(spark, [(f"e{i}", t) for i, t in enumerate(stamps)])
+    bounds = (min(stamps), max(stamps))
+    expected = [t for t in evaluation_instants([WindowInput(w, stream, bounds=bounds)], p, every=every,
+                                               until=until).values() if t > after]
+    held = np.sort(np.array(stamps, dtype=np.int64))
+    assert instants_after([WindowInput(w, stream, bounds=bounds, stamps=held)], p, after, until, every) == expected
+    # without the timestamps the non-empty filter cannot be applied on the driver: None, unless no window
+    # closes there at all
+    blind = instants_after([WindowInput(w, stream, bounds=bounds)], p, after, until, every)
+    if NON_EMPTY in report_policies(p, w, every):
+        assert blind is None or (blind == [] and expected == [])
+    else:
+        assert blind == expected
+
+
+def test_may_report_leaves_data_dependent_instants_open():
+    """Content change (and every window that is not time-based) reports at element timestamps: not known
+    without the data, so the live check says None and the query is evaluated."""
+    from rspark.spark.streaming.report import may_report, report_policies
+
+    for w in (resolve("[RANGE 4 SLIDE 2]"), resolve("[LANDMARK 0]"), CountSpec("ELEMENTS", 2)):
+        assert may_report(w, report_policies("cqels", w), 0, 3, 10) is None
+    assert may_report(resolve("[LANDMARK 0]"), report_policies("default", resolve("[LANDMARK 0]")), 0, 3, 10) is None
+    w = resolve("[RANGE 4 SLIDE 2]")
+    assert may_report(w, report_policies("default", w), 0, 3, 3) is False  # (3, 3]: empty
+    assert may_report(w, report_policies("default", w), 0, 3, 4) is True  # the window closing at 4
 
 
 # =========================================================================================================== time units
@@ -670,7 +742,7 @@ PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
 @PROPERTY
 @given(stream=streams, rng=st.integers(1, 9), slide=st.integers(1, 9), t0=st.one_of(st.none(), st.integers(-5, 10)),
        offset=st.integers(0, 3), profile=st.sampled_from(["default", "csparql", "rspql-star"]),
-       instants=instant_lists, strategy=st.sampled_from(["explode", "panes", "range", "auto"]))
+       instants=instant_lists, strategy=st.sampled_from(["explode", "panes", "range", "bounds", "auto"]))
 def test_property_time_window(spark, stream, rng, slide, t0, offset, profile, instants, strategy):
     p = get_profile(profile)
     w = TimeSpec(range=rng, slide=slide, t0=t0 or 0, offset=offset, bounds=p.bounds, close_rule=p.close_rule,

@@ -158,7 +158,7 @@ class Replayer:
         from rspark.rsp.profiles import get_profile
         from rspark.rsp.windows import CountSpec, resolve_window
         from rspark.spark.sparql.query import construct_frame, decode_quads, has_graphs, make_env, projected_names
-        from rspark.spark.streaming.report import WindowInput, evaluation_instants
+        from rspark.spark.streaming.report import WindowInput, evaluation_instants, instants_after
 
         profile = get_profile(self.profile or self.engine.profile)
         decls = plan.dataset.windows
@@ -201,20 +201,26 @@ class Replayer:
             if isinstance(rw, CountSpec) and rw.unit == "BGP":
                 bw = bgp_windows[id(d)] = self._bgp_window(comp, plan.op, d, rw, src)
                 matches = bw.match_times()
-            inputs.append(WindowInput(rw, src.elements, src.quads, matches, src.bounds()))
-        et = evaluation_instants(inputs, profile, every=every, times=ticks_times, until=ticks_until,
-                                 spark=self.spark)
+            inputs.append(WindowInput(rw, src.elements, src.quads, matches, src.bounds(), src.stamps))
         if after is not None and not consumes_events(plan.op, profile):
-            # the later instants only are collected (a live query's instants since its stream began can be many)
+            # the later instants only are collected (a live query's instants since its stream began can be many):
+            # on the driver when they can be (time windows, timestamps held there), else by a job
             reported = parse_time(after, timeline)
-            later = dataclasses.replace(et, frame=et.frame.filter(F.col("instant") > F.lit(reported))).values()
+            later = None
+            if isinstance(ticks_until, int) and not ticks_times:
+                later = instants_after(inputs, profile, reported, ticks_until, every)
+            if later is None:
+                et = evaluation_instants(inputs, profile, every=every, times=ticks_times, until=ticks_until,
+                                         spark=self.spark)
+                later = dataclasses.replace(et, frame=et.frame.filter(F.col("instant") > F.lit(reported))).values()
             instant_values = [reported] + later
             if not later and (plan.register is None or plan.register.kind != "STREAM"):
                 # nothing due since the reported instant (a live micro-batch inside a window): no plan to run
                 self.instants[label] = instant_values
                 return iter(())
         else:
-            instant_values = et.values()
+            instant_values = evaluation_instants(inputs, profile, every=every, times=ticks_times, until=ticks_until,
+                                                 spark=self.spark).values()
         self.instants[label] = instant_values
         self._report_instants(label, instant_values, timeline, list(zip(resolved, sources)), every=every,
                               profile=profile, until=until, times=times)

@@ -108,6 +108,7 @@ class LiveBuffer:
     count: int = 0
     next_id: int = 1
     segments: list = field(default_factory=list)
+    empty: dict = field(default_factory=dict)  # table name -> its empty frame (made once: a table no segment has)
 
     # ------------------------------------------------------------------------------------------------ state
 
@@ -393,6 +394,24 @@ class LiveBuffer:
         return sum(seg.tables["quads"].num_rows for seg in self.segments
                    if isinstance(seg.tables.get("quads"), pa.Table))
 
+    def driver_stamps(self):
+        """The elements' timestamps (a sorted numpy int64 array at the buffer's scale, those before ``low`` left
+        out) when every segment holding elements is held on the driver; else None."""
+        import numpy as np
+
+        parts = []
+        for seg in self.segments:
+            table = seg.tables.get("elements")
+            if table is None:
+                continue
+            if not isinstance(table, pa.Table):
+                return None
+            parts.append(table["ts"].to_numpy().astype(np.int64) * (self.scale // seg.scale))
+        stamps = np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+        if self.low is not None:
+            stamps = stamps[int(np.searchsorted(stamps, self.low)):]
+        return stamps
+
     def source(self) -> StreamSource | None:
         """The buffer as the stream a replay reads (None before the first element)."""
         if self.first is None:
@@ -401,13 +420,15 @@ class LiveBuffer:
         meta = any(seg.meta for seg in self.segments)
         for name in _TABLES:  # (a table no segment has is empty)
             if tables[name] is None:
-                tables[name] = local_frame(self.spark, [], _TABLES[name])
+                if name not in self.empty:
+                    self.empty[name] = local_frame(self.spark, [], _TABLES[name])
+                tables[name] = self.empty[name]
         return StreamSource(self.iri, tables["elements"], tables["quads"], tables["metadata"], tables["quoted"],
                             self.kind, self.scale, _bounds=(self.first, self.last), _has_metadata=meta,
                             stamp_predicate=encode(IRI(self.timestamp_predicate)),
                             # the buffer changes every batch: a DISTINCT over each window's content costs less
                             # than a job over the whole buffer finding whether it may be left out
-                            checks_duplicates=False)
+                            checks_duplicates=False, stamps=self.driver_stamps())
 
     @staticmethod
     def _kind_name(kind: str) -> str:

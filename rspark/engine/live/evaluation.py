@@ -39,6 +39,12 @@ class Evaluation:
                 fresh = [q for q in group if q.horizon is None or parse_time(q.horizon, tl) < ticks]
                 if not fresh:
                     continue
+                if not final and all(self._nothing_due(q, tl, ticks) for q in fresh):
+                    # no window closes and no period ends before the new horizon (most micro-batches of a
+                    # window longer than a batch): the horizon moves on without a plan, as the replay would
+                    # find no instant there
+                    self._advance(group, inputs, value, tl)
+                    continue
                 replayer = Replayer(self.engine, group[0].profile)
                 for iri in inputs:
                     if iri in self.streams:
@@ -69,15 +75,51 @@ class Evaluation:
                         newest = max(instants)
                         if q.last is None or newest > parse_time(q.last, tl):
                             q.last = format_time(newest, tl)
-                    q.horizon = value
-                    q.evaluations += 1
-                for iri in inputs:
-                    st = self.streams.get(iri)
-                    if st is not None:
-                        h = parse_time(value, st.timeline())
-                        st.evaluated = h if st.evaluated is None else max(st.evaluated, h)
+                self._advance(group, inputs, value, tl)
             self._prune()
         return delivered
+
+    def _advance(self, group: list[LiveQuery], inputs: set, value, tl: Timeline) -> None:
+        """The group was evaluated up to ``value``: its queries' horizon, and their input streams' evaluated
+        instant, move there."""
+        for q in group:
+            q.horizon = value
+            q.evaluations += 1
+        for iri in inputs:
+            st = self.streams.get(iri)
+            if st is not None:
+                h = parse_time(value, st.timeline())
+                st.evaluated = h if st.evaluated is None else max(st.evaluated, h)
+
+    def _nothing_due(self, q: LiveQuery, tl: Timeline, until: int) -> bool:
+        """Whether ``q`` certainly has no instant in (its last reported one, ``until``], known without Spark: each
+        of its windows is time-based, reports at its closes or periods (RSEP-QL, Def. 5; the report policies of
+        :mod:`rspark.spark.streaming.report`), and none falls there. False when it may have one, or when that
+        depends on the data (content change), on earlier instants (consumed events), or on other queries (a
+        REGISTER STREAM query, a stream another query writes)."""
+        from rspark.cep.patterns import consumes_events
+        from rspark.rsp.profiles import get_profile
+        from rspark.rsp.windows import resolve_window
+        from rspark.spark.streaming.report import may_report, report_policies
+
+        plan = q.plan
+        if q.last is None or (plan.register is not None and plan.register.kind == "STREAM"):
+            return False
+        profile = get_profile(q.profile)
+        if consumes_events(plan.op, profile):
+            return False
+        every = None
+        if plan.register is not None and plan.register.every is not None:
+            every = tl.duration(plan.register.every, "COMPUTED EVERY")
+        after = parse_time(q.last, tl)
+        for d in plan.dataset.windows:
+            st = self.streams.get(d.stream.value)
+            if st is None or st.buffer.first is None or st.timeline() != tl:
+                return False
+            rw = resolve_window(d.spec, profile, tl, first_ts=st.buffer.first)
+            if may_report(rw, report_policies(profile, rw, every), st.buffer.first, after, until, every) is not False:
+                return False
+        return True
 
     def _groups(self) -> list[list[LiveQuery]]:
         """The running queries in groups that are evaluated together: a query that registers a stream and the

@@ -76,6 +76,9 @@ class WindowInput:
     quads: DataFrame | None = None
     matches: DataFrame | None = None
     bounds: tuple[int | None, int | None] | None = None
+    # the elements' timestamps held on the driver (a sorted numpy int64 array), when the caller has them: then
+    # the non-empty filter of a few instants is found without a job (instants_after)
+    stamps: object | None = None
 
 
 @dataclass(frozen=True)
@@ -274,6 +277,92 @@ def evaluation_instants(windows: Sequence[WindowInput], profile: Profile | str |
     if len(frames) > 1:
         result = result.distinct()
     return EvaluationInstants(result, tuple(applied), until)
+
+
+DRIVER_INSTANTS = 10_000  # instants_after: at most this many candidate instants per window, else None
+
+
+def instants_after(windows: Sequence[WindowInput], profile: Profile | str | None, after: int, until: int,
+                   every: int | None = None) -> list[int] | None:
+    """The instants of :func:`evaluation_instants` in ``(after, until]``, sorted, computed on the driver without a
+    job; None when they cannot be: a window that is not time-based or reports on content change, unknown bounds,
+    a non-empty filter without the window's ``stamps``, or more than DRIVER_INSTANTS candidates. Live mode's
+    micro-batches ask for the few instants since the last one reported."""
+    profile = get_profile(profile)
+    found: set[int] = set()
+    for w in windows:
+        if w.bounds is None:
+            return None
+        first = w.bounds[0]
+        if first is None:  # no element: no instant
+            continue
+        window = w.window
+        policies = report_policies(profile, window, every)
+        if CONTENT_CHANGE in policies or not isinstance(window, TimeSpec):
+            return None
+        candidates: set[int] = set()
+        if WINDOW_CLOSE in policies:
+            k_first = window.windows_of(first)[0]
+            if window.explicit_start:
+                k_first = max(k_first, 0)
+            k_first = max(k_first, window.last_reported_index(after) + 1)
+            k_last = window.last_reported_index(until)
+            if k_last - k_first >= DRIVER_INSTANTS:
+                return None
+            candidates.update(window.report_instant(k) for k in range(k_first, k_last + 1))
+        if PERIODIC in policies:
+            origin, period = _window_origin(window), every if every is not None else window.slide
+            not_before = _explicit_start(window)
+            low = first if not_before is None else max(first, not_before)
+            j_first = max(-(-(low - origin) // period), (after - origin) // period + 1)
+            j_last = (until - origin) // period
+            if j_last - j_first >= DRIVER_INSTANTS:
+                return None
+            candidates.update(origin + j * period for j in range(j_first, j_last + 1))
+        if NON_EMPTY in policies and candidates:
+            if w.stamps is None:
+                return None
+            candidates = {t for t in candidates if _holds(w.stamps, window.content_bounds(t))}
+        found |= candidates
+    return sorted(found)
+
+
+def _holds(stamps, bounds: tuple[int, int] | None) -> bool:
+    """Whether the sorted ``stamps`` have one in the inclusive ``bounds``."""
+    import numpy as np
+
+    if bounds is None:
+        return False
+    lo, hi = bounds
+    i = int(np.searchsorted(stamps, lo, side="left"))
+    return i < len(stamps) and int(stamps[i]) <= hi
+
+
+def may_report(window: ResolvedWindow, policies, first: int, after: int | None, until: int,
+               every: int | None = None) -> bool | None:
+    """Whether :func:`evaluation_instants` may give one window, whose stream begins at ``first``, an instant in
+    ``(after, until]`` (ticks; ``after`` None: from the start), found without Spark: False when no window closes
+    and no period ends there; True when one does (the non-empty filter may still leave it out); None when the
+    instants depend on the data (content change). ``policies``: :func:`report_policies`' for the window."""
+    if CONTENT_CHANGE in policies or not isinstance(window, TimeSpec):
+        return None
+    found = False
+    if WINDOW_CLOSE in policies:
+        k_first = window.windows_of(first)[0]
+        if window.explicit_start:
+            k_first = max(k_first, 0)
+        if after is not None:
+            k_first = max(k_first, window.last_reported_index(after) + 1)
+        found = k_first <= window.last_reported_index(until)
+    if PERIODIC in policies and not found:
+        origin, period = _window_origin(window), every if every is not None else window.slide
+        not_before = _explicit_start(window)
+        low = first if not_before is None else max(first, not_before)
+        j_first = -(-(low - origin) // period)
+        if after is not None:
+            j_first = max(j_first, (after - origin) // period + 1)
+        found = j_first <= (until - origin) // period
+    return found
 
 
 def report_policies(profile: Profile | str | None, window: ResolvedWindow, every: int | None = None) -> set:

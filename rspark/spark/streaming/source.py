@@ -37,6 +37,9 @@ class StreamSource:
     # elements derived by EP-SPARQL CONSTRUCT rules (rspark.engine.rules): (element, start), the start of the
     # interval of each derived occurrence (its ``ts`` is the interval's end)
     starts: DataFrame | None = None
+    # the elements' timestamps (a sorted numpy int64 array) when the driver holds them (a live buffer's segments
+    # read on the driver): a micro-batch's instants are then found without a job (report.instants_after)
+    stamps: object | None = None
 
     def triples_unique(self, predicates: frozenset | None = None) -> bool:
         """Whether every triple of the stream occurs once, in one element (one aggregate job, once per predicate

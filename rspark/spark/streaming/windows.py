@@ -26,6 +26,9 @@ aggregates are: a ``min``/``max`` row, and for count windows a histogram of at m
 * time-based windows, strategy ``range``: when a window slides by much less than its range (CQELS windows
   slide with every tick) and the instants are many, each instant's window is a tick range and the bucketed range
   join below (buckets of ``range`` ticks) pairs them with the elements.
+* time-based windows, strategy ``bounds``: when the instants are a few values known on the driver (a live
+  micro-batch's), each instant's window is a selection ``lo <= ts <= hi`` with the instant as a literal, and the
+  selections are a union: no join, and over a local relation Spark's optimizer applies them itself (no job).
 * landmark and interval windows: a range join ``lo <= ts <= hi`` per instant. An un-keyed non-equi join is a
   cartesian product, so both sides get a bucket key (``ts`` cut into ~256 buckets over the data's span): the
   instant side is exploded over the buckets its range covers, the join is an equi-join on the bucket, and the
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -53,6 +57,7 @@ from rspark.spark.frames import local_frame
 INSTANT = "instant"
 BROADCAST_ROWS = 500_000  # instant-side tables up to this many rows are broadcast
 EXPLODE_LIMIT = 64  # time windows: copy an element into at most this many windows, else a range join
+BOUNDS_INSTANTS = 4  # time windows at this many instants given as values, or fewer: a selection per instant
 RANGE_BUCKETS = 256  # ts buckets of the range join (landmark, interval)
 RANK_BUCKETS = 64  # ts buckets of the rank pass (count windows)
 
@@ -147,6 +152,11 @@ def _instant_window_index(spec: TimeSpec) -> Column:
 def assign_time_window(elements: DataFrame, spec: TimeSpec, instants, *, strategy: str = "auto") -> DataFrame:
     """Time-based sliding or tumbling window: the (instant, element) pairs (strategies: module docstring)."""
     _check_items(elements, ("ts",))
+    if strategy == "bounds" or (strategy == "auto" and not isinstance(instants, DataFrame)):
+        values = sorted({int(t) for t in instants})
+        if strategy == "bounds" or len(values) <= BOUNDS_INSTANTS:
+            return _assign_by_bounds(elements, spec, values)
+        instants = values
     inst, rows = instants_frame(elements.sparkSession, instants)
     panes_per_window = spec.range // math.gcd(spec.range, spec.slide)
     if strategy == "auto":
@@ -195,7 +205,24 @@ def assign_time_window(elements: DataFrame, spec: TimeSpec, instants, *, strateg
         return _range_join(elements, "ts", ranges, "_w_lo", "_w_hi", spec.range, spec.anchor,
                            None if rows is None else 2 * rows)
 
-    raise WindowError(f"unknown window strategy {strategy!r}: expected auto, explode, panes or range")
+    raise WindowError(f"unknown window strategy {strategy!r}: expected auto, explode, panes, range or bounds")
+
+
+def _assign_by_bounds(elements: DataFrame, spec: TimeSpec, instants: list[int]) -> DataFrame:
+    """The ``bounds`` strategy: per instant, the elements inside its window's tick bounds, with the instant."""
+    if isinstance(instants, DataFrame):
+        raise WindowError("the bounds strategy needs the instants as values, not a DataFrame")
+    ts = F.col("ts")
+    parts = []
+    for t in instants:
+        bounds = spec.content_bounds(t)
+        if bounds is not None:
+            lo, hi = bounds
+            parts.append(elements.where(ts.between(F.lit(lo), F.lit(hi)))
+                         .withColumn(INSTANT, F.lit(t).cast("long")))
+    if not parts:
+        return elements.where(F.lit(False)).withColumn(INSTANT, F.lit(None).cast("long"))
+    return reduce(DataFrame.unionByName, parts)
 
 
 def _range_join(items: DataFrame, key: str, ranges: DataFrame, lo: str, hi: str, bucket: int, base: int,
