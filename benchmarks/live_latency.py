@@ -13,12 +13,16 @@ The stream (numeric timestamps, one named graph per element, N-Quads lines pushe
     <e{n}> prov:generatedAtTime "t"^^xsd:integer .
 
 3 triples per element (the timestamp counted, as in replay_throughput.py); K drawn among ``--sensors`` with a fixed
-seed. Every ``--chunk-ms`` of wall time (default 200 ms) the elements due at the target rate (triples/s, ``--rates``)
-since the previous chunk are generated and pushed as one ``engine.push`` (one inbox file); their timestamps are spread
-over the wall-clock milliseconds since the run's start that the chunk covers, the last one = the chunk's push time,
-so event time follows arrival (an element is never stamped after it is pushed). The stream is declared with lateness
-0: an instant T is due once an element stamped after T has arrived (rspark's horizon is one tick before the
-watermark), which is the chunk holding T's last element unless that chunk ends exactly at T (then the next one).
+seed. Every ``--chunk-ms`` of wall time (default 200 ms; the first push ``--phase-ms`` after the start, default 100)
+the elements due at the target rate (triples/s, ``--rates``) since the previous chunk are generated and pushed as one
+``engine.push`` (one inbox file); their timestamps are spread over the wall-clock milliseconds since the run's start
+that the chunk covers, the last one = the chunk's push time, so event time follows arrival (an element is never
+stamped after it is pushed). The stream is declared with lateness 0: an instant T is due once an element stamped
+after T has arrived (rspark's horizon is one tick before the watermark), which is the chunk holding T's last element
+unless that chunk ends exactly at T (then the next one). The phase keeps the pushes between window closes (at 100,
+300, ... ms): with ``--phase-ms 0`` they fall on multiples of the chunk, so every window close ends a chunk and each
+instant waits one more chunk for a later element: the generator's schedule, not a real stream's (whose next element
+follows within a fraction of a millisecond at these rates), adds ``--chunk-ms`` to every latency.
 
 Queries (``--queries``), each over ``FROM NAMED WINDOW :w ON :s [RANGE 1000 SLIDE 1000]`` (a tumbling 1-s window;
 the default profile: a record at each window's close, i.e. one per second of stream):
@@ -44,8 +48,7 @@ first third's by more than max(1 s, 50 %); the slope of a line fitted to it (s o
 timestamp - 1; ``--drain-timeout`` bounds it, then the sources are stopped and the records still missing counted).
 The phases of rspark's micro-batches are timed by wrapping the runner's methods on the instance (rspark's code is
 unchanged): a batch with input, one load (a micro-batch's files together: load + append + buffer rewrite), a
-batch's evaluation; with files per batch. Spark's own batch durations (``recentProgress``: triggerExecution) are
-in the JSON.
+batch's evaluation; with files per batch.
 
 Memory, sampled every ``--sample-s`` seconds: the driver's RSS (psutil, else /proc/self/status VmRSS), the Spark
 JVM's RSS (/proc/<pid>/status) and its heap used (``Runtime.totalMemory() - freeMemory()``), as first / max / last.
@@ -363,13 +366,15 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
         thread = threading.Thread(target=sampler, name="live-latency-sampler", daemon=True)
         thread.start()
 
-        # pushing: a chunk every chunk_ms of wall time, the elements due at the rate since the previous one
+        # pushing: a chunk every chunk_ms of wall time (the first after phase_ms), the elements due at the rate
+        # since the previous one
         sent = prev_ms = k = 0
         end_ms = int(seconds * 1000)
+        first_ms = args.phase_ms if args.phase_ms > 0 else args.chunk_ms
         with open(work / "stream.nq", "w", encoding="utf-8") as log_file:
             while True:
                 k += 1
-                delay = t0 + k * args.chunk_ms / 1000 - time.time()
+                delay = t0 + (first_ms + (k - 1) * args.chunk_ms) / 1000 - time.time()
                 if delay > 0:
                     time.sleep(delay)
                 if runner.failure is not None:
@@ -411,20 +416,10 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
 
         # (close() below waits for a batch still running: pruning, saving its state)
         if out["caught_up"]:
-            try:  # for Spark to post the batch's progress
+            try:  # the last batch saved
                 runner.wait_idle(timeout=10)
             except Exception:  # noqa: BLE001 - a failure is reported by the status below
                 pass
-        progress = []  # Spark's figures of the batches with input (the last 100)
-        for sq in runner.streams[STREAM].queries:
-            try:
-                progress += [p for p in sq.recentProgress if p.get("numInputRows")]
-            except Exception:  # noqa: BLE001 - only a figure of the report
-                pass
-        durations = [p["durationMs"].get("triggerExecution", 0) / 1000 for p in progress]
-        out["spark_batch_s_p50"] = percentile(durations, 0.5)
-        out["spark_batch_s_max"] = max(durations) if durations else None
-        out["spark_files_per_batch"] = statistics.fmean(p["numInputRows"] for p in progress) if progress else None
         closing.set()
         runner.close(flush=True)
         stop.set()
@@ -546,6 +541,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60, help="seconds of pushing per case")
     ap.add_argument("--queries", default="filter,aggregate,seq", help=f"among {', '.join(QUERIES)}")
     ap.add_argument("--chunk-ms", type=int, default=200, help="wall ms between two pushes")
+    ap.add_argument("--phase-ms", type=int, default=100,
+                    help="wall ms from the start to the first push (0: one chunk, so pushes fall on window closes)")
     ap.add_argument("--sensors", type=int, default=1000)
     ap.add_argument("--alarm-every", type=int, default=50, help="every n-th element is an alarm (the seq query)")
     ap.add_argument("--warmup", type=float, default=5, help="seconds of an unreported case per query first (0: none)")
