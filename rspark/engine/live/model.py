@@ -94,7 +94,7 @@ class LiveQuery:
 
 
 def write_inbox(inbox: str, text: str, ext: str) -> str:
-    """Writes ``text`` as a new file of ``inbox`` atomically (a hidden name renamed in): the file source never
+    """Writes ``text`` as a new file of ``inbox`` atomically (a hidden name renamed in): the inbox reader never
     reads half a file. Names sort in the order of writing."""
     os.makedirs(inbox, exist_ok=True)
     name = f"{time.time_ns():020d}-{os.getpid()}-{threading.get_ident() % 100000:05d}.{ext}"

@@ -1,6 +1,6 @@
 """Live sources besides a watched directory and ``engine.push``: a TCP socket of N-Quads lines and a paced replay of
 a recorded stream. Both write what they receive into the stream's inbox (:func:`~rspark.engine.live.runner.
-write_inbox`), where the stream's file source reads it: one path into the buffer for every source.
+write_inbox`), where the stream's inbox reader reads it: one path into the buffer for every source.
 
 Kafka is the production source of Spark Structured Streaming; rspark does not read it yet (docs/live.md says how
 it would be configured)."""

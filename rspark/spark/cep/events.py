@@ -124,7 +124,7 @@ class EventPlanner:
         """The right events of a SEQ as the contexts of its left operand: their bindings substituted, the graphs
         before their start (RSEP-QL, eq. 7: W ⊔ [0, t3 - 1] • W)."""
         p1, p2 = self.fresh("rt1"), self.fresh("rt2")
-        df = right.df.withColumnRenamed(T1, p1).withColumnRenamed(T2, p2)
+        df = right.df.withColumnsRenamed({T1: p1, T2: p2})
         cid = (*right.ctx.cid, *self._own_cols(right), p1, p2)
         return Ctx(df, cid, right.vars, p1), p1, p2
 
@@ -138,7 +138,7 @@ class EventPlanner:
             # per context and right solution mapping, the first / last right event that has a partner
             by = (*ctx.cid, *[var_col(v) for v in event_variables(expr.right)])
             left = self.extreme(left, last, by=by, order=(p2, p1))
-        df = left.df.drop(T2).withColumnRenamed(p2, T2).drop(p1)
+        df = left.df.drop(T2, p1).withColumnRenamed(p2, T2)
         return Events(df, ctx, left.vars)
 
     def _naive(self, expr: ops.EventSeq, ctx: Ctx) -> Events:

@@ -66,7 +66,11 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
         if canon not in cache:
             cache[canon] = _bep_matches(comp, canon, key, occurrences=consume != "NONE")
         df = cache[canon]
-        renamed = {var_col(c): var_col(n) for c, n in names.items()}
+        renamed = {var_col(c): var_col(n) for c, n in names.items() if c != n}
+        if not renamed:
+            return df
+        if renamed.keys().isdisjoint(renamed.values()):  # one operation (withColumnsRenamed renames in turn)
+            return df.withColumnsRenamed(renamed)
         return df.select(*[F.col(c).alias(renamed.get(c, c)) for c in df.columns])
 
     if consume == "NONE":
