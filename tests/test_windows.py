@@ -381,17 +381,20 @@ def test_empty_stream(spark):
         assert assign_window(empty, w, [1, 2]).count() == 0
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SPANS = (0, 1, 2, 3, 5, 8, 13, 21, 40)  # until - first (may_report) / until - after (instants_after)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rng=st.integers(1, 12), slide=st.integers(1, 12), t0=st.integers(-5, 5), offset=st.integers(0, 3),
        bounds=st.sampled_from(["(]", "[)"]), close=st.sampled_from(["<=", "<"]), before=st.booleans(),
        explicit=st.booleans(), policies=st.sampled_from([("window-close",), ("periodic",),
                                                         ("window-close", "periodic")]),
-       every=st.one_of(st.none(), st.integers(1, 7)), first=st.integers(-10, 30), span=st.integers(0, 40),
-       after=st.one_of(st.none(), st.integers(-10, 40)))
+       every=st.one_of(st.none(), st.integers(1, 7)), first=st.integers(-10, 30))
 def test_may_report_agrees_with_the_instants(spark, rng, slide, t0, offset, bounds, close, before, explicit,
-                                             policies, every, first, span, after):
+                                             policies, every, first):
     """Live mode's check without Spark (may_report: can a window close or a period end in (after, until]?) against
-    the instants evaluation_instants gives, for time windows under window-close and periodic policies."""
+    the instants evaluation_instants gives, for time windows under window-close and periodic policies: one plan
+    per window, checked for every (after, until) of a grid (the instants up to a smaller until are a prefix)."""
     from rspark.rsp.profiles import ReportPolicy
     from rspark.spark.streaming.report import may_report, report_policies
 
@@ -399,23 +402,26 @@ def test_may_report_agrees_with_the_instants(spark, rng, slide, t0, offset, boun
                  windows_before_t0=before, explicit_start=explicit)
     profile = get_profile("default").with_settings(
         name="may-report", time_report=frozenset(ReportPolicy(p) for p in policies))
-    until = first + span
-    after = None if after is None else first + after
+    last = first + max(SPANS)
     stream = elements_frame(spark, [("G1", first)])
-    values = evaluation_instants([WindowInput(w, stream, bounds=(first, until))], profile, every=every,
-                                 until=until).values()
-    expected = any((after is None or t > after) and t <= until for t in values)
-    assert may_report(w, report_policies(profile, w, every), first, after, until, every) is expected
+    values = evaluation_instants([WindowInput(w, stream, bounds=(first, last))], profile, every=every,
+                                 until=last).values()
+    chosen = report_policies(profile, w, every)
+    for after in [None, *range(first - 10, last + 1, 3)]:
+        for span in SPANS:
+            until = first + span
+            expected = any((after is None or t > after) and t <= until for t in values)
+            assert may_report(w, chosen, first, after, until, every) is expected, (after, until, values)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rng=st.integers(1, 9), slide=st.integers(1, 9), t0=st.integers(-5, 5), offset=st.integers(0, 3),
        profile=st.sampled_from(["default", "csparql", "rspql-star", "sparqlstream"]),
-       every=st.one_of(st.none(), st.integers(1, 7)), stamps=st.lists(st.integers(-5, 40), min_size=1, max_size=10),
-       after=st.integers(-10, 40), span=st.integers(0, 15))
-def test_instants_after_agrees_with_the_instants(spark, rng, slide, t0, offset, profile, every, stamps, after, span):
+       every=st.one_of(st.none(), st.integers(1, 7)), stamps=st.lists(st.integers(-5, 40), min_size=1, max_size=10))
+def test_instants_after_agrees_with_the_instants(spark, rng, slide, t0, offset, profile, every, stamps):
     """The instants a live micro-batch asks for, found on the driver from the elements' timestamps
-    (instants_after), against evaluation_instants' (a Spark plan), the non-empty filter included."""
+    (instants_after), against evaluation_instants' (a Spark plan), the non-empty filter included, for every
+    (after, until) of a grid."""
     import numpy as np
 
     from rspark.rsp.profiles import NON_EMPTY
@@ -424,20 +430,22 @@ def test_instants_after_agrees_with_the_instants(spark, rng, slide, t0, offset, 
     p = get_profile(profile)
     w = TimeSpec(range=rng, slide=slide, t0=t0, offset=offset, bounds=p.bounds, close_rule=p.close_rule,
                  windows_before_t0=p.windows_before_t0)
-    until = after + span
+    last = 60
     stream = elements_frame(spark, [(f"e{i}", t) for i, t in enumerate(stamps)])
     bounds = (min(stamps), max(stamps))
-    expected = [t for t in evaluation_instants([WindowInput(w, stream, bounds=bounds)], p, every=every,
-                                               until=until).values() if t > after]
+    values = evaluation_instants([WindowInput(w, stream, bounds=bounds)], p, every=every, until=last).values()
     held = np.sort(np.array(stamps, dtype=np.int64))
-    assert instants_after([WindowInput(w, stream, bounds=bounds, stamps=held)], p, after, until, every) == expected
-    # without the timestamps the non-empty filter cannot be applied on the driver: None, unless no window
-    # closes there at all
-    blind = instants_after([WindowInput(w, stream, bounds=bounds)], p, after, until, every)
-    if NON_EMPTY in report_policies(p, w, every):
-        assert blind is None or (blind == [] and expected == [])
-    else:
-        assert blind == expected
+    seen = WindowInput(w, stream, bounds=bounds, stamps=held)
+    blind = WindowInput(w, stream, bounds=bounds)  # without the timestamps
+    filtered = NON_EMPTY in report_policies(p, w, every)
+    for after in range(-10, last - 5, 4):
+        for span in SPANS:
+            until = min(last, after + span)
+            expected = [t for t in values if after < t <= until]
+            assert instants_after([seen], p, after, until, every) == expected, (after, until)
+            got = instants_after([blind], p, after, until, every)
+            # the non-empty filter cannot be applied on the driver without them: None, unless nothing closes there
+            assert (got is None or (got == [] and expected == [])) if filtered else got == expected
 
 
 def test_may_report_leaves_data_dependent_instants_open():

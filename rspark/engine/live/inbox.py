@@ -19,6 +19,8 @@ import logging
 import os
 import threading
 
+from rspark.engine.live.model import Closing
+
 log = logging.getLogger("rspark.live")
 
 SUFFIXES = (".trig", ".nq", ".nquads", ".trig.gz", ".nq.gz", ".nquads.gz")
@@ -73,8 +75,6 @@ class InboxReader:
             self.thread.join()
 
     def _run(self) -> None:
-        from rspark.engine.live.runner import Closing
-
         st = self.stream
         while not self.stopped.is_set():
             self.wake.wait(self.runner.trigger)

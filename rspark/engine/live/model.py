@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from rspark.errors import InputError
+from rspark.errors import InputError, RsparkError
 from rspark.model.time import parse_duration
 from rspark.rsp.windows import Timeline
 
@@ -91,6 +91,10 @@ class LiveQuery:
         self.stopped = False
         self.error: str | None = None
         self.latencies: list = []  # seconds from a batch's arrival to its records' delivery (the last 1000)
+
+
+class Closing(RsparkError):
+    """A micro-batch refused because live mode is closing (not applied, not committed: read again on a restart)."""
 
 
 def write_inbox(inbox: str, text: str, ext: str) -> str:

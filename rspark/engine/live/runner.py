@@ -35,7 +35,7 @@ from decimal import Decimal
 from rspark.algebra.translate import compile_query
 from rspark.engine.live.evaluation import Evaluation
 from rspark.engine.live.inbox import InboxReader
-from rspark.engine.live.model import LiveQuery, LiveStream, check_lateness, stream_key, write_inbox
+from rspark.engine.live.model import Closing, LiveQuery, LiveStream, check_lateness, stream_key, write_inbox
 from rspark.errors import InputError, RsparkError
 from rspark.rsp.windows import format_time, parse_time
 
@@ -505,10 +505,6 @@ class LiveRunner(Evaluation):
                     sink.close()
         if self.temporary:
             shutil.rmtree(self.checkpoint, ignore_errors=True)
-
-
-class Closing(RsparkError):
-    """A micro-batch refused because live mode is closing."""
 
 
 def _local_path(path: str) -> str:
