@@ -159,6 +159,7 @@ class Replayer:
         from rspark.rsp.windows import CountSpec, resolve_window
         from rspark.spark.sparql.query import construct_frame, decode_quads, has_graphs, make_env, projected_names
         from rspark.spark.streaming.report import WindowInput, evaluation_instants, instants_after
+        from rspark.spark.streaming.windows import LocalInstants
 
         profile = get_profile(self.profile or self.engine.profile)
         decls = plan.dataset.windows
@@ -221,6 +222,8 @@ class Replayer:
         else:
             instant_values = evaluation_instants(inputs, profile, every=every, times=ticks_times, until=ticks_until,
                                                  spark=self.spark).values()
+        if all(src.stamps is not None for src in sources):  # a live buffer's local relations
+            instant_values = LocalInstants(instant_values)
         self.instants[label] = instant_values
         self._report_instants(label, instant_values, timeline, list(zip(resolved, sources)), every=every,
                               profile=profile, until=until, times=times)

@@ -26,9 +26,10 @@ aggregates are: a ``min``/``max`` row, and for count windows a histogram of at m
 * time-based windows, strategy ``range``: when a window slides by much less than its range (CQELS windows
   slide with every tick) and the instants are many, each instant's window is a tick range and the bucketed range
   join below (buckets of ``range`` ticks) pairs them with the elements.
-* time-based windows, strategy ``bounds``: when the instants are a few values known on the driver (a live
-  micro-batch's), each instant's window is a selection ``lo <= ts <= hi`` with the instant as a literal, and the
-  selections are a union: no join, and over a local relation Spark's optimizer applies them itself (no job).
+* time-based windows, strategy ``bounds``: when the instants are a few values known on the driver and the data is
+  held there too (a live micro-batch's, :class:`LocalInstants`), each instant's window is a selection
+  ``lo <= ts <= hi`` with the instant as a literal, and the selections are a union: no join, and over a local
+  relation Spark's optimizer applies them itself (no job).
 * landmark and interval windows: a range join ``lo <= ts <= hi`` per instant. An un-keyed non-equi join is a
   cartesian product, so both sides get a bucket key (``ts`` cut into ~256 buckets over the data's span): the
   instant side is exploded over the buckets its range covers, the join is an equi-join on the bucket, and the
@@ -57,7 +58,13 @@ from rspark.spark.frames import local_frame
 INSTANT = "instant"
 BROADCAST_ROWS = 500_000  # instant-side tables up to this many rows are broadcast
 EXPLODE_LIMIT = 64  # time windows: copy an element into at most this many windows, else a range join
-BOUNDS_INSTANTS = 4  # time windows at this many instants given as values, or fewer: a selection per instant
+BOUNDS_INSTANTS = 4  # time windows over local data at this many instants, or fewer: a selection per instant
+
+
+class LocalInstants(list):
+    """Instant values for windows over data the driver holds (Spark local relations, a live buffer's): at
+    BOUNDS_INSTANTS or fewer, ``auto`` assigns a time window by bounds, which Spark's optimizer applies to the
+    local relation itself. (Over data Spark reads, a union of one scan an instant costs more than the join.)"""
 RANGE_BUCKETS = 256  # ts buckets of the range join (landmark, interval)
 RANK_BUCKETS = 64  # ts buckets of the rank pass (count windows)
 
@@ -152,11 +159,9 @@ def _instant_window_index(spec: TimeSpec) -> Column:
 def assign_time_window(elements: DataFrame, spec: TimeSpec, instants, *, strategy: str = "auto") -> DataFrame:
     """Time-based sliding or tumbling window: the (instant, element) pairs (strategies: module docstring)."""
     _check_items(elements, ("ts",))
-    if strategy == "bounds" or (strategy == "auto" and not isinstance(instants, DataFrame)):
-        values = sorted({int(t) for t in instants})
-        if strategy == "bounds" or len(values) <= BOUNDS_INSTANTS:
-            return _assign_by_bounds(elements, spec, values)
-        instants = values
+    if strategy == "bounds" or (strategy == "auto" and isinstance(instants, LocalInstants)
+                                and len(instants) <= BOUNDS_INSTANTS):
+        return _assign_by_bounds(elements, spec, sorted({int(t) for t in instants}))
     inst, rows = instants_frame(elements.sparkSession, instants)
     panes_per_window = spec.range // math.gcd(spec.range, spec.slide)
     if strategy == "auto":
