@@ -282,6 +282,32 @@ def evaluation_instants(windows: Sequence[WindowInput], profile: Profile | str |
 DRIVER_INSTANTS = 10_000  # instants_after: at most this many candidate instants per window, else None
 
 
+def _candidates(window: TimeSpec, policies, first: int, after: int | None, until: int,
+                every: int | None) -> list[range]:
+    """The instants in ``(after, until]`` (``after`` None: from the start) at which a time window whose stream begins
+    at ``first`` closes or a period ends, before the non-empty filter: one arithmetic range per policy (the
+    sequences of :func:`window_close_instants` and :func:`periodic_instants`, cut at ``after``)."""
+    out = []
+    if WINDOW_CLOSE in policies:
+        k_first = window.windows_of(first)[0]
+        if window.explicit_start:
+            k_first = max(k_first, 0)
+        if after is not None:
+            k_first = max(k_first, window.last_reported_index(after) + 1)
+        k_last = window.last_reported_index(until)
+        out.append(range(window.report_instant(k_first), window.report_instant(k_last) + 1, window.slide))
+    if PERIODIC in policies:
+        origin, period = _window_origin(window), every if every is not None else window.slide
+        not_before = _explicit_start(window)
+        low = first if not_before is None else max(first, not_before)
+        j_first = -(-(low - origin) // period)
+        if after is not None:
+            j_first = max(j_first, (after - origin) // period + 1)
+        j_last = (until - origin) // period
+        out.append(range(origin + j_first * period, origin + j_last * period + 1, period))
+    return out
+
+
 def instants_after(windows: Sequence[WindowInput], profile: Profile | str | None, after: int, until: int,
                    every: int | None = None) -> list[int] | None:
     """The instants of :func:`evaluation_instants` in ``(after, until]``, sorted, computed on the driver without a
@@ -296,33 +322,17 @@ def instants_after(windows: Sequence[WindowInput], profile: Profile | str | None
         first = w.bounds[0]
         if first is None:  # no element: no instant
             continue
-        window = w.window
-        policies = report_policies(profile, window, every)
-        if CONTENT_CHANGE in policies or not isinstance(window, TimeSpec):
+        policies = report_policies(profile, w.window, every)
+        if CONTENT_CHANGE in policies or not isinstance(w.window, TimeSpec):
             return None
-        candidates: set[int] = set()
-        if WINDOW_CLOSE in policies:
-            k_first = window.windows_of(first)[0]
-            if window.explicit_start:
-                k_first = max(k_first, 0)
-            k_first = max(k_first, window.last_reported_index(after) + 1)
-            k_last = window.last_reported_index(until)
-            if k_last - k_first >= DRIVER_INSTANTS:
-                return None
-            candidates.update(window.report_instant(k) for k in range(k_first, k_last + 1))
-        if PERIODIC in policies:
-            origin, period = _window_origin(window), every if every is not None else window.slide
-            not_before = _explicit_start(window)
-            low = first if not_before is None else max(first, not_before)
-            j_first = max(-(-(low - origin) // period), (after - origin) // period + 1)
-            j_last = (until - origin) // period
-            if j_last - j_first >= DRIVER_INSTANTS:
-                return None
-            candidates.update(origin + j * period for j in range(j_first, j_last + 1))
+        ranges = _candidates(w.window, policies, first, after, until, every)
+        if any(len(r) > DRIVER_INSTANTS for r in ranges):
+            return None
+        candidates = set().union(*ranges)
         if NON_EMPTY in policies and candidates:
             if w.stamps is None:
                 return None
-            candidates = {t for t in candidates if _holds(w.stamps, window.content_bounds(t))}
+            candidates = {t for t in candidates if _holds(w.stamps, w.window.content_bounds(t))}
         found |= candidates
     return sorted(found)
 
@@ -346,23 +356,7 @@ def may_report(window: ResolvedWindow, policies, first: int, after: int | None, 
     instants depend on the data (content change). ``policies``: :func:`report_policies`' for the window."""
     if CONTENT_CHANGE in policies or not isinstance(window, TimeSpec):
         return None
-    found = False
-    if WINDOW_CLOSE in policies:
-        k_first = window.windows_of(first)[0]
-        if window.explicit_start:
-            k_first = max(k_first, 0)
-        if after is not None:
-            k_first = max(k_first, window.last_reported_index(after) + 1)
-        found = k_first <= window.last_reported_index(until)
-    if PERIODIC in policies and not found:
-        origin, period = _window_origin(window), every if every is not None else window.slide
-        not_before = _explicit_start(window)
-        low = first if not_before is None else max(first, not_before)
-        j_first = -(-(low - origin) // period)
-        if after is not None:
-            j_first = max(j_first, (after - origin) // period + 1)
-        found = j_first <= (until - origin) // period
-    return found
+    return any(len(r) for r in _candidates(window, policies, first, after, until, every))
 
 
 def report_policies(profile: Profile | str | None, window: ResolvedWindow, every: int | None = None) -> set:
