@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -33,3 +34,25 @@ def spark():
     return get_session(conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
                              "spark.driver.memory": "6g"})
 
+
+
+@pytest.fixture
+def executor_loads(spark):
+    """Every static file parsed on the executors, however small (a test of their parsing: splits, fallbacks)."""
+    from rspark.spark.loading.loader import DRIVER_MAX_BYTES_CONF
+
+    spark.conf.set(DRIVER_MAX_BYTES_CONF, "0")
+    yield
+    spark.conf.unset(DRIVER_MAX_BYTES_CONF)
+
+
+@pytest.fixture
+def logs(caplog):
+    """caplog, with the ``rspark`` logger's records reaching it (the CLI's logging stops their propagation) and
+    INFO recorded."""
+    rspark_log = logging.getLogger("rspark")
+    saved = rspark_log.propagate
+    rspark_log.propagate = True
+    with caplog.at_level(logging.INFO, logger="rspark"):
+        yield caplog
+    rspark_log.propagate = saved

@@ -26,18 +26,6 @@ STILL_OPEN = ("the window holding it is still open; pass until='end' (rspark rep
               "stream at its last element")
 
 
-@pytest.fixture
-def logs(caplog):
-    """caplog, with the ``rspark`` logger's records reaching it (the CLI's logging stops their propagation) and
-    INFO recorded."""
-    rspark_log = logging.getLogger("rspark")
-    saved = rspark_log.propagate
-    rspark_log.propagate = True
-    with caplog.at_level(logging.INFO, logger="rspark"):
-        yield caplog
-    rspark_log.propagate = saved
-
-
 def records(caplog, name: str, level: int | None = None) -> list[tuple[str, int, str]]:
     return [(r.name, r.levelno, r.getMessage()) for r in caplog.records
             if r.name == name and (level is None or r.levelno == level)]
@@ -249,7 +237,7 @@ def test_a_missing_file_is_a_data_error_before_any_spark_job(engine, tmp_path):
 # ------------------------------------------------------------------------------------------- loading decisions
 
 
-def test_the_python_fallback_is_a_warning_when_not_asked_for(spark, tmp_path, logs, monkeypatch):
+def test_the_python_fallback_is_a_warning_when_not_asked_for(spark, tmp_path, logs, monkeypatch, executor_loads):
     monkeypatch.setattr(jvm, "_build_failure", "javac exited with status 1: error: boom")
     monkeypatch.setattr(jvm, "line_parser", lambda spark: None)
     monkeypatch.setattr(jvm, "lines_source", lambda *args, **kwargs: None)

@@ -406,7 +406,7 @@ def test_error_line_numbers_across_spark_splits(spark, tmp_path):
         spark.conf.unset("spark.sql.files.maxPartitionBytes")
 
 
-def test_ntriples_hex_like_blank_node_labels_across_splits(spark, tmp_path):
+def test_ntriples_hex_like_blank_node_labels_across_splits(spark, tmp_path, executor_loads):
     """N-Triples labels are all written by the author, even when they look like a parser's generated ones (16+ hex
     digits): one label is one node in every split, two labels are two nodes."""
     a, b = "_:0123456789abcdef", "_:fedcba9876543210"
@@ -1218,3 +1218,67 @@ def test_plain_check_of_a_stream_read_whole_by_the_jvm_equals_the_general_check(
     assert [x.element for x in plain.errors] == [e("g3"), e("g4"), e("g5")]
     plain.unpersist()
     general.unpersist()
+
+
+def _quads_of(lg: LoadedGraph) -> list[tuple]:
+    return [tuple(r) for r in lg.quads.select("s", "p", "o", "g").collect()]
+
+
+def test_small_graph_files_load_on_the_driver_as_on_the_executors(spark, tmp_path, logs):
+    """A small clean graph file is parsed on the driver into a local relation: the same quads (blank nodes up to
+    isomorphism) as the executors' parse, for every format, into the default graph and into a named graph. Files
+    with something to report, RDF-star terms or line ends the line readers must see go the executors' way, with the
+    executors' messages."""
+    from rspark.spark.loading.loader import DRIVER_MAX_BYTES_CONF
+
+    by_format: dict[str, list[Path]] = {}
+    for path in _w3c_rdf_files():
+        by_format.setdefault(rdf.detect_format(path), []).append(path)
+    assert set(by_format) == {"turtle", "ntriples", "nquads", "trig", "rdfxml"}, set(by_format)
+    rng = random.Random(5)
+    checked = set()
+    chosen = [p for fmt in sorted(by_format) for p in rng.sample(by_format[fmt], min(3, len(by_format[fmt])))]
+    chosen += [Path(__file__).resolve().parents[1] / "rspark" / "samples" / "sensors.ttl",
+               Path(__file__).parent / "data" / "social.trig"]
+    for i, path in enumerate(chosen):
+        for graph in [(None, "http://example.org/g")[i % 2]]:  # into the default graph, or a named one
+            logs.clear()
+            try:
+                driver = load_rdf(spark, path, graph=graph, strict=False)
+            except DataError:
+                continue  # (a W3C syntax test's file: strict=False keeps what loads; RDF/XML stops at its error)
+            on_driver = any("on the driver" in r.getMessage() for r in logs.records)
+            spark.conf.set(DRIVER_MAX_BYTES_CONF, "0")
+            try:
+                executors = load_rdf(spark, path, graph=graph, strict=False)
+            finally:
+                spark.conf.unset(DRIVER_MAX_BYTES_CONF)
+            ok, message = results_equal(as_dataset(_quads_of(driver)), as_dataset(_quads_of(executors)),
+                                        ordered=False)
+            assert ok, (path, graph, message)
+            assert sorted(driver.quoted.collect()) == [] or not on_driver
+            assert driver.errors == executors.errors or not on_driver
+            if on_driver:
+                checked.add(rdf.detect_format(path))
+            for lg in (driver, executors):
+                lg.unpersist()
+    assert checked == set(by_format), checked  # every format was read on the driver
+
+    # the executors' way: a problem (its message is theirs), an RDF-star term, a carriage return
+    bad = write(tmp_path, "bad.ttl", "@prefix : <http://e/> .\n:a :b :c .\n:a :b .\n")
+    with pytest.raises(DataError, match=r"bad\.ttl:3:7: \. is not a valid RDF object"):
+        load_rdf(spark, bad)
+    star = write(tmp_path, "star.ttl", "@prefix : <http://e/> .\n<< :a :b :c >> :d :e .\n")
+    logs.clear()
+    lg = load_rdf(spark, star)
+    assert not any("on the driver" in r.getMessage() for r in logs.records)
+    assert len(lg.quoted.collect()) == 1
+    crlf = write(tmp_path, "crlf.nt", "<http://e/a> <http://e/b> <http://e/c> .\r\n")
+    logs.clear()
+    assert len(_quads_of(load_rdf(spark, crlf))) == 1
+    assert not any("on the driver" in r.getMessage() for r in logs.records)
+    small = write(tmp_path, "small.nt", "<http://e/a> <http://e/b> <http://e/c> .\n")
+    logs.clear()
+    assert _quads_of(load_rdf(spark, small)) == [("<http://e/a>", "<http://e/b>", "<http://e/c>", "")]
+    assert [r.getMessage() for r in logs.records if "on the driver" in r.getMessage()] == [
+        f"loading {small} (N-Triples) on the driver (a small file: 1 triples)"]

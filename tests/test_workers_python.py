@@ -98,9 +98,9 @@ def test_conf_spark_pyspark_python_runs_the_workers(tmp_path):
     env["PYSPARK_PYTHON"] = str(fake_ran.parent / "python3")
     query = tmp_path / "rooms.rq"
     query.write_text("SELECT ?s ?p ?o WHERE { ?s ?p ?o }\n", encoding="utf-8")
-    # Turtle is parsed in Python workers (mapInArrow)
+    # Turtle is parsed in Python workers (mapInArrow), however small the file
     done = _run(["sparql", str(query), "--data", "rspark/samples/sensors.ttl", "--format", "json",
-                 "--conf", f"spark.pyspark.python={wrapper}"], env)
+                 "--conf", f"spark.pyspark.python={wrapper}", "--conf", "spark.rspark.load.driverMaxBytes=0"], env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout)["results"]["bindings"]
     assert ran.exists() and "pyspark" in ran.read_text()

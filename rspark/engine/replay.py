@@ -55,8 +55,10 @@ from rspark.spark.streaming.source import StreamSource
 # the stream's end)
 log = logging.getLogger("rspark.replay")
 
-# a query evaluated at this many instants or fewer (a live micro-batch's) has its answers fetched by one job
+# a query evaluated at this many instants or fewer has its answers fetched by one job (no cache, no count of rows
+# per instant); a live micro-batch's evaluation (the instants since the last reported one) up to LIVE_FEW_INSTANTS
 FEW_INSTANTS = 4
+LIVE_FEW_INSTANTS = 1_000
 
 
 @dataclass
@@ -310,7 +312,11 @@ class Replayer:
                 return E.decode(row[1]), E.decode(row[2]), E.decode(row[3])
         else:
             raise RsparkError(f"{label}: {form} is not a continuous query form")
-        rows = rows_by_instant(df, order, few=len(instant_values) <= FEW_INSTANTS)
+        # a live micro-batch's answers go to its sinks at once: one job brings them, rather than a cache, a count per
+        # instant and a fetch per range (which pay Spark's planning of the query twice and bound the driver's memory
+        # in a long replay)
+        few = len(instant_values) <= (FEW_INSTANTS if after is None else LIVE_FEW_INSTANTS)
+        rows = rows_by_instant(df, order, few=few)
         emit_empty = profile.emit_empty or form == "ASK"
 
         def record(t: int, items: list) -> ReplayOutput:

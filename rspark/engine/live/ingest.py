@@ -50,7 +50,7 @@ def read_small(path: str, timestamp_predicate: str, *, format: str | None = None
                max_bytes: int = MAX_BYTES) -> SmallBatch | None:
     """The batch in ``path`` (N-Quads or TriG) when it is at most ``max_bytes`` and clean (see the module
     documentation), else None: the caller loads it with ``load_stream``."""
-    from rspark.spark.loading.loader import K_QUAD, new_token
+    from rspark.spark.loading.loader import K_QUAD, has_quoted, new_token, parse_small
 
     try:
         fmt = rdf.detect_format(path, format)
@@ -59,44 +59,13 @@ def read_small(path: str, timestamp_predicate: str, *, format: str | None = None
         data = rdf.read_bytes(path)
     except Exception:  # noqa: BLE001 - anything unusual is load_stream's to report
         return None
-    raw = _parse(data, fmt, rdf.file_base_iri(path), new_token())
+    raw = parse_small(data, fmt, base_iri=rdf.file_base_iri(path), token=new_token(), default_graph="",
+                      triple_graph=None, positions=True)
     if raw is None or raw.num_rows == 0 or not pc.all(pc.equal(raw["k"], K_QUAD)).as_py():
         return None  # a problem (load_stream reports it), or nothing at all
-    if _has_quoted(raw):
+    if has_quoted(raw):
         return None
     return _check(raw, "<" + timestamp_predicate + ">")
-
-
-def _parse(data: bytes, fmt: str, base_iri: str, token: str) -> pa.Table | None:
-    """The raw rows of the load (``loader.RAW_ARROW``), or None when the text needs the loader's own handling."""
-    from rspark.spark.loading.loader import RAW_ARROW, python_line_parser, sink_batches
-
-    if fmt == "nquads":
-        if b"\r" in data or data.startswith(b"\xef\xbb\xbf"):
-            return None  # line ends and byte-order marks as the loader's line readers see them: theirs to read
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        n = len(lines)
-        batch = pa.RecordBatch.from_arrays(
-            [pa.array(lines, pa.string()), pa.repeat(pa.scalar(0, pa.int64()), n), pa.array(range(n), pa.int64())],
-            names=["value", "blk", "idx"])
-        parse = python_line_parser(fmt, base_iri, token, "", None, True)
-        batches = list(parse([batch]))
-    else:
-        batches = [b for sink in rdf.parse_document(data, fmt=fmt, base_iri=base_iri, token=token, default_graph="",
-                                                     triple_graph=None, strict=False, stream=True)
-                   for b in sink_batches(sink, True)]
-    return pa.Table.from_batches(batches, schema=RAW_ARROW)
-
-
-def _has_quoted(raw: pa.Table) -> bool:
-    """Whether a term may hold a quoted triple (its table of quoted triples is the loader's to build)."""
-    return any(pc.any(pc.match_substring(raw[c], "<<")).as_py() for c in ("s", "o", "g"))
 
 
 def _check(raw: pa.Table, pred: str) -> SmallBatch | None:

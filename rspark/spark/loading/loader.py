@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -87,6 +88,8 @@ _RAW_FIELDS = [
 ]
 RAW_ARROW = pa.schema([(name, typ) for name, typ, _ in _RAW_FIELDS])
 _RAW_DDL = ", ".join(f"{name} {ddl}" for name, _, ddl in _RAW_FIELDS)
+QUADS_DDL = "s string, p string, o string, g string"
+QUOTED_DDL = "t string, s string, p string, o string"
 
 
 # --------------------------------------------------------------------------------------------------- results
@@ -282,6 +285,79 @@ def python_line_parser(fmt: str, base_iri: str | None, token: str, default_graph
                 yield from sink_batches(sink, positions)
 
     return parse
+
+
+def parse_small(data: bytes, fmt: str, *, base_iri: str | None, token: str, default_graph: str,
+                triple_graph: str | None, positions: bool) -> pa.Table | None:
+    """The raw rows (``RAW_ARROW``) of a small file's bytes, parsed on the driver with the executors' functions
+    (the vectorised line reader, pyoxigraph), or None when the text needs the executors' own handling: a line
+    format with carriage returns, a byte-order mark or bytes that are not UTF-8 (their line readers decide what a
+    line is). Problems come back as problem rows, as from the executors. ``positions``: the quads carry their
+    (blk, idx, ord) (streams need them); a document is then parsed statement by statement, as a stream's is."""
+    if fmt in rdf.LINE_FORMATS:
+        if b"\r" in data or data.startswith(b"\xef\xbb\xbf"):
+            return None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        n = len(lines)
+        batch = pa.RecordBatch.from_arrays(
+            [pa.array(lines, pa.string()), pa.repeat(pa.scalar(0, pa.int64()), n), pa.array(range(n), pa.int64())],
+            names=["value", "blk", "idx"])
+        parse = python_line_parser(fmt, base_iri, token, default_graph, triple_graph, positions)
+        batches = list(parse([batch]))
+    else:
+        batches = [b for sink in rdf.parse_document(data, fmt=fmt, base_iri=base_iri, token=token,
+                                                     default_graph=default_graph, triple_graph=triple_graph,
+                                                     strict=not positions, stream=positions)
+                   for b in sink_batches(sink, positions)]
+    return pa.Table.from_batches(batches, schema=RAW_ARROW)
+
+
+def has_quoted(raw: pa.Table) -> bool:
+    """Whether a term of the raw rows may hold a quoted triple (RDF-star)."""
+    return any(pc.any(pc.match_substring(raw[c], "<<")).as_py() for c in ("s", "o", "g"))
+
+
+# a static graph file up to this size is parsed on the driver (about 10,000 triples): one local relation, no Spark job;
+# the session's spark.rspark.load.driverMaxBytes sets another size (0: every file is parsed on the executors)
+SMALL_GRAPH_BYTES = 1 << 20
+DRIVER_MAX_BYTES_CONF = "spark.rspark.load.driverMaxBytes"
+
+
+def _driver_max_bytes(spark: SparkSession) -> int:
+    value = spark.conf.get(DRIVER_MAX_BYTES_CONF, None)
+    if value is None:
+        return SMALL_GRAPH_BYTES
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise InputError(f"{DRIVER_MAX_BYTES_CONF}={value!r}: not a number of bytes") from None
+
+
+def _small_graph(spark: SparkSession, path: str, fmt: str, base_iri: str, graph: str) -> LoadedGraph | None:
+    """A small, clean local file without RDF-star terms, parsed on the driver (:func:`parse_small`) into a local
+    relation: loading the W3C test graphs and the sample's sensors took a Python task and three Spark jobs (parse,
+    count, quoted triples) for a few rows. None: the file goes the executors' way (a larger, compressed or remote
+    file, or one with a problem to report: its messages are theirs)."""
+    local = rdf.local_path(path)
+    try:
+        if local is None or rdf.is_compressed(path) or os.path.getsize(local) > _driver_max_bytes(spark):
+            return None
+        data = rdf.read_bytes(local)
+    except OSError:
+        return None
+    raw = parse_small(data, fmt, base_iri=base_iri, token=new_token(), default_graph=graph, triple_graph=graph,
+                      positions=False)
+    if raw is None or (raw.num_rows and not pc.all(pc.equal(raw["k"], K_QUAD)).as_py()) or has_quoted(raw):
+        return None
+    log.info("loading %s (%s) on the driver (a small file: %d triples)", path, _FORMAT_NAMES[fmt], raw.num_rows)
+    quads = spark.createDataFrame(raw.select(["s", "p", "o", "g"]), QUADS_DDL)
+    return LoadedGraph(quads=quads, quoted=local_frame(spark, [], QUOTED_DDL))
 
 
 _FORMAT_NAMES = {"ntriples": "N-Triples", "nquads": "N-Quads", "turtle": "Turtle", "trig": "TriG", "rdfxml": "RDF/XML"}
@@ -567,6 +643,9 @@ def load_rdf(spark: SparkSession, path: str | Path, *, graph: str | None = None,
     fmt = rdf.detect_format(path, format)
     base = base_iri if base_iri is not None else rdf.file_base_iri(path)
     g = _graph_term(graph)
+    small = _small_graph(spark, path, fmt, base, g)
+    if small is not None:
+        return small
     raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=new_token(), default_graph=g,
                                  triple_graph=g, strict=strict)
 
