@@ -327,7 +327,7 @@ def test_generated_queries(text):
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, **_SETTINGS)
+@settings(max_examples=600, **_SETTINGS)
 @given(generated_queries())
 def test_generated_queries_long(text):
     check(text)
