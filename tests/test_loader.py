@@ -1282,3 +1282,16 @@ def test_small_graph_files_load_on_the_driver_as_on_the_executors(spark, tmp_pat
     assert _quads_of(load_rdf(spark, small)) == [("<http://e/a>", "<http://e/b>", "<http://e/c>", "")]
     assert [r.getMessage() for r in logs.records if "on the driver" in r.getMessage()] == [
         f"loading {small} (N-Triples) on the driver (a small file: 1 triples)"]
+
+
+def test_driver_max_bytes_must_be_a_number(spark, tmp_path):
+    from rspark.errors import InputError
+    from rspark.spark.loading.loader import DRIVER_MAX_BYTES_CONF
+
+    path = write(tmp_path, "one.nt", "<http://e/a> <http://e/b> <http://e/c> .\n")
+    spark.conf.set(DRIVER_MAX_BYTES_CONF, "abc")
+    try:
+        with pytest.raises(InputError, match=r"^spark\.rspark\.load\.driverMaxBytes='abc': not a number of bytes$"):
+            load_rdf(spark, path)
+    finally:
+        spark.conf.unset(DRIVER_MAX_BYTES_CONF)
