@@ -343,8 +343,8 @@ def _driver_max_bytes(spark: SparkSession) -> int:
 
 def _small_graph(spark: SparkSession, path: str, fmt: str, base_iri: str, graph: str) -> LoadedGraph | None:
     """A small, clean local file without RDF-star terms, parsed on the driver (:func:`parse_small`) into a local
-    relation: loading the W3C test graphs and the sample's sensors took a Python task and three Spark jobs (parse,
-    count, quoted triples) for a few rows. None: the file goes the executors' way (a larger, compressed or remote
+    relation, where the executors' way costs a Python task and three Spark jobs (parse, counts, quoted triples) for
+    a few rows. None: the file goes the executors' way (a larger, compressed or remote
     file, or one with a problem to report: its messages are theirs)."""
     local = rdf.local_path(path)
     try:
