@@ -50,7 +50,7 @@ def read_small(path: str, timestamp_predicate: str, *, format: str | None = None
                max_bytes: int = MAX_BYTES) -> SmallBatch | None:
     """The batch in ``path`` (N-Quads or TriG) when it is at most ``max_bytes`` and clean (see the module
     documentation), else None: the caller loads it with ``load_stream``."""
-    from rspark.spark.loading.loader import K_QUAD, has_quoted, new_token, parse_small
+    from rspark.spark.loading.loader import new_token, parse_small
 
     try:
         fmt = rdf.detect_format(path, format)
@@ -61,10 +61,8 @@ def read_small(path: str, timestamp_predicate: str, *, format: str | None = None
         return None
     raw = parse_small(data, fmt, base_iri=rdf.file_base_iri(path), token=new_token(), default_graph="",
                       triple_graph=None, positions=True)
-    if raw is None or raw.num_rows == 0 or not pc.all(pc.equal(raw["k"], K_QUAD)).as_py():
-        return None  # a problem (load_stream reports it), or nothing at all
-    if has_quoted(raw):
-        return None
+    if raw is None or raw.num_rows == 0:
+        return None  # a problem or a quoted triple (load_stream's to handle), or nothing at all
     return _check(raw, "<" + timestamp_predicate + ">")
 
 

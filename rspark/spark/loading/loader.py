@@ -289,11 +289,12 @@ def python_line_parser(fmt: str, base_iri: str | None, token: str, default_graph
 
 def parse_small(data: bytes, fmt: str, *, base_iri: str | None, token: str, default_graph: str,
                 triple_graph: str | None, positions: bool) -> pa.Table | None:
-    """The raw rows (``RAW_ARROW``) of a small file's bytes, parsed on the driver with the executors' functions
-    (the vectorised line reader, pyoxigraph), or None when the text needs the executors' own handling: a line
-    format with carriage returns, a byte-order mark or bytes that are not UTF-8 (their line readers decide what a
-    line is). Problems come back as problem rows, as from the executors. ``positions``: the quads carry their
-    (blk, idx, ord) (streams need them); a document is then parsed statement by statement, as a stream's is."""
+    """The quads (raw rows, ``RAW_ARROW``) of a small clean file's bytes, parsed on the driver with the executors'
+    functions (the vectorised line reader, pyoxigraph), or None when the file needs the executors' own handling: a
+    problem to report (theirs are the messages), a term that may hold a quoted triple (their table of quoted triples
+    is built there), or, in a line format, carriage returns, a byte-order mark or bytes that are not UTF-8 (their
+    line readers decide what a line is). ``positions``: the quads carry their (blk, idx, ord) (streams need them);
+    a document is then parsed statement by statement, as a stream's is."""
     if fmt in rdf.LINE_FORMATS:
         if b"\r" in data or data.startswith(b"\xef\xbb\xbf"):
             return None
@@ -315,12 +316,12 @@ def parse_small(data: bytes, fmt: str, *, base_iri: str | None, token: str, defa
                                                      default_graph=default_graph, triple_graph=triple_graph,
                                                      strict=not positions, stream=positions)
                    for b in sink_batches(sink, positions)]
-    return pa.Table.from_batches(batches, schema=RAW_ARROW)
-
-
-def has_quoted(raw: pa.Table) -> bool:
-    """Whether a term of the raw rows may hold a quoted triple (RDF-star)."""
-    return any(pc.any(pc.match_substring(raw[c], "<<")).as_py() for c in ("s", "o", "g"))
+    raw = pa.Table.from_batches(batches, schema=RAW_ARROW)
+    if raw.num_rows and not pc.all(pc.equal(raw["k"], K_QUAD)).as_py():
+        return None
+    if any(pc.any(pc.match_substring(raw[c], "<<")).as_py() for c in ("s", "o", "g")):
+        return None
+    return raw
 
 
 # a static graph file up to this size is parsed on the driver (a few thousand triples): one local relation, no Spark
@@ -355,7 +356,7 @@ def _small_graph(spark: SparkSession, path: str, fmt: str, base_iri: str, graph:
         return None
     raw = parse_small(data, fmt, base_iri=base_iri, token=new_token(), default_graph=graph, triple_graph=graph,
                       positions=False)
-    if raw is None or (raw.num_rows and not pc.all(pc.equal(raw["k"], K_QUAD)).as_py()) or has_quoted(raw):
+    if raw is None:
         return None
     log.info("loading %s (%s) on the driver (a small file: %d triples)", path, _FORMAT_NAMES[fmt], raw.num_rows)
     quads = spark.createDataFrame(raw.select(["s", "p", "o", "g"]), QUADS_DDL)

@@ -59,14 +59,14 @@ INSTANT = "instant"
 BROADCAST_ROWS = 500_000  # instant-side tables up to this many rows are broadcast
 EXPLODE_LIMIT = 64  # time windows: copy an element into at most this many windows, else a range join
 BOUNDS_INSTANTS = 4  # time windows over local data at this many instants, or fewer: a selection per instant
+RANGE_BUCKETS = 256  # ts buckets of the range join (landmark, interval)
+RANK_BUCKETS = 64  # ts buckets of the rank pass (count windows)
 
 
 class LocalInstants(list):
     """Instant values for windows over data the driver holds (Spark local relations, a live buffer's): at
     BOUNDS_INSTANTS or fewer, ``auto`` assigns a time window by bounds, which Spark's optimizer applies to the
     local relation itself. (Over data Spark reads, a union of one scan an instant costs more than the join.)"""
-RANGE_BUCKETS = 256  # ts buckets of the range join (landmark, interval)
-RANK_BUCKETS = 64  # ts buckets of the rank pass (count windows)
 
 
 def _floordiv(expr: Column, divisor: int) -> Column:
