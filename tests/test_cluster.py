@@ -94,7 +94,8 @@ def test_a_live_query_on_a_standalone_cluster_matches_local_mode(tmp_path, spark
                 assert _master_status(state["webui_port"])["aliveworkers"] == 1
                 # every micro-batch loaded on the executors (not read on the driver, as small clean ones are)
                 live_on_cluster, live_log = _live(tmp_path / "checkpoint", "--master", master, "-v",
-                                                  "--conf", "spark.rspark.live.driverRead=false")
+                                                  "--conf", "spark.rspark.live.driverRead=false",
+                                                  "--conf", "spark.rspark.load.driverMaxBytes=0")
                 apps = _master_status(state["webui_port"])
         finally:
             # standalone_cluster has stopped the cluster: none of its processes (nor of their groups) may be left

@@ -64,9 +64,14 @@ def new_buffer(spark, tmp_path, name: str):
 
 
 def slow_append(spark, buffer, path: str, horizon=None):
-    from rspark.spark.loading.loader import load_stream
+    """``path`` loaded on the executors (however small) and appended."""
+    from rspark.spark.loading.loader import DRIVER_MAX_BYTES_CONF, load_stream
 
-    loaded = load_stream(spark, STREAM, path)
+    spark.conf.set(DRIVER_MAX_BYTES_CONF, "0")
+    try:
+        loaded = load_stream(spark, STREAM, path)
+    finally:
+        spark.conf.unset(DRIVER_MAX_BYTES_CONF)
     try:
         return buffer.append(loaded, horizon, None)
     finally:

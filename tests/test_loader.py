@@ -552,7 +552,7 @@ def test_stream_nquads_same_as_trig(spark, tmp_path):
 
 
 
-def test_stream_content_join_broadcasts_a_small_element_table(spark, tmp_path, monkeypatch):
+def test_stream_content_join_broadcasts_a_small_element_table(spark, tmp_path, monkeypatch, executor_loads):
     """The content joins its elements by broadcasting their table when it is small for the JVM's memory (the
     quads are not shuffled), else by a shuffled hash join: the same content either way."""
     from rspark.spark.loading import loader
@@ -1295,3 +1295,82 @@ def test_driver_max_bytes_must_be_a_number(spark, tmp_path):
             load_rdf(spark, path)
     finally:
         spark.conf.unset(DRIVER_MAX_BYTES_CONF)
+
+
+def _bnodes_renamed(view: tuple) -> list:
+    """A stream view with its blank nodes' per-load prefixes (``_:b<8 hex>_``) left out (its sets sorted)."""
+    def plain(x) -> str:
+        return re.sub(r"_:b[0-9a-f]{8}_", "_:", repr(x))
+
+    return [sorted(map(plain, part)) if isinstance(part, set) else plain(part) for part in view]
+
+
+def _generated_stream(kind: str, fmt: str) -> str:
+    """A clean stream of 6 elements (two sharing a timestamp, listed out of time order), a blank node, a literal
+    with a language tag, and (N-Quads) metadata about an element and about a name that is no element."""
+    stamp = {"integer": lambda v: f'"{v}"^^<{XSD}integer>', "decimal": lambda v: f'"{v}.25"^^<{XSD}decimal>',
+             "datetime": lambda v: f'"2026-01-01T00:00:{v:02d}Z"^^<{XSD}dateTime>'}[kind]
+    order = [3, 1, 4, 1, 5, 9]
+    if fmt == "nq":
+        lines = []
+        for i, v in enumerate(order):
+            lines += [f'{e("s" + str(i))} {e("p")} "v{i}"@en {e("g" + str(i))} .',
+                      f'_:x{i} {e("q")} {e("o")} {e("g" + str(i))} .', f'{e("g" + str(i))} <{PROV}> {stamp(v)} .']
+        lines += [f'{e("g0")} {e("source")} {e("x")} .', f'{e("other")} <{PROV}> {stamp(2)} .']
+        return "\n".join(lines) + "\n"
+    blocks = [f'{e("g" + str(i))} {{ {e("s" + str(i))} {e("p")} "v{i}"@en . _:x{i} {e("q")} {e("o")} . }}\n'
+              f'{e("g" + str(i))} <{PROV}> {stamp(v)} .' for i, v in enumerate(order)]
+    return "\n".join(blocks) + "\n"
+
+
+def test_small_stream_files_load_on_the_driver_as_on_the_executors(spark, tmp_path, logs):
+    """A small clean stream file is read on the driver into local relations: the same elements (their order by
+    seq), content, metadata, bounds, time kind and scale as the executors' load, for TriG and N-Quads, integer,
+    decimal and date-time timestamps, and the project's stream files. Files with something to report (their
+    messages are the executors'), RDF-star terms or carriage returns go the executors' way."""
+    from rspark.spark.loading.loader import DRIVER_MAX_BYTES_CONF
+
+    root = Path(__file__).resolve().parents[1]
+    chosen = [root / "rspark" / "samples" / "observations.trig",
+              *sorted((Path(__file__).parent / "data").glob("*.trig"))]
+    for kind in ("integer", "decimal", "datetime"):
+        for fmt in ("nq", "trig"):
+            chosen.append(write(tmp_path, f"{kind}.{fmt}", _generated_stream(kind, fmt)))
+    for path in chosen:
+        logs.clear()
+        driver = load_stream(spark, EX + "s", path)
+        assert [r.getMessage() for r in logs.records if "on the driver" in r.getMessage()] == [
+            f"loading {path} ({'TriG' if path.suffix == '.trig' else 'N-Quads'}) on the driver (a small file: "
+            f"{driver.n_elements} elements, {driver.quads.count()} triples)"], path
+        spark.conf.set(DRIVER_MAX_BYTES_CONF, "0")
+        try:
+            executors = load_stream(spark, EX + "s", path)
+        finally:
+            spark.conf.unset(DRIVER_MAX_BYTES_CONF)
+        assert _bnodes_renamed(_stream_view(driver)) == _bnodes_renamed(_stream_view(executors)), path
+        assert driver.bounds == stream_bounds(executors.elements), path
+        assert (driver.n_elements, driver.quoted.count()) == (executors.n_elements, executors.quoted.count()), path
+        assert rows(driver.candidates) == rows(driver.quads, "s", "p", "o")
+        assert rows(driver.restricted(frozenset({e("p")}))) == \
+            {r for r in rows(driver.quads) if r[1] == e("p")}
+        executors.unpersist()
+    decimal = load_stream(spark, EX + "s", tmp_path / "decimal.nq")
+    assert (decimal.time_kind, decimal.time_scale, decimal.bounds) == ("number", 100, (125, 925))
+    assert ranked(decimal.elements, "element", "ts", "seq") == {
+        (e("g0"), 325, 0), (e("g1"), 125, 1), (e("g2"), 425, 2), (e("g3"), 125, 3), (e("g4"), 525, 4),
+        (e("g5"), 925, 5)}
+
+    # the executors' way: a problem (its message is theirs), an RDF-star term, a carriage return
+    clean = f'{e("a")} {e("p")} {e("b")} {e("g1")} .\n{e("g1")} <{PROV}> "1"^^<{XSD}integer> .\n'
+    for name, text, error in [
+            ("bad.nq", clean + f'{e("a")} {e("p")} .\n', "bad.nq:3:"),
+            ("nostamp.nq", clean + f'{e("a")} {e("p")} {e("b")} {e("g2")} .\n', "nostamp.nq:3: no timestamp"),
+            ("star.nq", clean + f'<< {e("a")} {e("p")} {e("b")} >> {e("q")} {e("c")} {e("g1")} .\n', None),
+            ("crlf.nq", clean.replace("\n", "\r\n"), None)]:
+        logs.clear()
+        loaded = load_stream(spark, EX + "s", write(tmp_path, name, text))
+        assert not any("on the driver" in r.getMessage() for r in logs.records), name
+        messages = [str(x) for x in loaded.errors]
+        assert (len(messages) == 1 and error in messages[0]) if error else messages == [], (name, messages)
+        assert loaded.n_elements == 1, name
+        loaded.unpersist()

@@ -4,46 +4,28 @@ A batch pushed at 10,000 triples/s every 200 ms is a file of about 2,000 lines: 
 :func:`rspark.spark.loading.loader.load_stream` (parsing on executors, the element check as an aggregation, the
 content join) costs half a second of Spark jobs for milliseconds of work. So a file of at most
 ``MAX_BYTES`` is first read here, on the driver, with the executors' own parsing functions (the
-vectorised N-Quads line reader and pyoxigraph, :mod:`rspark.spark.loading.rdf`) and the element check of the load
-in Arrow. It is taken only when nothing in it needs a message or more than the common case: no malformed line or
-statement, every element with exactly one valid timestamp of the stream's kind, no RDF-star term. Any other file
-returns None and goes through ``load_stream``, whose checks and messages stay the only ones; the results of the two
-paths are the same (tested on generated files).
+vectorised N-Quads line reader and pyoxigraph, :mod:`rspark.spark.loading.rdf`) and the element check of the
+load in Arrow (:mod:`rspark.spark.loading.small`, which ``load_stream`` also uses for small stream files). It is
+taken only when nothing in it needs a message or more than the common case: no malformed line or statement, every
+element with exactly one valid timestamp of the stream's kind, no RDF-star term. Any other file returns None and
+goes through ``load_stream``, whose checks and messages stay the only ones; the results of the two paths are the
+same (tested on generated files).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from rspark.spark.loading import rdf
+from rspark.spark.loading.small import SmallBatch, stream_batch
 
 __all__ = ["SmallBatch", "read_small", "combine", "MAX_BYTES"]
 
 # the largest file read on the driver (bytes; about 80,000 N-Quads lines of 100 bytes)
 MAX_BYTES = 8 << 20
-
-
-@dataclass
-class SmallBatch:
-    """A clean batch read on the driver: ``elements`` (``element``, ``ts``, ``rank``: file order), ``quads`` (``s``,
-    ``p``, ``o``, ``element``), ``metadata`` (``s``, ``p``, ``o``; None: none), the time kind and scale
-    (``ts`` in units of 1 / ``time_scale``), and the least and greatest ``ts``."""
-
-    elements: pa.Table
-    quads: pa.Table
-    metadata: pa.Table | None
-    time_kind: str
-    time_scale: int
-    lo: int
-    hi: int
-
-    @property
-    def n_elements(self) -> int:
-        return self.elements.num_rows
 
 
 def read_small(path: str, timestamp_predicate: str, *, format: str | None = None,
@@ -63,74 +45,7 @@ def read_small(path: str, timestamp_predicate: str, *, format: str | None = None
                       triple_graph=None, positions=True)
     if raw is None or raw.num_rows == 0:
         return None  # a problem or a quoted triple (load_stream's to handle), or nothing at all
-    return _check(raw, "<" + timestamp_predicate + ">")
-
-
-def _check(raw: pa.Table, pred: str) -> SmallBatch | None:
-    """The load's element check (``loader._build_stream``) for a batch without problems: None when an element has
-    no timestamp, several, a bad one or one of another kind than the first element's."""
-    raw = raw.sort_by([("blk", "ascending"), ("idx", "ascending"), ("ord", "ascending")])
-    raw = raw.append_column("pos", pa.array(range(raw.num_rows), pa.int64()))
-    named_mask = pc.not_equal(raw["g"], "")
-    named = raw.filter(named_mask)
-    default = raw.filter(pc.invert(named_mask))
-    stamp_mask = pc.equal(default["p"], pred)
-    stamps = default.filter(stamp_mask)
-    if named.num_rows == 0:
-        return None
-
-    # the elements in file order (their first statement), and each one's timestamp values
-    first = named.group_by("g").aggregate([("pos", "min")]).sort_by("pos_min")
-    names = first["g"]
-    values = stamps.group_by("s").aggregate([("o", "min"), ("o", "max")])
-    index = pc.index_in(names, value_set=values["s"])
-    if index.null_count:
-        return None  # an element without timestamp
-    v0, v1 = pc.take(values["o_min"], index), pc.take(values["o_max"], index)
-    if not pc.all(pc.equal(v0, v1)).as_py():
-        return None  # several timestamps
-    parsed = _timestamps(v0)
-    if parsed is None:
-        return None
-    kind, ts, scale_exp = parsed
-    elements = pa.table({"element": names, "ts": ts, "rank": pa.array(range(len(names)), pa.int64())})
-    # the content: the named graphs' quads with their element's timestamp and rank
-    quads = pa.table({"s": named["s"], "p": named["p"], "o": named["o"], "element": named["g"]})
-    # metadata: the default graph's other triples, and the timestamps of names that are no element
-    is_element_stamp = pc.and_(stamp_mask, pc.is_in(default["s"], value_set=names))
-    meta = default.filter(pc.invert(is_element_stamp)).select(["s", "p", "o"])
-    lo, hi = pc.min_max(ts).values()
-    return SmallBatch(elements, quads, meta if meta.num_rows else None, kind, 10 ** scale_exp, lo.as_py(),
-                      hi.as_py())
-
-
-def _timestamps(encoded: pa.Array) -> tuple[str, pa.Array, int] | None:
-    """The elements' timestamps (encoded literals) as ``(kind, ts, scale exponent)``: epoch ms for
-    ``xsd:dateTime``, else numbers in units of ``10**-exponent``; None when one is not valid, or is of another
-    kind than the first's (the load rejects those elements, with a message)."""
-    from rspark.spark.loading.loader import PLAIN_INTEGER_STAMP
-
-    plain = pc.match_substring_regex(encoded, PLAIN_INTEGER_STAMP)
-    if pc.all(plain).as_py():  # canonical integers: read by Arrow
-        lexical = pc.list_element(pc.split_pattern(encoded, '"'), 1)
-        return "number", pc.cast(lexical, pa.int64()), 0
-    kinds, values, exps = [], [], []
-    for value in encoded.to_pylist():
-        try:
-            kind, v, e = rdf.parse_timestamp(value)
-        except ValueError:
-            return None
-        kinds.append(kind)
-        values.append(v)
-        exps.append(e)
-    if len(set(kinds)) > 1:
-        return None
-    if kinds[0] == "datetime":
-        return "datetime", pa.array(values, pa.int64()), 0
-    scale_exp = max(exps)
-    if max(len(str(abs(v))) - e for v, e in zip(values, exps)) + scale_exp > 18:
-        return None  # the load's message: the timestamps need too many digits
-    return "number", pa.array([v * 10 ** (scale_exp - e) for v, e in zip(values, exps)], pa.int64()), scale_exp
+    return stream_batch(raw, "<" + timestamp_predicate + ">")
 
 
 def combine(batches: list[SmallBatch]) -> SmallBatch | None:

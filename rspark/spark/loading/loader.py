@@ -1,7 +1,9 @@
 """Loading RDF into Spark: static graphs (:func:`load_rdf`) and recorded RDF streams (:func:`load_stream`).
 
-Parsing runs on executors, never on the driver (pyoxigraph inside ``mapInArrow``; the pure-Python helpers are in
-:mod:`rspark.spark.loading.rdf`):
+Parsing runs on executors (pyoxigraph inside ``mapInArrow``; the pure-Python helpers are in
+:mod:`rspark.spark.loading.rdf`), except for a small clean local file (``spark.rspark.load.driverMaxBytes``, 256 KiB
+by default), which is parsed on the driver with the same functions into local relations (:func:`parse_small`; a
+stream's elements checked by :mod:`rspark.spark.loading.small`):
 
 * N-Triples / N-Quads are read in input splits, so a large file is split across tasks. The lines already in the
   canonical term encoding are cut into terms inside the JVM by rspark's Java line scanner (:mod:`rspark.spark.jvm`;
@@ -60,7 +62,7 @@ from pyspark.sql import functions as F
 from rspark.errors import DataError, InputError, MissingFileError
 from rspark.spark import jvm
 from rspark.spark.frames import local_frame
-from rspark.spark.loading import rdf
+from rspark.spark.loading import rdf, small
 
 __all__ = ["LoadedGraph", "LoadedStream", "load_rdf", "load_stream", "check_file", "MissingFileError",
            "PROV_GENERATED_AT_TIME", "MAX_ERRORS"]
@@ -675,8 +677,7 @@ _CHECK_DDL = ("element string, blk long, idx long, ord long, kind string, m long
               "err string, eblk long, eidx long, eord long")
 
 
-# A canonical xsd:integer / xsd:long timestamp of at most 17 digits: parse_timestamp gives ("number", int, 0).
-PLAIN_INTEGER_STAMP = r'^"-?(0|[1-9][0-9]{0,16})"\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|long)>$'
+PLAIN_INTEGER_STAMP = rdf.PLAIN_INTEGER_STAMP
 _CHECK_SCHEMA = pa.schema([
     ("element", pa.string()), ("blk", pa.int64()), ("idx", pa.int64()), ("ord", pa.int64()),
     ("kind", pa.string()), ("m", pa.int64()), ("e", pa.int32()), ("ms", pa.int64()),
@@ -794,6 +795,9 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
         raise InputError(f"a stream file must be TriG or N-Quads, not {fmt}: {path}")
     base = base_iri if base_iri is not None else rdf.file_base_iri(path)
     pred = _graph_term(timestamp_predicate)
+    on_driver = _small_stream(spark, iri, path, fmt, base, pred)
+    if on_driver is not None:
+        return on_driver
     # strict or not, the whole file is parsed so that strict mode raises the first problem in file order
     raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=new_token(), default_graph="",
                                  triple_graph=None, strict=False, pred=pred)
@@ -806,6 +810,50 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
             df.unpersist()
         raise
     return result
+
+
+ELEMENTS_DDL = "element string, ts long, seq long"
+CONTENT_DDL = "s string, p string, o string, element string, ts long, seq long"
+TRIPLES_DDL = "s string, p string, o string"
+
+
+def _small_stream(spark: SparkSession, iri: str, path: str, fmt: str, base_iri: str, pred: str) -> LoadedStream | None:
+    """A small, clean local stream file read on the driver (:mod:`rspark.spark.loading.small`) as local relations,
+    where the executors' way costs a Python task and four Spark jobs for a few rows; None: the executors' way (a
+    larger, compressed or remote file, or one with anything to report: its messages are theirs). ``seq`` is the
+    element's rank in file order (the executors' is a sparse key of the same order)."""
+    local = rdf.local_path(path)
+    try:
+        if local is None or rdf.is_compressed(path) or os.path.getsize(local) > _driver_max_bytes(spark):
+            return None
+        data = rdf.read_bytes(local)
+    except OSError:
+        return None
+    raw = parse_small(data, fmt, base_iri=base_iri, token=new_token(), default_graph="", triple_graph=None,
+                      positions=True)
+    batch = small.stream_batch(raw, pred) if raw is not None and raw.num_rows else None
+    if batch is None:
+        return None
+    log.info("loading %s (%s) on the driver (a small file: %d elements, %d triples)", path, _FORMAT_NAMES[fmt],
+             batch.n_elements, batch.quads.num_rows)
+    elements = batch.elements.rename_columns(["element", "ts", "seq"])
+    content = batch.quads.join(elements, keys="element").select(["s", "p", "o", "element", "ts", "seq"])
+    quads = spark.createDataFrame(content, CONTENT_DDL)
+    meta = batch.metadata
+    return LoadedStream(
+        iri=iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri,
+        elements=spark.createDataFrame(elements, ELEMENTS_DDL),
+        quads=quads,
+        candidates=quads.select("s", "p", "o"),
+        restricted=lambda predicates: quads.filter(F.col("p").isin(*sorted(predicates))),
+        metadata=spark.createDataFrame(meta, TRIPLES_DDL) if meta is not None else local_frame(spark, [], TRIPLES_DDL),
+        has_metadata=meta is not None,
+        bounds=(batch.lo, batch.hi),
+        n_elements=batch.n_elements,
+        quoted=local_frame(spark, [], QUOTED_DDL),
+        time_kind=batch.time_kind,
+        time_scale=batch.time_scale,
+    )
 
 
 # bytes of JVM memory per element broadcast: ~20x an element's row (name, ts, seq), ~10x its hashed relation

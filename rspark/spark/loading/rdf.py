@@ -1093,6 +1093,10 @@ def datetime_millis(lexical: str) -> int:
     return total * 1000 + millis
 
 
+# A canonical xsd:integer / xsd:long timestamp of at most 17 digits: parse_timestamp gives ("number", int, 0).
+PLAIN_INTEGER_STAMP = r'^"-?(0|[1-9][0-9]{0,16})"\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|long)>$'
+
+
 def parse_timestamp(encoded: str) -> tuple[str, int, int]:
     """An encoded timestamp literal -> ``("datetime", epoch_ms, 0)`` or ``("number", mantissa, exponent)`` where
     the number is exactly ``mantissa * 10**-exponent`` with no trailing zero digits in the mantissa's fraction
