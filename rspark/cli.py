@@ -503,7 +503,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Live: run continuous queries over streams as they arrive; print each record as it is reported."""
-    from rspark.engine.live.sinks import FileSink, TextSink
+    from rspark.engine.live.sinks import FileSink, TextSink, TrigDirectorySink
     from rspark.engine.live.sources import parse_source
     from rspark.engine.writers import Head, replay_columns
     from rspark.rsp.profiles import get_profile
@@ -539,10 +539,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         runner.until = until
         sink = FileSink(args.output, fmt, columns) if args.output else TextSink(fmt, sys.stdout, columns)
         for q in queries:
-            handle = engine.register(q.text, name=Path(q.path).name)
-            handle.add_sink(sink)
+            sinks = [sink]
             if args.trig_dir and q.plan.form == "CONSTRUCT":
-                handle.write_trig(args.trig_dir)
+                sinks.append(TrigDirectorySink(args.trig_dir))
+            engine.register(q.text, name=Path(q.path).name, sinks=sinks)
         options = {"lateness": args.lateness or 0, "arrival_time": args.arrival_time}
         for iri, spec in sources:
             engine.source(iri, spec, **options)

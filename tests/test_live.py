@@ -81,12 +81,14 @@ def push(engine, *times, wait: bool = True) -> None:
 
 
 @pytest.mark.parametrize("driver_ingest", [True, False], ids=["driver-read", "loader"])
-def test_live_equals_replay_with_batches_out_of_order(engine, replayed, driver_ingest):
+def test_live_equals_replay_with_batches_out_of_order(engine, replayed, driver_ingest, request):
     """Elements arrive in four batches, one of them out of order (4 before 2), one behind the latest element by
     the allowed lateness (8 after 10, lateness 2): every record equals the replay's. The batches are read on the
-    driver (rspark.engine.live.ingest), or all by the loader."""
+    driver (rspark.engine.live.ingest), or all by the loader on the executors."""
     engine.live_stream(EX + "S", lateness=2)
     engine.live.driver_ingest = driver_ingest
+    if not driver_ingest:
+        request.getfixturevalue("executor_loads")
     handles = {name: engine.register(q, name=name) for name, q in QUERIES.items()}
     push(engine, 4, 2)
     push(engine, 6)
@@ -103,6 +105,26 @@ def test_live_equals_replay_with_batches_out_of_order(engine, replayed, driver_i
     assert status["streams"][EX + "S"]["elements"] == 5
     assert status["streams"][EX + "S"]["late"] == 0
     assert status["queries"]["count"]["lag"] == 0  # closed: reported up to the newest element, 10
+
+
+def test_sinks_given_to_register_get_the_records_of_its_first_evaluation(engine, replayed, tmp_path):
+    """A query registered after its stream's elements arrived is evaluated at once; the sinks given to register
+    (a callable, a Sink) get those first records, as results() does; a callback subscribed afterwards does not."""
+    from rspark.engine.live.sinks import FileSink
+
+    engine.live_stream(EX + "S", lateness=0)
+    push(engine, 2, 4, 6)
+    called, later = [], []
+    out = tmp_path / "count.jsonl"
+    h = engine.register(COUNT, name="count", sinks=[called.append, FileSink(str(out), "jsonl")])
+    h.subscribe(later.append)
+    first = rows(h.drain())
+    assert [t for _, t, _ in first] == [2, 4]  # the instants before the watermark, 6
+    assert rows(called) == first == replayed["count"][:2]
+    assert later == []
+    assert [json.loads(line)["time"] for line in out.read_text().splitlines()] == [2, 4]
+    with pytest.raises(TypeError, match=r"register\(sinks=\.\.\.\): a Sink or a callable, not str"):
+        engine.register(COUNT, name="other", sinks=["out.jsonl"])
 
 
 def test_late_elements_are_counted_and_dead_lettered(engine, replayed, tmp_path):

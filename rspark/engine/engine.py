@@ -531,15 +531,30 @@ class Engine:
         start_source(self, iri, spec, **options)
         return self
 
-    def register(self, query: str, *, name: str | None = None, profile: str | None = None):
+    def register(self, query: str, *, name: str | None = None, profile: str | None = None, sinks=()):
         """Register a continuous query over live streams; returns its
         :class:`~rspark.engine.live.handle.QueryHandle` (``subscribe``, ``results``, ``status``, ``stop``). Its
         records are those ``replay`` gives over the same elements, delivered as the instants become due: every
-        instant up to the least watermark of the streams it reads."""
+        instant up to the least watermark of the streams it reads.
+
+        ``sinks``: where the records go from the first one on (:class:`~rspark.engine.live.sinks.Sink` objects,
+        or callables called with each record), attached before the query is first evaluated. A sink added to the
+        handle later (``subscribe``, ``write_to``) gets the records delivered after it is added: those of an
+        evaluation at registration (what the buffers, or a checkpoint's, already hold) can be gone by then."""
         from rspark.engine.live.handle import QueryHandle
+        from rspark.engine.live.sinks import CallbackSink, QueueSink, Sink
 
         runner = self.live
-        handle = QueryHandle(runner, runner.register(query, name=name, profile=profile))
+        attached = [QueueSink()]
+        for sink in sinks:
+            if isinstance(sink, Sink):
+                attached.append(sink)
+            elif callable(sink):
+                attached.append(CallbackSink(sink))
+            else:
+                raise TypeError(f"register(sinks=...): a Sink or a callable, not {type(sink).__name__}")
+        handle = QueryHandle(runner, runner.register(query, name=name, profile=profile, sinks=tuple(attached)),
+                             attached[0])
         with runner.lock:  # what the buffers hold already is evaluated now
             runner.evaluate()
         return handle

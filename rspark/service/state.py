@@ -404,12 +404,11 @@ class Service:
             raise ServiceError(400, str(exc)) from None
         self._check_cost(name, plan, profile)
         results = ResultLog(self.limits.keep_events)
-        with self.live.lock:  # the log is the query's sink before a micro-batch can evaluate it
-            try:
-                q = self.live.register(text, name=name, profile=profile)
+        with self.live.lock:
+            try:  # the log is the query's sink before a micro-batch can evaluate it
+                q = self.live.register(text, name=name, profile=profile, sinks=(results,))
             except RsparkError as exc:
                 raise ServiceError(400, str(exc)) from None
-            q.sinks.append(results)
             entry = QueryEntry(name, text, profile, q, results)
             with self.lock:
                 self.queries[name] = entry

@@ -18,11 +18,10 @@ class QueryHandle:
     written at most once per instant across restarts; ``status()``: counters; ``pause()`` / ``resume()``;
     ``stop()``: unregisters the query."""
 
-    def __init__(self, runner, query) -> None:
+    def __init__(self, runner, query, queue_sink: QueueSink) -> None:
         self._runner = runner
         self._query = query
-        self._queue = QueueSink()
-        query.sinks.append(self._queue)
+        self._queue = queue_sink  # attached to the query by whoever registered it (before its first evaluation)
 
     @property
     def name(self) -> str:

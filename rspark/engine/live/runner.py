@@ -322,7 +322,9 @@ class LiveRunner(Evaluation):
 
     # ------------------------------------------------------------------------------------------------ queries
 
-    def register(self, text: str, *, name: str | None = None, profile: str | None = None) -> LiveQuery:
+    def register(self, text: str, *, name: str | None = None, profile: str | None = None,
+                 sinks: tuple = ()) -> LiveQuery:
+        """Adds a live query, its ``sinks`` attached before any micro-batch can evaluate it."""
         from rspark.engine.replay import query_label
 
         plan = compile_query(text, source=name or "query")
@@ -345,6 +347,7 @@ class LiveRunner(Evaluation):
                 if iri not in self.streams and not any(o.writes == iri for o in self.queries.values()) \
                         and iri not in self.engine.streams:
                     self.stream(iri)  # fed later (push, watch), or by a query registered later
+            q.sinks.extend(sinks)
             self.queries[qname] = q
         return q
 
