@@ -117,6 +117,9 @@ def test_seed000_example2_time_based(fig1):
     for strategy in ("explode", "panes", "bounds", "auto"):
         assert contents(assign_window(fig1, w, [8], strategy=strategy)) == {8: ["G2", "G3", "G4"]}
     assert contents(assign_window(fig1, w, LocalInstants([8]))) == {8: ["G2", "G3", "G4"]}  # auto: by bounds
+    instants = fig1.sparkSession.createDataFrame([(8,)], "instant long")
+    with pytest.raises(WindowError, match="^the bounds strategy needs the instants as values, not a DataFrame$"):
+        assign_window(fig1, w, instants, strategy="bounds")
     # Example 7 restates W2^tau(S, 8) as G1..G4, which contradicts Example 2 and the definition (2 <= 8 - 5):
     # the definition wins. [RANGE 5] alone parses as a tumbling window (slide 5): t' = 5, content (0, 5].
     assert contents(assign_window(fig1, resolve("[RANGE 5]"), [8])) == {8: ["G1", "G2"]}

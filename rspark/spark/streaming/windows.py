@@ -161,6 +161,8 @@ def assign_time_window(elements: DataFrame, spec: TimeSpec, instants, *, strateg
     _check_items(elements, ("ts",))
     if strategy == "bounds" or (strategy == "auto" and isinstance(instants, LocalInstants)
                                 and len(instants) <= BOUNDS_INSTANTS):
+        if isinstance(instants, DataFrame):
+            raise WindowError("the bounds strategy needs the instants as values, not a DataFrame")
         return _assign_by_bounds(elements, spec, sorted({int(t) for t in instants}))
     inst, rows = instants_frame(elements.sparkSession, instants)
     panes_per_window = spec.range // math.gcd(spec.range, spec.slide)
@@ -215,8 +217,6 @@ def assign_time_window(elements: DataFrame, spec: TimeSpec, instants, *, strateg
 
 def _assign_by_bounds(elements: DataFrame, spec: TimeSpec, instants: list[int]) -> DataFrame:
     """The ``bounds`` strategy: per instant, the elements inside its window's tick bounds, with the instant."""
-    if isinstance(instants, DataFrame):
-        raise WindowError("the bounds strategy needs the instants as values, not a DataFrame")
     ts = F.col("ts")
     parts = []
     for t in instants:
