@@ -122,8 +122,9 @@ class Replayer:
         order). ``until``: the last instant (a number or an ISO 8601 date-time), None for the last element's
         timestamp, or ``"end"``: the streams closed at their last element (``report.closing_instant``; documented at
         ``Engine.replay_iter``). ``after``: query label -> an instant already reported (a time value, as ``until``)
-        or None: only that instant and the later ones are evaluated (live mode's due instants; the reported one is
-        R2S's reference), unless the query consumes events, whose state depends on every earlier instant.
+        or None: only the later instants are evaluated (live mode's due instants), and that one again as R2S's
+        reference under ISTREAM and DSTREAM; every instant when the query consumes events, whose state depends on
+        every earlier instant.
 
         The plans are built (and streams registered, errors raised) now; the records then stream from Spark
         instant by instant (``toLocalIterator`` over the answers partitioned by instant), so the driver holds a
@@ -221,6 +222,10 @@ class Replayer:
                 # nothing due since the reported instant (a live micro-batch inside a window): no plan to run
                 self.instants[label] = instant_values
                 return iter(())
+            if plan.form == "ASK" or str(plan.r2s or profile.r2s or "RSTREAM").upper() == "RSTREAM":
+                # the reported instant is R2S's reference for ISTREAM and DSTREAM only: RSTREAM (and ASK) answer
+                # each instant alone, so it is not evaluated again
+                instant_values = later
         else:
             instant_values = evaluation_instants(inputs, profile, every=every, times=ticks_times, until=ticks_until,
                                                  spark=self.spark).values()
