@@ -146,7 +146,7 @@ def test_the_reported_instant_is_evaluated_again_only_as_istreams_reference(engi
     handles = {name: engine.register(QUERIES[name], name=name) for name in ("count", "istream")}
     push(engine, 2, 4, 6)  # the instants before the watermark 6: 2 and 4
     evaluated.clear()
-    push(engine, 10)  # then 6 and 8
+    push(engine, 8, 10)  # then 6 and 8
     assert sorted(evaluated) == [("count", 4, [6, 8]), ("istream", 4, [4, 6, 8])]
     engine.live.close(flush=True)
     for name, h in handles.items():
