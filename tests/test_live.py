@@ -153,6 +153,33 @@ def test_the_reported_instant_is_evaluated_again_only_as_istreams_reference(engi
         assert rows(h.drain()) == replayed[name], name
 
 
+def test_a_live_evaluation_reads_the_quads_of_its_patterns_predicates(engine, replayed, monkeypatch):
+    """Window patterns and event patterns with constant predicates read the buffer's quads of those predicates
+    (selected by Arrow on the driver), never the whole buffer; a pattern with a variable predicate reads it all.
+    The records are the replay's."""
+    from rspark.engine.live.buffer import LiveBuffer
+
+    asked = []
+    real = LiveBuffer.table
+
+    def spy(self, name, segments=None, **kw):
+        if name == "quads" and segments is None:
+            asked.append(kw.get("predicates"))
+        return real(self, name, segments, **kw)
+
+    monkeypatch.setattr(LiveBuffer, "table", spy)
+    engine.live_stream(EX + "S", lateness=0)
+    handles = {name: engine.register(QUERIES[name], name=name) for name in ("seq", "istream")}
+    push(engine, 2, 4, 6, 8, 10)
+    engine.live.close(flush=True)
+    assert set(asked) == {frozenset({f"<{EX}p>"}), frozenset({f"<{EX}q>"})}, asked
+    for name, h in handles.items():
+        assert rows(h.drain()) == replayed[name], name
+    asked.clear()
+    engine.register(COUNT, name="count").refresh()  # ?s ?p ?o: every quad
+    assert None in asked
+
+
 def test_late_elements_are_counted_and_dead_lettered(engine, replayed, tmp_path):
     engine.live_stream(EX + "S", lateness=0)
     h = engine.register(COUNT, name="count")

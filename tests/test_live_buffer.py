@@ -222,3 +222,34 @@ def test_files_of_one_micro_batch_combine_as_the_loaders_single_load(spark, tmp_
     (tmp_path / "dated.nq").write_text(nquads([("e9", 9, [("a", "x")])], "datetime"))
     assert combine([read_small(str(paths[0]), PROV), read_small(str(tmp_path / "again.nq"), PROV)]) is None
     assert combine([read_small(str(paths[0]), PROV), read_small(str(tmp_path / "dated.nq"), PROV)]) is None
+
+
+def test_a_buffer_gives_the_quads_of_some_predicates_apart(spark, tmp_path):
+    """The buffer as a replay's source: ``restricted(predicates)`` is its quads with those predicates, selected from
+    the driver-held and the Spark-written segments alike, rows before ``low`` left out; its whole ``quads`` are
+    only given to Spark when read."""
+    from rspark.engine.live.ingest import read_small
+
+    def element(name: str, ts: int, triples) -> str:
+        return "".join(f"<{EX}{s}> <{EX}{p}> <{EX}o> <{EX}{name}> .\n" for s, p in triples) + \
+            f"<{EX}{name}> <{PROV}> {_stamp('integer', ts)} .\n"
+
+    buf = new_buffer(spark, tmp_path, "b")
+    path = tmp_path / "b0.nq"
+    path.write_text(element("e1", 1, [("a", "x"), ("b", "y")]) + element("e2", 2, [("c", "x")]))
+    buf.append_small(read_small(str(path), PROV), None)
+    path = tmp_path / "b1.nq"
+    path.write_text(element("e3", 3, [("d", "x"), ("e", "z")]))
+    slow_append(spark, buf, str(path))  # a segment written by Spark
+    src = buf.source()
+    assert callable(src.__dict__["_quads"])  # not given to Spark yet
+    every = {tuple(r) for r in src.quads.select("s", "p", "o", "element").collect()}
+    assert len(every) == 5
+    for names in (["x"], ["x", "z"], ["nothing"]):
+        predicates = frozenset(f"<{EX}{n}>" for n in names)
+        got = {tuple(r) for r in src.restricted(predicates).select("s", "p", "o", "element").collect()}
+        assert got == {r for r in every if r[1] in predicates}, names
+    assert {r[1] for r in every} == {f"<{EX}x>", f"<{EX}y>", f"<{EX}z>"}
+    buf.prune(2)  # e1 hidden
+    got = {r["element"] for r in buf.source().restricted(frozenset({f"<{EX}x>"})).collect()}
+    assert got == {f"<{EX}e2>", f"<{EX}e3>"}

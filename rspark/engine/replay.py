@@ -205,7 +205,8 @@ class Replayer:
             if isinstance(rw, CountSpec) and rw.unit == "BGP":
                 bw = bgp_windows[id(d)] = self._bgp_window(comp, plan.op, d, rw, src)
                 matches = bw.match_times()
-            inputs.append(WindowInput(rw, src.elements, src.quads, matches, src.bounds(), src.stamps))
+            triples = src.quads if isinstance(rw, CountSpec) and rw.unit == "TRIPLES" else None  # (its count)
+            inputs.append(WindowInput(rw, src.elements, triples, matches, src.bounds(), src.stamps))
         if after is not None and not consumes_events(plan.op, profile):
             # the later instants only are collected (a live query's instants since its stream began can be many):
             # on the driver when they can be (time windows, timestamps held there), else by a job
@@ -408,8 +409,11 @@ class Replayer:
         assignment of element-keyed rows to the instants whose window holds their element."""
         from rspark.spark.streaming.windows import CountSpec, assign_window
 
-        def quads() -> DataFrame:
-            return src.quads.select("element", "ts", "seq", "s", "p", "o")
+        def quads(predicates: frozenset | None = None) -> DataFrame:
+            # a live buffer's quads of the pattern's predicates are selected on the driver (a smaller local
+            # relation); a loaded stream's cached quads are read whole (the pattern's scan selects them)
+            content = src.content(predicates) if src.stamps is not None else src.quads
+            return content.select("element", "ts", "seq", "s", "p", "o")
 
         def assign(rows: DataFrame) -> DataFrame:
             if isinstance(rw, CountSpec):

@@ -347,16 +347,20 @@ class LiveBuffer:
 
     # ------------------------------------------------------------------------------------------------ reading
 
-    def table(self, name: str, segments: list | None = None, *, everything: bool = False) -> DataFrame | None:
+    def table(self, name: str, segments: list | None = None, *, everything: bool = False,
+              predicates: frozenset | None = None) -> DataFrame | None:
         """One of the buffer's tables (``elements``, ``quads``, ``metadata``, ``quoted``): the union of its
         segments' (``segments``: of these only), ``ts`` at the buffer's scale, rows before ``low`` left out (unless
-        ``everything``), quoted triples distinct. None: no segment has it. The segments written from the driver are
-        given to Spark as one local relation (their Arrow tables concatenated): a plan over one relation is
-        planned and run about twice as fast as over a union of one a batch."""
+        ``everything``), quoted triples distinct; ``predicates`` (encoded IRIs; ``quads`` only): the quads with one
+        of them. None: no segment has it. The segments written from the driver are given to Spark as one local
+        relation (their Arrow tables concatenated, and cut by Arrow): a plan over one relation is planned and run
+        about twice as fast as over a union of one a batch, and Spark's optimizer evaluates a filter over a local
+        relation on the driver, row by row, where Arrow selects by ``predicates`` and ``low`` in bulk."""
         import pyarrow.compute as pc
         from pyspark.sql.types import _parse_datatype_string
 
         segments = self.segments if segments is None else segments
+        chosen = None if predicates is None else pa.array(sorted(predicates), pa.string())
         frames, arrows = [], []
         for seg in segments:
             df = seg.tables.get(name)
@@ -371,6 +375,8 @@ class LiveBuffer:
                                            pc.multiply(df["ts"], pa.scalar(factor, pa.int64())))
                     if cut:
                         df = df.filter(pc.greater_equal(df["ts"], pa.scalar(self.low, pa.int64())))
+                if chosen is not None:
+                    df = df.filter(pc.is_in(df["p"], value_set=chosen))
                 arrows.append(df)
                 continue
             if "ts" in df.columns:
@@ -378,6 +384,8 @@ class LiveBuffer:
                     df = df.withColumn("ts", F.col("ts") * F.lit(factor))
                 if cut:
                     df = df.filter(F.col("ts") >= F.lit(self.low))
+            if predicates is not None:
+                df = df.filter(F.col("p").isin(*sorted(predicates)))
             frames.append(df)
         if arrows:
             frames.append(self.spark.createDataFrame(pa.concat_tables(arrows),
@@ -416,23 +424,44 @@ class LiveBuffer:
         """The buffer as the stream a replay reads (None before the first element)."""
         if self.first is None:
             return None
-        tables = {name: self.table(name) for name in _TABLES}
-        meta = any(seg.meta for seg in self.segments)
-        for name in _TABLES:  # (a table no segment has is empty)
-            if tables[name] is None:
+
+        def table(name: str, predicates: frozenset | None = None) -> DataFrame:
+            df = self.table(name, predicates=predicates)
+            if df is None:  # (a table no segment has is empty)
                 if name not in self.empty:
                     self.empty[name] = local_frame(self.spark, [], _TABLES[name])
-                tables[name] = self.empty[name]
-        return StreamSource(self.iri, tables["elements"], tables["quads"], tables["metadata"], tables["quoted"],
+                df = self.empty[name]
+            return df
+
+        meta = any(seg.meta for seg in self.segments)
+        return BufferSource(self.iri, table("elements"), lambda: table("quads"), table("metadata"), table("quoted"),
                             self.kind, self.scale, _bounds=(self.first, self.last), _has_metadata=meta,
                             stamp_predicate=encode(IRI(self.timestamp_predicate)),
                             # the buffer changes every batch: a DISTINCT over each window's content costs less
                             # than a job over the whole buffer finding whether it may be left out
-                            checks_duplicates=False, stamps=self.driver_stamps())
+                            checks_duplicates=False, stamps=self.driver_stamps(),
+                            restricted=lambda predicates: table("quads", predicates))
 
     @staticmethod
     def _kind_name(kind: str) -> str:
         return "date-time" if kind == "datetime" else "numeric"
+
+
+class BufferSource(StreamSource):
+    """A live buffer as the stream a replay reads. Its ``quads`` are given to Spark when a plan first reads them
+    all: a query whose triple patterns all have constant predicates reads ``content(predicates)`` instead (and an
+    event pattern its own predicates' quads), selected by Arrow on the driver (:meth:`LiveBuffer.table`)."""
+
+    @property
+    def quads(self) -> DataFrame:
+        value = self.__dict__["_quads"]
+        if not isinstance(value, DataFrame):
+            value = self.__dict__["_quads"] = value()
+        return value
+
+    @quads.setter
+    def quads(self, value) -> None:  # a DataFrame, or a function that gives it
+        self.__dict__["_quads"] = value
 
 
 def _write_nquads(quads: DataFrame, loaded, path: str, predicate: str, kind: str, scale: int) -> None:

@@ -39,11 +39,12 @@ SEP = "\x1f"
 
 @dataclass(frozen=True)
 class WindowEvents:
-    """What a named window gives event patterns: ``quads()`` the stream's (element, ts, seq, s, p, o), and
+    """What a named window gives event patterns: ``quads(predicates)`` the stream's (element, ts, seq, s, p, o)
+    (those with one of ``predicates``, encoded IRIs, when the source selects them apart; None: every quad), and
     ``assign(rows)`` the rows (with element, ts, seq) paired with every instant whose window holds their element,
     as a column ``instant``."""
 
-    quads: Callable[[], DataFrame]
+    quads: Callable[..., DataFrame]
     assign: Callable[[DataFrame], DataFrame]
 
 
@@ -124,7 +125,9 @@ def _bep_matches(comp, bep: ops.EventPattern, key: str, occurrences: bool) -> Da
     source = comp.dataset.window_events.get(name)
     if source is None:
         raise RsparkError(f"EVENT ON {bep.window.n3()}: not a named window of the query's dataset")
-    quads = source.quads()
+    predicates = [t.predicate for t in pattern_triples(bep)]
+    quads = source.quads(frozenset(E.encode(p) for p in predicates)
+                         if predicates and all(isinstance(p, IRI) for p in predicates) else None)
     keys = ("element", "ts", "seq")
     sols = comp.compile(bep.op, Context(GraphSource(lambda: quads, keys, f"elements of {name}"), keys))
     names = bep_variables(bep)
