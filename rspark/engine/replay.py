@@ -223,9 +223,10 @@ class Replayer:
                 # nothing due since the reported instant (a live micro-batch inside a window): no plan to run
                 self.instants[label] = instant_values
                 return iter(())
-            if plan.form == "ASK" or str(plan.r2s or profile.r2s or "RSTREAM").upper() == "RSTREAM":
+            if later and (plan.form == "ASK" or str(plan.r2s or profile.r2s or "RSTREAM").upper() == "RSTREAM"):
                 # the reported instant is R2S's reference for ISTREAM and DSTREAM only: RSTREAM (and ASK) answer
-                # each instant alone, so it is not evaluated again
+                # each instant alone, so it is not evaluated again (a REGISTER STREAM query with nothing due
+                # still is: its output stream is registered from it)
                 instant_values = later
         else:
             instant_values = evaluation_instants(inputs, profile, every=every, times=ticks_times, until=ticks_until,
