@@ -195,7 +195,8 @@ class _DropPy4j(logging.Filter):
 
 
 def _cancel_spark_jobs(wait: float = 2.0) -> None:
-    """Cancel the running Spark jobs, from a thread of its own (the main thread's py4j connection is busy)."""
+    """Cancel the running Spark jobs, from a thread of its own (the main thread's py4j connection is busy), Spark's
+    logging silenced first."""
     pyspark = sys.modules.get("pyspark")
     sc = getattr(getattr(pyspark, "SparkContext", None), "_active_spark_context", None)
     if sc is None:
@@ -203,6 +204,9 @@ def _cancel_spark_jobs(wait: float = 2.0) -> None:
 
     def cancel() -> None:
         try:
+            # the run is ending: Spark's log of the tasks cut short (an error of a task whose broadcast is gone
+            # under it, with its Java stack) is not the user's to read
+            sc.setLogLevel("OFF")
             sc.cancelAllJobs()
         except Exception:  # the JVM is going: nothing left to cancel
             pass
