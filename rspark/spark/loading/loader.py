@@ -344,20 +344,25 @@ def _driver_max_bytes(spark: SparkSession) -> int:
         raise InputError(f"{DRIVER_MAX_BYTES_CONF}={value!r}: not a number of bytes") from None
 
 
+def _small_file_bytes(spark: SparkSession, path: str) -> bytes | None:
+    """The bytes of a local, uncompressed file of at most ``spark.rspark.load.driverMaxBytes``; else None."""
+    local = rdf.local_path(path)
+    try:
+        if local is None or rdf.is_compressed(path) or os.path.getsize(local) > _driver_max_bytes(spark):
+            return None
+        return rdf.read_bytes(local)
+    except OSError:
+        return None
+
+
 def _small_graph(spark: SparkSession, path: str, fmt: str, base_iri: str, graph: str) -> LoadedGraph | None:
     """A small, clean local file without RDF-star terms, parsed on the driver (:func:`parse_small`) into a local
     relation, where the executors' way costs a Python task and three Spark jobs (parse, counts, quoted triples) for
     a few rows. None: the file goes the executors' way (a larger, compressed or remote
     file, or one with a problem to report: its messages are theirs)."""
-    local = rdf.local_path(path)
-    try:
-        if local is None or rdf.is_compressed(path) or os.path.getsize(local) > _driver_max_bytes(spark):
-            return None
-        data = rdf.read_bytes(local)
-    except OSError:
-        return None
-    raw = parse_small(data, fmt, base_iri=base_iri, token=new_token(), default_graph=graph, triple_graph=graph,
-                      positions=False)
+    data = _small_file_bytes(spark, path)
+    raw = None if data is None else parse_small(data, fmt, base_iri=base_iri, token=new_token(), default_graph=graph,
+                                                triple_graph=graph, positions=False)
     if raw is None:
         return None
     log.info("loading %s (%s) on the driver (a small file: %d triples)", path, _FORMAT_NAMES[fmt], raw.num_rows)
@@ -822,15 +827,9 @@ def _small_stream(spark: SparkSession, iri: str, path: str, fmt: str, base_iri: 
     where the executors' way costs a Python task and four Spark jobs for a few rows; None: the executors' way (a
     larger, compressed or remote file, or one with anything to report: its messages are theirs). ``seq`` is the
     element's rank in file order (the executors' is a sparse key of the same order)."""
-    local = rdf.local_path(path)
-    try:
-        if local is None or rdf.is_compressed(path) or os.path.getsize(local) > _driver_max_bytes(spark):
-            return None
-        data = rdf.read_bytes(local)
-    except OSError:
-        return None
-    raw = parse_small(data, fmt, base_iri=base_iri, token=new_token(), default_graph="", triple_graph=None,
-                      positions=True)
+    data = _small_file_bytes(spark, path)
+    raw = None if data is None else parse_small(data, fmt, base_iri=base_iri, token=new_token(), default_graph="",
+                                                triple_graph=None, positions=True)
     batch = small.stream_batch(raw, pred) if raw is not None and raw.num_rows else None
     if batch is None:
         return None
