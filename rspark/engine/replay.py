@@ -165,6 +165,7 @@ class Replayer:
         from rspark.spark.streaming.windows import LocalInstants
 
         profile = get_profile(self.profile or self.engine.profile)
+        r2s = plan.r2s or profile.r2s
         decls = plan.dataset.windows
         if not decls:
             raise RsparkError(f"{label}: the query reads no stream (no window or FROM STREAM); "
@@ -223,7 +224,7 @@ class Replayer:
                 # nothing due since the reported instant (a live micro-batch inside a window): no plan to run
                 self.instants[label] = instant_values
                 return iter(())
-            if later and (plan.form == "ASK" or str(plan.r2s or profile.r2s or "RSTREAM").upper() == "RSTREAM"):
+            if later and (plan.form == "ASK" or str(r2s).upper() == "RSTREAM"):
                 # the reported instant is R2S's reference for ISTREAM and DSTREAM only: RSTREAM (and ASK) answer
                 # each instant alone, so it is not evaluated again (a REGISTER STREAM query with nothing due
                 # still is: its output stream is registered from it)
@@ -269,7 +270,6 @@ class Replayer:
                     memoized(lambda src=src, rw=rw: self._element_graphs(src, rw, instant_values)))
         comp.domain = instants
         sols = S.align(comp.compile(plan.op), (KEY,), instants)
-        r2s = plan.r2s or profile.r2s
 
         form = plan.form
         quads = False
@@ -413,7 +413,7 @@ class Replayer:
         def quads(predicates: frozenset | None = None) -> DataFrame:
             # a live buffer's quads of the pattern's predicates are selected on the driver (a smaller local
             # relation); a loaded stream's cached quads are read whole (the pattern's scan selects them)
-            content = src.content(predicates) if src.stamps is not None else src.quads
+            content = src.content(predicates) if src.SELECTS_CHEAPLY else src.quads
             return content.select("element", "ts", "seq", "s", "p", "o")
 
         def assign(rows: DataFrame) -> DataFrame:

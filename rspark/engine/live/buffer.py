@@ -452,6 +452,8 @@ class BufferSource(StreamSource):
     all: a query whose triple patterns all have constant predicates reads ``content(predicates)`` instead (and an
     event pattern its own predicates' quads), selected by Arrow on the driver (:meth:`LiveBuffer.table`)."""
 
+    SELECTS_CHEAPLY = True
+
     @property
     def quads(self) -> DataFrame:
         value = self.__dict__["_quads"]

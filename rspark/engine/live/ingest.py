@@ -14,13 +14,11 @@ same (tested on generated files).
 
 from __future__ import annotations
 
-import os
-
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from rspark.spark.loading import rdf
-from rspark.spark.loading.small import SmallBatch, stream_batch
+from rspark.spark.loading.small import SmallBatch
 
 __all__ = ["SmallBatch", "read_small", "combine", "MAX_BYTES"]
 
@@ -32,20 +30,16 @@ def read_small(path: str, timestamp_predicate: str, *, format: str | None = None
                max_bytes: int = MAX_BYTES) -> SmallBatch | None:
     """The batch in ``path`` (N-Quads or TriG) when it is at most ``max_bytes`` and clean (see the module
     documentation), else None: the caller loads it with ``load_stream``."""
-    from rspark.spark.loading.loader import new_token, parse_small
+    from rspark.spark.loading.loader import small_stream_batch
 
     try:
         fmt = rdf.detect_format(path, format)
-        if fmt not in rdf.QUAD_FORMATS or rdf.is_compressed(path) or os.path.getsize(path) > max_bytes:
-            return None
-        data = rdf.read_bytes(path)
     except Exception:  # noqa: BLE001 - anything unusual is load_stream's to report
         return None
-    raw = parse_small(data, fmt, base_iri=rdf.file_base_iri(path), token=new_token(), default_graph="",
-                      triple_graph=None, positions=True)
-    if raw is None or raw.num_rows == 0:
-        return None  # a problem or a quoted triple (load_stream's to handle), or nothing at all
-    return stream_batch(raw, "<" + timestamp_predicate + ">")
+    if fmt not in rdf.QUAD_FORMATS:
+        return None
+    return small_stream_batch(path, fmt, base_iri=rdf.file_base_iri(path), pred="<" + timestamp_predicate + ">",
+                              max_bytes=max_bytes)
 
 
 def combine(batches: list[SmallBatch]) -> SmallBatch | None:

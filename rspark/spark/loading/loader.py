@@ -344,15 +344,25 @@ def _driver_max_bytes(spark: SparkSession) -> int:
         raise InputError(f"{DRIVER_MAX_BYTES_CONF}={value!r}: not a number of bytes") from None
 
 
-def _small_file_bytes(spark: SparkSession, path: str) -> bytes | None:
-    """The bytes of a local, uncompressed file of at most ``spark.rspark.load.driverMaxBytes``; else None."""
+def _small_file_bytes(path: str, max_bytes: int) -> bytes | None:
+    """The bytes of a local, uncompressed file of at most ``max_bytes``; else None."""
     local = rdf.local_path(path)
     try:
-        if local is None or rdf.is_compressed(path) or os.path.getsize(local) > _driver_max_bytes(spark):
+        if local is None or rdf.is_compressed(path) or os.path.getsize(local) > max_bytes:
             return None
         return rdf.read_bytes(local)
     except OSError:
         return None
+
+
+def small_stream_batch(path: str, fmt: str, *, base_iri: str, pred: str, max_bytes: int) -> small.SmallBatch | None:
+    """A stream file (TriG or N-Quads) read on the driver (:mod:`rspark.spark.loading.small`) when it is local,
+    uncompressed, at most ``max_bytes`` and clean; else None (the executors' way: :func:`load_stream`). ``pred``:
+    the encoded timestamp predicate."""
+    data = _small_file_bytes(path, max_bytes)
+    raw = None if data is None else parse_small(data, fmt, base_iri=base_iri, token=new_token(), default_graph="",
+                                                triple_graph=None, positions=True)
+    return small.stream_batch(raw, pred) if raw is not None and raw.num_rows else None
 
 
 def _small_graph(spark: SparkSession, path: str, fmt: str, base_iri: str, graph: str) -> LoadedGraph | None:
@@ -360,7 +370,7 @@ def _small_graph(spark: SparkSession, path: str, fmt: str, base_iri: str, graph:
     relation, where the executors' way costs a Python task and three Spark jobs (parse, counts, quoted triples) for
     a few rows. None: the file goes the executors' way (a larger, compressed or remote
     file, or one with a problem to report: its messages are theirs)."""
-    data = _small_file_bytes(spark, path)
+    data = _small_file_bytes(path, _driver_max_bytes(spark))
     raw = None if data is None else parse_small(data, fmt, base_iri=base_iri, token=new_token(), default_graph=graph,
                                                 triple_graph=graph, positions=False)
     if raw is None:
@@ -827,10 +837,7 @@ def _small_stream(spark: SparkSession, iri: str, path: str, fmt: str, base_iri: 
     where the executors' way costs a Python task and four Spark jobs for a few rows; None: the executors' way (a
     larger, compressed or remote file, or one with anything to report: its messages are theirs). ``seq`` is the
     element's rank in file order (the executors' is a sparse key of the same order)."""
-    data = _small_file_bytes(spark, path)
-    raw = None if data is None else parse_small(data, fmt, base_iri=base_iri, token=new_token(), default_graph="",
-                                                triple_graph=None, positions=True)
-    batch = small.stream_batch(raw, pred) if raw is not None and raw.num_rows else None
+    batch = small_stream_batch(path, fmt, base_iri=base_iri, pred=pred, max_bytes=_driver_max_bytes(spark))
     if batch is None:
         return None
     log.info("loading %s (%s) on the driver (a small file: %d elements, %d triples)", path, _FORMAT_NAMES[fmt],

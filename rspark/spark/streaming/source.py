@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -13,6 +14,11 @@ from pyspark.sql import functions as F
 @dataclass
 class StreamSource:
     """A stream a replay reads: a recorded file, or the output of a registered query (REGISTER STREAM)."""
+
+    # whether ``restricted(predicates)`` is a cheap selection (a live buffer's, by Arrow on the driver), which event
+    # patterns then read instead of the whole ``quads``; a loaded stream's is a join cached apart, which costs more
+    # than reading its cached quads whole
+    SELECTS_CHEAPLY: ClassVar[bool] = False
 
     iri: str
     elements: DataFrame  # element, ts, seq
