@@ -1220,6 +1220,193 @@ def test_plain_check_of_a_stream_read_whole_by_the_jvm_equals_the_general_check(
     general.unpersist()
 
 
+def _spy_scanned(monkeypatch) -> list[bool]:
+    """Whether each load_stream call took the two-job load of a clean N-Quads stream (loader._scanned_stream)."""
+    from rspark.spark.loading import loader
+
+    taken: list[bool] = []
+    real = loader._scanned_stream
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        taken.append(out is not None)
+        return out
+
+    monkeypatch.setattr(loader, "_scanned_stream", spy)
+    return taken
+
+
+def _load_view(st: LoadedStream):
+    """:func:`_stream_view` and the element count, with the load's blank-node prefix taken out of each term."""
+
+    def plain(x):
+        if isinstance(x, str):
+            return re.sub(r"_:b[0-9a-f]{8}_", "_:", x)
+        if isinstance(x, (tuple, list, set, frozenset)):
+            return type(x)(plain(y) for y in x)
+        return x
+
+    return plain(_stream_view(st) + (st.n_elements,))
+
+
+def _general_view(spark, monkeypatch, path) -> tuple:
+    from rspark.spark.loading import loader
+
+    monkeypatch.setattr(loader, "SCANNED_STREAMS", False)
+    try:
+        return _load_view(load_stream(spark, EX + "s", path))
+    finally:
+        monkeypatch.setattr(loader, "SCANNED_STREAMS", True)
+
+
+def _clean_stream_lines() -> list[str]:
+    ts, i, lg = f"<{PROV}>", f"^^<{XSD}integer>", f"^^<{XSD}long>"
+
+    def data(g: str, o: str = "b", p: str = "p") -> str:
+        return f'{e("a")} {e(p)} {e(o)} {g if g.startswith("_:") else e(g)} .'
+
+    return [
+        data("g1"), f'{e("g1")} {ts} "5"{i} .',                                       # the timestamp after
+        f'{e("g2")} {ts} "-3"{i} .', data("g2"), data("g2", "c", "q"),                  # before; a run of two lines
+        f'{e("g3")} {ts} "12"{lg} .', data("g3"),                                      # xsd:long
+        f'{e("g4")} {ts} "5"{i} .', f'{e("g5")} {ts} "6"{i} .',                        # two timestamp lines in a row
+        data("g4", "d"), data("g5", "d"),
+        data("g1", "e", "q"),                                                          # g1's second run
+        f'{e("g1")} {e("source")} {e("x")} .', f'{e("g7")} {ts} "7"{i} .',             # metadata
+        data("_:b1"), f'_:b1 {ts} "8"{i} .',                                           # a blank node names it
+        f'{e("x")} {e("q")} "ü" {e("g6")} .', f'{e("g6")} {ts} "9"{i} .', f'{e("g6")} {ts} "9"{i} .',  # twice
+        "", "# a comment", data("g8"), f'{e("g8")}\t{ts}\t"0"{i}\t.',                  # tabs
+    ]
+
+
+def test_a_clean_nquads_stream_loads_in_two_jobs_as_the_general_load(spark, tmp_path, monkeypatch, executor_loads):
+    """An N-Quads stream the JVM reads whole, with canonical integer timestamps and no rejected element, loads in
+    two jobs without a cache of its parse (loader._scanned_stream): the same elements, order, content, metadata,
+    bounds and count as the general load, in one split and in many, with timestamps before and after their graphs,
+    in a row, as xsd:long, twice, an element in two runs of lines, a blank node naming an element, metadata, blank
+    lines, comments and tabs; and on random streams of elements written in runs in any order."""
+    from rspark.spark.loading import loader
+
+    taken = _spy_scanned(monkeypatch)
+    text = "\n".join(_clean_stream_lines()) + "\n"
+    path = write(tmp_path, "clean.nq", text)
+    for split in (None, "300"):
+        if split:
+            spark.conf.set("spark.sql.files.maxPartitionBytes", split)
+        try:
+            general = _general_view(spark, monkeypatch, path)
+            assert taken.pop() is False
+            st = load_stream(spark, EX + "s", path)
+            assert taken.pop() is True
+            assert not any(df.columns == [c for c, _, _ in loader._RAW_FIELDS] for df in st._cached)  # no parse cache
+            if split:
+                assert st.quads.rdd.getNumPartitions() > 1
+                assert loader._lines_source(spark, str(path), "nquads", "_:x_").rdd.getNumPartitions() > 5
+        finally:
+            spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        path.write_text(f'{e("a")} {e("p")} {e("other")} {e("g1")} .\n')  # what was loaded stays loaded
+        assert _load_view(st) == general
+        blank = next(r["element"] for r in st.elements.collect() if r["element"].startswith("_:"))
+        assert ranked(st.elements) == {(e("g1"), 5, 0), (e("g2"), -3, 1), (e("g3"), 12, 2), (e("g4"), 5, 3),
+                                       (e("g5"), 6, 4), (blank, 8, 5), (e("g6"), 9, 6), (e("g8"), 0, 7)}
+        assert st.bounds == stream_bounds(st.elements) == (-3, 12) and st.n_elements == 8
+        assert rows(st.metadata) == {(e("g1"), e("source"), e("x")), (e("g7"), f"<{PROV}>", f'"7"^^<{XSD}integer>')}
+        assert st.has_metadata and st.errors == [] and st.quoted.count() == 0
+        q = frozenset({e("q")})
+        restricted = rows(st.restricted(q))
+        assert restricted == {r for r in rows(st.quads) if r[1] == e("q")} and len(restricted) == 3
+        assert rows(st.candidates) == rows(st.quads, "s", "p", "o")
+        st.unpersist()
+        path.write_text(text)
+    # random streams: elements in runs of lines, their timestamps anywhere, some metadata, many splits
+    rng = random.Random(11)
+    ts = f"<{PROV}>"
+    for n in range(3):
+        lines = []
+        for k in range(60):
+            g = f"<http://e/g{k}>"
+            runs = [[f'<http://e/s{rng.randrange(5)}> <http://e/p{rng.randrange(3)}> "{k}.{j}" {g} .'
+                     for j in range(rng.randrange(1, 4))] for _ in range(rng.randrange(1, 3))]
+            stamp = f'{g} {ts} "{rng.randrange(-20, 40)}"^^<{XSD}{rng.choice(["integer", "long"])}> .'
+            pieces = runs + [[stamp]] + ([[f"{g} <http://e/m> <http://e/o{k}> ."]] if rng.random() < 0.2 else [])
+            lines.append(pieces)
+        flat = [piece for element in lines for piece in element]
+        rng.shuffle(flat)
+        path = write(tmp_path, f"random{n}.nq", "\n".join(line for piece in flat for line in piece) + "\n")
+        spark.conf.set("spark.sql.files.maxPartitionBytes", str(rng.choice([256, 1024, 1 << 20])))
+        try:
+            st = load_stream(spark, EX + "s", path)
+            assert taken.pop() is True
+            assert _load_view(st) == _general_view(spark, monkeypatch, path) and st.n_elements == 60
+            assert st.bounds == stream_bounds(st.elements)
+            st.unpersist()
+        finally:
+            spark.conf.unset("spark.sql.files.maxPartitionBytes")
+
+
+@pytest.mark.parametrize("case", ["datetime", "decimal later", "no timestamp", "two timestamps", "malformed line",
+                                  "rdf-star", "no element"])
+def test_a_stream_with_anything_else_goes_to_the_general_load(spark, tmp_path, monkeypatch, executor_loads, case):
+    """The two-job load only takes a clean stream with integer timestamps: any other stream is loaded (and its
+    problems reported) by the general load, as if the two-job load did not exist; a stream whose first timestamp is
+    not a canonical integer goes there without a job (the driver reads the file's first lines)."""
+    ts, i = f"<{PROV}>", f"^^<{XSD}integer>"
+    lines = [f'{e("a")} {e("p")} {e("b")} {e("g1")} .', f'{e("g1")} {ts} "5"{i} .']
+    more = {
+        "datetime": [f'{e("a")} {e("p")} {e("b")} {e("g2")} .',
+                     f'{e("g2")} {ts} "2020-01-01T00:00:00Z"^^<{XSD}dateTime> .'],
+        "decimal later": [f'{e("a")} {e("p")} {e("b")} {e("g2")} .', f'{e("g2")} {ts} "5.5"^^<{XSD}decimal> .'],
+        "no timestamp": [f'{e("a")} {e("p")} {e("c")} {e("g2")} .'],
+        "two timestamps": [f'{e("a")} {e("p")} {e("c")} {e("g2")} .', f'{e("g2")} {ts} "6"{i} .',
+                           f'{e("g2")} {ts} "7"{i} .'],
+        "malformed line": [f'{e("a")} {e("p")} "broken {e("g2")} .'],
+        "rdf-star": [f'<< {e("a")} {e("p")} {e("b")} >> {e("q")} {e("c")} {e("g2")} .', f'{e("g2")} {ts} "6"{i} .'],
+        "no element": [],
+    }[case]
+    if case == "datetime":
+        lines = more + lines
+    elif case == "no element":
+        lines = [f'{e("g1")} {ts} "5"{i} .']
+    else:
+        lines += more
+    path = write(tmp_path, "other.nq", "\n".join(lines) + "\n")
+    from rspark.spark.loading import loader
+
+    assert loader._first_stamp_plain(str(path), f"<{PROV}>") is (case != "datetime")
+    if case == "datetime":  # found on the driver: the file is not read by Spark for it
+        with monkeypatch.context() as m:
+            m.setattr(loader, "_lines_source", lambda *a, **k: pytest.fail("read by Spark"))
+            assert loader._scanned_stream(spark, EX + "s", str(path), "nquads", f"<{PROV}>") is None
+    taken = _spy_scanned(monkeypatch)
+    st = load_stream(spark, EX + "s", path)
+    assert taken == [False]
+    assert _load_view(st) == _general_view(spark, monkeypatch, path)
+
+
+def test_the_first_timestamp_is_guessed_from_the_files_first_lines(tmp_path):
+    """The driver's guess (loader._first_stamp_plain): the first line with the timestamp predicate among the
+    first 64 KiB, its object a canonical integer or not; no such line there: try the two-job load."""
+    from rspark.spark.loading.loader import _PEEK_BYTES, _first_stamp_plain
+
+    pred = f"<{PROV}>"
+
+    def guess(text: str) -> bool:
+        path = tmp_path / "head.nq"
+        path.write_text(text, encoding="utf-8")
+        return _first_stamp_plain(str(path), pred)
+
+    data = f'{e("a")} {e("p")} {e("b")} {e("g")} .\n'
+    assert guess(data + f'{e("g")} {pred} "5"^^<{XSD}integer> .\n') is True
+    assert guess(f'{e("g")}\t{pred}\t"-5"^^<{XSD}long>\t.\n') is True
+    assert guess(f'{e("g")} {pred} "5"^^<{XSD}decimal> .\n' + f'{e("h")} {pred} "5"^^<{XSD}integer> .\n') is False
+    assert guess(f'{e("g")} {pred} "2020-01-01T00:00:00Z"^^<{XSD}dateTime> .\n') is False
+    assert guess(f'{e("g")} {pred} "05"^^<{XSD}integer> .\n') is False  # not canonical
+    assert guess(f'{e("x")} {pred} "5"^^<{XSD}integer> {e("g")} .\n') is False  # in a named graph: no timestamp
+    assert guess(f'{e("g")} {e("p")}{pred} "5"^^<{XSD}integer> .\n' + f'{e("g")} {pred} "6"^^<{XSD}integer> .\n')
+    assert guess(data * 3) is True  # no timestamp line
+    assert guess(data * (_PEEK_BYTES // len(data) + 10) + f'{e("g")} {pred} "x" .\n') is True  # beyond the head
+
+
 def _quads_of(lg: LoadedGraph) -> list[tuple]:
     return [tuple(r) for r in lg.quads.select("s", "p", "o", "g").collect()]
 

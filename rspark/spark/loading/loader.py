@@ -37,7 +37,9 @@ load must report its errors (and raise in strict mode) anyway; the returned Data
 cache, so using them again never re-parses the file. Derived tables that need a shuffle or a join (``quoted``, a
 stream's per-element check, which the load reads, its ``quads`` and ``restricted(...)``'s subsets of ``quads``) are
 persisted too and materialise on first use; a stream's ``elements`` is a filter of its per-element check.
-``unpersist()`` on the result frees them.
+``unpersist()`` on the result frees them. The exception is a clean N-Quads stream that rspark's data source reads
+whole with canonical integer timestamps (:func:`_scanned_stream`): no parse cache (reading the file twice costs
+less than caching its rows), its per-element check and content cached at load.
 
 One module (about 1,000 lines): graphs and streams share the line-parsing job, its error reporting and its cache,
 and a stream's per-element check reads that job's rows; the executor-side parsing is in
@@ -48,6 +50,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -813,6 +816,9 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     on_driver = _small_stream(spark, iri, path, fmt, base, pred)
     if on_driver is not None:
         return on_driver
+    scanned = _scanned_stream(spark, iri, path, fmt, pred)
+    if scanned is not None:
+        return scanned
     # strict or not, the whole file is parsed so that strict mode raises the first problem in file order
     raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=new_token(), default_graph="",
                                  triple_graph=None, strict=False, pred=pred)
@@ -859,6 +865,136 @@ def _small_stream(spark: SparkSession, iri: str, path: str, fmt: str, base_iri: 
         quoted=local_frame(spark, [], QUOTED_DDL),
         time_kind=batch.time_kind,
         time_scale=batch.time_scale,
+    )
+
+
+# A clean stream file the JVM reads whole loads in two Spark jobs (False: always the general load of _build_stream)
+SCANNED_STREAMS = True
+_PEEK_BYTES = 1 << 16  # the part of a stream file read on the driver to guess its timestamps' kind
+
+
+def _first_stamp_plain(path: str, pred: str) -> bool:
+    """Whether the first line of the file's first 64 KiB with the timestamp predicate ends in a canonical integer
+    (or no line there has it): the driver's guess of whether :func:`_scanned_stream` can load the file, so that a
+    stream of ``xsd:dateTime`` timestamps goes to the general load without a job spent finding out. Only a guess:
+    the load checks every line."""
+    with open(path, "rb") as f:
+        head = f.read(_PEEK_BYTES)
+    lines = head.splitlines()
+    if len(head) == _PEEK_BYTES:
+        lines = lines[:-1]  # perhaps cut
+    needle = pred.encode()
+    literal = re.compile(PLAIN_INTEGER_STAMP[1:-1].encode() + rb"\s*\.\s*$")
+    for line in lines:
+        at = line.find(needle)
+        if at > 0 and line[at - 1:at].isspace():
+            return literal.match(line[at + len(needle):].strip()) is not None
+    return True
+
+
+def _scanned_stream(spark: SparkSession, iri: str, path: str, fmt: str, pred: str) -> LoadedStream | None:
+    """The common case of a large stream file, in two Spark jobs that each read the file with rspark's data source,
+    and nothing cached but the per-element table and the content (no parse cache): every line read by the JVM
+    scanner, every timestamp a canonical integer, every element valid, no RDF-star term (which the scanner leaves
+    to Python). Job 1 aggregates the rows by element name (the element's first position, its timestamps as codes,
+    counts of what would send the file to the general load) and reads its summary (how many elements, the
+    stream's bounds, whether it has metadata); job 2 joins the named graphs' quads with the elements into the
+    content's cache (and a third caches the metadata, when there is some): the file is read at load only, as the
+    general load reads it. An element's ``seq`` is ``blk + idx`` of its first line: a line's index in its split is
+    below its byte offset from the split's first byte, so these keys are distinct and in file order.
+
+    None, and the general load reads the file (and reports what it finds), when rspark's data source cannot read
+    it, when its first timestamp is not a canonical integer (:func:`_first_stamp_plain`), or when job 1 finds a
+    line left to Python, another timestamp, a rejected element or no element."""
+    local = rdf.local_path(path)
+    if not (SCANNED_STREAMS and PLAIN_ELEMENTS and JVM_STAMPS) or fmt != "nquads" or local is None:
+        return None
+    if not _first_stamp_plain(local, pred):
+        return None
+    src = _lines_source(spark, path, fmt, f"_:{new_token()}_")
+    if src is None:
+        return None
+    g, p, o = F.col("g"), F.col("p"), F.col("o")
+    named, default = g != "", g == ""
+    stamp = default & (p == pred)
+    plain = o.rlike(PLAIN_INTEGER_STAMP)
+    rows = src.filter(F.col("idx").isNotNull() | default).select(  # a run's later lines in a graph: nothing new
+        F.when(named, g).otherwise(F.col("s")).alias("element"),
+        F.when(named, F.col("blk") + F.col("idx")).alias("npos"),
+        F.when(stamp & plain, _stamp_code(o)).alias("val"),
+        F.when(F.col("s").isNull() | (stamp & ~plain), 1).alias("odd"),  # a line for Python, another timestamp
+        F.when(default & (p != pred), 1).alias("other"),  # metadata
+    )
+    per_element = rows.groupBy("element").agg(
+        F.min("npos").alias("pos"), F.min("val").alias("v0"), F.max("val").alias("v1"),
+        F.count("odd").alias("odd"), F.count("other").alias("other"),
+    ).persist(StorageLevel.MEMORY_AND_DISK)
+    is_element = F.col("pos").isNotNull()
+    ok = is_element & F.coalesce(F.col("v0") == F.col("v1"), F.lit(False))
+    ts = F.shiftright(F.col("v0"), 1)
+    try:
+        summary = per_element.agg(
+            F.count(F.when(ok, 1)).alias("n_ok"),
+            F.count(F.when(is_element & ~ok, 1)).alias("n_bad"),
+            F.count(F.when(~is_element & F.col("v0").isNotNull(), 1)).alias("n_meta"),
+            F.sum("odd").alias("odd"), F.sum("other").alias("other"),
+            F.min(F.when(ok, ts)).alias("lo"), F.max(F.when(ok, ts)).alias("hi"),
+        ).collect()[0]
+    except BaseException:
+        per_element.unpersist()
+        raise
+    if summary["odd"] or summary["n_bad"] or not summary["n_ok"]:
+        per_element.unpersist()
+        log.debug("%s: the general load (lines left to Python or timestamps that are not canonical integers: %d, "
+                  "rejected elements: %d, elements: %d)", path, summary["odd"], summary["n_bad"], summary["n_ok"])
+        return None
+    log.info("loading %s (%s) with rspark's JVM data source (%d elements, integer timestamps: two jobs)", path,
+             _FORMAT_NAMES[fmt], summary["n_ok"])
+    cached = [per_element]
+    elements = per_element.filter(ok).select("element", ts.alias("ts"), F.col("pos").alias("seq"))
+    join = "broadcast" if summary["n_ok"] <= _broadcast_limit(spark) else "shuffle_hash"
+    named_quads = src.filter(named).select("s", "p", "o", g.alias("element"))
+    # read from the file now, as the general load reads it only at load: what is loaded stays what the file held
+    content = named_quads.join(elements.hint(join), "element").select("s", "p", "o", "element", "ts", "seq")
+    content = content.persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(content)
+    n_meta = summary["other"] + summary["n_meta"]
+    if n_meta:  # the other default-graph triples, and the timestamp triples of names that are no element
+        names = per_element.filter(is_element).select(F.col("element").alias("__element"))
+        meta = src.filter(default).join(names, (F.col("s") == F.col("__element")) & (p == F.lit(pred)),
+                                        "left_anti").select("s", "p", "o").persist(StorageLevel.MEMORY_AND_DISK)
+        cached.append(meta)
+    else:
+        meta = local_frame(spark, [], TRIPLES_DDL)
+    try:
+        content.count()
+        if n_meta:
+            meta.count()
+    except BaseException:
+        for df in cached:
+            df.unpersist()
+        raise
+
+    def restricted(predicates: frozenset) -> DataFrame:
+        # the content's quads with one of these predicates, cached apart (from the content's cache)
+        out = content.filter(p.isin(*sorted(predicates))).persist(StorageLevel.MEMORY_AND_DISK)
+        cached.append(out)
+        return out
+
+    return LoadedStream(
+        iri=iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri,
+        elements=elements,
+        quads=content,
+        candidates=content.select("s", "p", "o"),  # every element is valid: the content's triples
+        restricted=restricted,
+        metadata=meta,
+        has_metadata=n_meta > 0,
+        bounds=(summary["lo"], summary["hi"]),
+        n_elements=summary["n_ok"],
+        quoted=local_frame(spark, [], QUOTED_DDL),  # the JVM scanner reads no RDF-star term
+        time_kind="number",
+        time_scale=1,
+        _cached=cached,
     )
 
 
@@ -966,6 +1102,12 @@ def _by_element(rows: DataFrame) -> DataFrame:
                                        F.max("rej").alias("rej")).persist(StorageLevel.MEMORY_AND_DISK)
 
 
+def _stamp_code(o: Column) -> Column:
+    """A canonical integer timestamp (``o`` matches PLAIN_INTEGER_STAMP) as a long: twice its value, plus one for
+    ``xsd:long``, so that equal codes are equal terms (its value is the code shifted right by one)."""
+    return F.substring_index(F.substring(o, 2, 1 << 30), '"', 1).cast("long") * 2 + o.endswith("#long>").cast("long")
+
+
 def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) -> _Elements:
     """The element check of a stream whose timestamps are all canonical integers (``xsd:integer`` or
     ``xsd:long`` of at most 17 digits) and whose positions fit :class:`_FileOrder`'s key: every value the
@@ -974,9 +1116,7 @@ def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) 
     sorting the stream's rows; the summary is read in the job that caches the aggregate. Same results as
     :func:`_general_elements`."""
     key = order.key(F.col("blk"), F.col("idx"), F.col("ord"))
-    o = F.col("o")
-    code = F.substring_index(F.substring(o, 2, 1 << 30), '"', 1).cast("long") * 2 + o.endswith("#long>").cast("long")
-    per_element = _by_element(_element_rows(raw, pred, key, code))
+    per_element = _by_element(_element_rows(raw, pred, key, _stamp_code(F.col("o"))))
     cached.append(per_element)
     candidate = F.col("pos").isNotNull() & ~F.col("rej")
     ok = candidate & (F.col("v0") == F.col("v1"))  # NULL (no timestamp): not ok
