@@ -56,10 +56,3 @@ def logs(caplog):
     with caplog.at_level(logging.INFO, logger="rspark"):
         yield caplog
     rspark_log.propagate = saved
-
-
-def pytest_collection_modifyitems(config, items):
-    """The slow cases first (in their order), then the rest: the two workers (pytest-xdist's worksteal) take each
-    other's pending tests when idle, so the suite ends with short tests on both rather than one long case on one
-    worker while the other waits (the slow cases are about 45 % of the suite's time, the longest about 2 min)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
