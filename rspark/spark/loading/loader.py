@@ -165,6 +165,11 @@ class LoadedStream:
 # --------------------------------------------------------------------------------------------------- helpers
 
 
+def _bare_iri(iri: str) -> str:
+    """A stream's IRI without its angle brackets, as LoadedStream holds it."""
+    return iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri
+
+
 def check_file(path: str | Path) -> None:
     """Raises :class:`MissingFileError` when ``path`` is a local path (or ``file:`` URI) that does not exist, before
     Spark is asked to read it; a glob pattern that matches files and a URI of another scheme pass."""
@@ -853,7 +858,7 @@ def _small_stream(spark: SparkSession, iri: str, path: str, fmt: str, base_iri: 
     quads = spark.createDataFrame(content, CONTENT_DDL)
     meta = batch.metadata
     return LoadedStream(
-        iri=iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri,
+        iri=_bare_iri(iri),
         elements=spark.createDataFrame(elements, ELEMENTS_DDL),
         quads=quads,
         candidates=quads.select("s", "p", "o"),
@@ -871,6 +876,8 @@ def _small_stream(spark: SparkSession, iri: str, path: str, fmt: str, base_iri: 
 # A clean stream file the JVM reads whole loads in two Spark jobs (False: always the general load of _build_stream)
 SCANNED_STREAMS = True
 _PEEK_BYTES = 1 << 16  # the part of a stream file read on the driver to guess its timestamps' kind
+# what follows the timestamp predicate on a default-graph line whose timestamp is a canonical integer
+_PLAIN_STAMP_STATEMENT_END = re.compile(PLAIN_INTEGER_STAMP.strip("^$").encode() + rb"\s*\.\s*$")
 
 
 def _first_stamp_plain(path: str, pred: str) -> bool:
@@ -884,11 +891,10 @@ def _first_stamp_plain(path: str, pred: str) -> bool:
     if len(head) == _PEEK_BYTES:
         lines = lines[:-1]  # perhaps cut
     needle = pred.encode()
-    literal = re.compile(PLAIN_INTEGER_STAMP[1:-1].encode() + rb"\s*\.\s*$")
     for line in lines:
         at = line.find(needle)
         if at > 0 and line[at - 1:at].isspace():
-            return literal.match(line[at + len(needle):].strip()) is not None
+            return _PLAIN_STAMP_STATEMENT_END.match(line[at + len(needle):].strip()) is not None
     return True
 
 
@@ -982,7 +988,7 @@ def _scanned_stream(spark: SparkSession, iri: str, path: str, fmt: str, pred: st
         return out
 
     return LoadedStream(
-        iri=iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri,
+        iri=_bare_iri(iri),
         elements=elements,
         quads=content,
         candidates=content.select("s", "p", "o"),  # every element is valid: the content's triples
@@ -1238,7 +1244,7 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, co
     if strict and errors:
         raise errors[0]
     if not check.n_elements:  # a replay would print nothing at all for it
-        name = iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri
+        name = _bare_iri(iri)
         problems = counts.get(_K_PROBLEM, 0) + check.n_bad  # malformed statements, rejected elements
         reported = f"; {problems} problem{'s' if problems > 1 else ''} reported" if problems else ""
         log.warning("stream <%s> has no elements (file %s%s)", name, path, reported)
@@ -1278,7 +1284,7 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, co
     quoted = quoted_table(content, meta).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(quoted)
     return LoadedStream(
-        iri=iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri,
+        iri=_bare_iri(iri),
         elements=elements,
         quads=content,
         candidates=named.select("s", "p", "o"),
