@@ -28,6 +28,12 @@ rspark runs ``Engine.replay_iter`` end to end (the stream's load included, ``unt
 reported too), consuming the records as they stream; the process's one-time start (the Spark JVM, a first job, the
 Python workers) is measured and reported apart. The stream is loaded once and every policy pays the load.
 
+Then a second stream of the same size (the next seed) goes through both systems in the same processes, loaded and
+queried the same way: a warm session, as in a notebook or ``rspark serve``, where rspark's JVM has already compiled
+its hot code (the first stream's times include that compilation: on two cores the JIT compilers take CPU from the
+tasks) and Spark has its generated classes; Python has no JIT, so the matcher's second pass is its first again. Its
+own table (``--no-warm`` skips it).
+
 The baseline is a Python matcher written here, SASE-style: per company, stacks of the events that can start a match
 (E1) and of the partial matches E1 SEQ E2, fed the events in time order; the state is reset at each tumbling
 window's boundary and the window's matches are emitted at its close, with the selection and consumption semantics of
@@ -74,6 +80,7 @@ EX = "http://example.org/"
 PROV = "http://www.w3.org/ns/prov#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 STREAM = EX + "stocks"
+WARM_STREAM = EX + "stocks-2"  # the second stream of a run, read in the same session
 RANGE = 1000  # = SLIDE: a tumbling window
 MASK = (1 << 64) - 1
 
@@ -95,6 +102,12 @@ COLUMNS = {
     "rs_rss": "rspark driver RSS MB", "jvm": "JVM heap used MB", "py_rss": "matcher RSS MB",
     "trace": "matcher tracemalloc peak MB",
 }
+# the warm session's table (the second stream): key -> header
+WARM_COLUMNS = {
+    "matches": "matches", "rs_s": "rspark s (load + replay)", "rs_eps": "rspark events/s",
+    "py_s": "matcher s (parse + match)", "py_eps": "matcher events/s", "ratio": "rspark / matcher (events/s)",
+    "agree": "counts agree", "target": "target",
+}
 # the targets printed beside the results: these policies at this size
 TARGET_POLICIES = ("unrestricted", "chronological")
 TARGET_SIZE = 1_000_000
@@ -102,12 +115,12 @@ TARGET_EPS = 100_000
 TARGET_RATIO = 5.0
 
 
-def query(policy: str) -> str:
+def query(policy: str, stream: str = STREAM) -> str:
     seq, consume = POLICIES[policy]
     match = f"MATCH CONSUME {consume}" if consume else "MATCH"
     return (f"PREFIX : <{EX}>\n"
             "SELECT ?company ?p1 ?p2 ?p3 (getSTARTTIME() AS ?t1) (getENDTIME() AS ?t2)\n"
-            f"FROM NAMED WINDOW :w ON :stocks [RANGE {RANGE} SLIDE {RANGE}]\n"
+            f"FROM NAMED WINDOW :w ON <{stream}> [RANGE {RANGE} SLIDE {RANGE}]\n"
             "EVENT ON :w { ?company :price ?p1 } AS E1\n"
             "EVENT ON :w { ?company :price ?p2 } AS E2\n"
             "EVENT ON :w { ?company :price ?p3 } AS E3\n"
@@ -410,13 +423,13 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def worker_python(path: str, policies: list[str], trace: bool) -> dict:
-    """The matcher: the stream parsed once (timed), then each policy (timed), then each again under tracemalloc
-    (untimed) for its peak."""
+def _python_pass(path: str, policies: list[str], keep: bool = False):
+    """One stream through the matcher: parsed (timed), then each policy (timed). Its figures, and with ``keep`` the
+    parsed events too: ``(events, figures)``."""
     t = time.perf_counter()
     events = read_events(path)
     out: dict = {"parse_s": time.perf_counter() - t, "events": len(events), "times": {}, "counts": {},
-                 "digests": {}, "trace_mb": {}}
+                 "digests": {}}
     for policy in policies:
         counts, digest, check = {}, 0, 0.0
         t = time.perf_counter()
@@ -430,7 +443,17 @@ def worker_python(path: str, policies: list[str], trace: bool) -> dict:
         out["times"][policy] = time.perf_counter() - t - check
         out["counts"][policy] = counts
         out["digests"][policy] = digest
-    out["rss_mb"] = _rss_mb()
+    return (events, out) if keep else out
+
+
+def worker_python(path: str, policies: list[str], trace: bool, warm_path: str | None = None) -> dict:
+    """The matcher: the stream parsed once (timed), then each policy (timed); the second stream (``warm_path``) the
+    same way; then each policy again under tracemalloc (untimed) for its peak."""
+    events, out = _python_pass(path, policies, keep=True)
+    out["trace_mb"] = {}
+    out["rss_mb"] = _rss_mb()  # the first stream's peak (the second's events are not in it)
+    if warm_path:  # the second stream, in the same process
+        out["warm"] = _python_pass(warm_path, policies)
     if trace:
         import tracemalloc
 
@@ -453,16 +476,16 @@ def rspark_match(row: dict) -> tuple:
             _number(row["t1"]), _number(row["t2"]))
 
 
-def worker_rspark(path: str, policies: list[str], conf: list[str]) -> dict:
+def worker_rspark(path: str, policies: list[str], conf: list[str], warm_path: str | None = None) -> dict:
     """rspark: the JVM and Python workers started (timed apart), the stream loaded once (timed), then each policy's
-    replay (timed, its records consumed as they stream). A policy that fails is recorded with its error and the
-    others still run."""
+    replay (timed, its records consumed as they stream); then the second stream (``warm_path``) the same way in
+    the same session, whose JVM has compiled its hot code by then. A policy that fails is recorded with its error
+    and the others still run."""
     import os
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from rspark import Engine
 
-    out: dict = {"times": {}, "counts": {}, "digests": {}, "errors": {}, "check_s": {}}
     start = time.perf_counter()
     settings = {"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}
     settings.update(item.split("=", 1) for item in conf)
@@ -477,38 +500,48 @@ def worker_rspark(path: str, policies: list[str], conf: list[str]) -> dict:
             yield from batches
 
         engine.spark.range(0, 4, 1, 2).mapInArrow(warm, "id long").count()
-        out["startup_s"] = time.perf_counter() - start
-        start = time.perf_counter()
-        engine.add_stream(STREAM, path)
-        # the stream's quads and bounds are cached lazily, by the first query that reads them: counted here, in the
-        # load, so that every policy's replay time is its own query's (else the first policy pays the load's end)
-        loaded = engine.streams[STREAM]
-        loaded.quads.count()
-        loaded.bounds()
-        out["load_s"] = time.perf_counter() - start
-        if engine.errors:
-            out["load_errors"] = [str(e) for e in engine.errors[:5]]
-        for policy in policies:
-            counts, digest, check = {}, 0, 0.0
-            t = time.perf_counter()
-            try:
-                for r in engine.replay_iter(query(policy), until="end"):
-                    if r.rows:
-                        counts[int(_number_time(r.time))] = len(r.rows)
-                        c = time.perf_counter()  # the fingerprint is the benchmark's, not rspark's: not timed
-                        for row in r.rows:
-                            digest = digest_add(digest, rspark_match(row))
-                        check += time.perf_counter() - c
-            except Exception as exc:  # noqa: BLE001 - recorded, reported loudly by the parent
-                out["errors"][policy] = _error(exc)
-                continue
-            out["times"][policy] = time.perf_counter() - t - check
-            out["check_s"][policy] = check
-            out["counts"][policy] = counts
-            out["digests"][policy] = digest
+        startup = time.perf_counter() - start
+        out = _rspark_pass(engine, STREAM, path, policies)
+        out["startup_s"] = startup
         jvm = engine.spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
         out["jvm_used_mb"] = (jvm.totalMemory() - jvm.freeMemory()) / 2**20
-    out["rss_mb"] = _rss_mb()
+        out["rss_mb"] = _rss_mb()
+        if warm_path:
+            out["warm"] = _rspark_pass(engine, WARM_STREAM, warm_path, policies)
+    return out
+
+
+def _rspark_pass(engine, iri: str, path: str, policies: list[str]) -> dict:
+    """One stream through rspark: loaded as ``iri`` (timed), then each policy's query over it (timed)."""
+    out: dict = {"times": {}, "counts": {}, "digests": {}, "errors": {}, "check_s": {}}
+    start = time.perf_counter()
+    engine.add_stream(iri, path)
+    # the stream's quads and bounds are cached lazily, by the first query that reads them: counted here, in the
+    # load, so that every policy's replay time is its own query's (else the first policy pays the load's end)
+    loaded = engine.streams[iri]
+    loaded.quads.count()
+    loaded.bounds()
+    out["load_s"] = time.perf_counter() - start
+    if engine.errors:
+        out["load_errors"] = [str(e) for e in engine.errors[:5]]
+    for policy in policies:
+        counts, digest, check = {}, 0, 0.0
+        t = time.perf_counter()
+        try:
+            for r in engine.replay_iter(query(policy, iri), until="end"):
+                if r.rows:
+                    counts[int(_number_time(r.time))] = len(r.rows)
+                    c = time.perf_counter()  # the fingerprint is the benchmark's, not rspark's: not timed
+                    for row in r.rows:
+                        digest = digest_add(digest, rspark_match(row))
+                    check += time.perf_counter() - c
+        except Exception as exc:  # noqa: BLE001 - recorded, reported loudly by the parent
+            out["errors"][policy] = _error(exc)
+            continue
+        out["times"][policy] = time.perf_counter() - t - check
+        out["check_s"][policy] = check
+        out["counts"][policy] = counts
+        out["digests"][policy] = digest
     return out
 
 
@@ -571,6 +604,9 @@ def main() -> None:
                     help="stream file format (N-Quads parse in parallel tasks; a TriG file in one task)")
     ap.add_argument("--no-tracemalloc", action="store_true",
                     help="skip the matcher's second, untimed pass under tracemalloc (its memory peak)")
+    ap.add_argument("--no-warm", action="store_true",
+                    help="skip the second stream of each size (seed + 1), loaded and queried in the same processes "
+                         "after the first: rspark's figures once its JVM has compiled its hot code")
     ap.add_argument("--self-check", action="store_true",
                     help="compare the matcher with the spec-literal evaluator on small streams, and exit")
     ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
@@ -581,6 +617,7 @@ def main() -> None:
     _results.add_argument(ap)
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--path", help=argparse.SUPPRESS)
+    ap.add_argument("--warm-path", help=argparse.SUPPRESS)
     args = ap.parse_args()
     policies = [p for p in args.policies.split(",") if p]
     unknown = set(policies) - set(POLICIES)
@@ -588,9 +625,9 @@ def main() -> None:
         ap.error(f"unknown policies {sorted(unknown)} ({', '.join(POLICIES)})")
     if args.worker:
         if args.worker == "python":
-            res = worker_python(args.path, policies, not args.no_tracemalloc)
+            res = worker_python(args.path, policies, not args.no_tracemalloc, args.warm_path)
         else:
-            res = worker_rspark(args.path, policies, args.conf)
+            res = worker_rspark(args.path, policies, args.conf, args.warm_path)
         print(json.dumps(res))
         return
     if args.self_check:
@@ -610,12 +647,16 @@ def main() -> None:
     report.print()
     report.print("| events | policy | " + " | ".join(COLUMNS.values()) + " |")
     report.print("|---" * (len(COLUMNS) + 2) + "|")
-    rows, notes, disagree, failed, rejected = [], [], [], [], []
+    rows, notes, disagree, failed, rejected, warm_lines = [], [], [], [], [], []
     for size in [int(float(s)) for s in args.sizes.split(",")]:
         path = generate(out_dir, size, args.companies, args.prices, args.seed, args.format)
+        warm_path = None if args.no_warm else generate(out_dir, size, args.companies, args.prices, args.seed + 1,
+                                                       args.format)
         res = {}
         for engine in engines:
             cmd = ["--worker", engine, "--path", path, "--policies", ",".join(policies)]
+            if warm_path:
+                cmd += ["--warm-path", warm_path]
             if args.no_tracemalloc:
                 cmd.append("--no-tracemalloc")
             res[engine] = _sub(cmd + [f"--conf={item}" for item in args.conf])
@@ -667,15 +708,23 @@ def main() -> None:
             cells["windows"] = f"{-(-size // RANGE):,}"
             report.print(f"| {size:,} | {policy} | " + " | ".join(cells.values()) + " |")
             rows.append(row)
+            if warm_path:
+                line = _warm_row(size, policy, (rs or {}).get("warm"), (py or {}).get("warm"), row, disagree, failed)
+                warm_lines.append(line)
+    if warm_lines:
+        report.print()
+        report.print(f"The second stream of each size (seed {args.seed + 1}), loaded and queried after the first in "
+                     "the same processes (a warm session: rspark's JVM has compiled its hot code, which the first "
+                     "stream's times include):")
+        report.print()
+        report.print("| events | policy | " + " | ".join(WARM_COLUMNS.values()) + " |")
+        report.print("|---" * (len(WARM_COLUMNS) + 2) + "|")
+        for line in warm_lines:
+            report.print(line)
     targets = [r for r in rows if "target_met" in r]
     if targets:
         report.print()
-        report.print(f"Targets at {TARGET_SIZE:,} events: " + "; ".join(
-            f"{r['policy']}: {r['rspark_eps']:,.0f} events/s (>= {TARGET_EPS:,}: "
-            f"{'met' if r['rspark_eps'] >= TARGET_EPS else 'MISSED'})"
-            + (f", {r['ratio']:.2f}x the matcher (>= {TARGET_RATIO:g}x: "
-               f"{'met' if r['ratio'] >= TARGET_RATIO else 'MISSED'})" if "ratio" in r else "")
-            for r in targets) + ".")
+        report.print(f"Targets at {TARGET_SIZE:,} events: " + "; ".join(_target_text(r) for r in targets) + ".")
     report.print()
     report.print("matches: the matcher's total (rspark's when the matcher did not run), RSTREAM rows summed over the "
                  "windows. rspark / matcher: rspark's events/s over the matcher's, end to end (above 1: rspark is "
@@ -709,7 +758,8 @@ def main() -> None:
               + "\n" + "!" * 100, file=sys.stderr, flush=True)
     elif "python" in engines and "rspark" in engines and not failed:
         report.print()
-        report.print(f"rspark and the Python matcher agree on every (size, policy): {len(rows)} of {len(rows)}.")
+        warm = f", and on the warm session's {len(warm_lines)}" if warm_lines else ""
+        report.print(f"rspark and the Python matcher agree on every (size, policy): {len(rows)} of {len(rows)}{warm}.")
     (out_dir / f"{args.name}.json").write_text(json.dumps(rows, indent=1))
     if failed:
         print("\n" + "!" * 100 + "\nrspark FAILED (nothing written to RESULTS.md):\n  " + "\n  ".join(failed)
@@ -723,6 +773,54 @@ def main() -> None:
         raise SystemExit(1)
 
 
+def _warm_row(size: int, policy: str, rs: dict | None, py: dict | None, row: dict, disagree: list,
+              failed: list) -> str:
+    """The warm session's table line of (size, policy); its figures go into ``row`` (``warm_*``), a disagreement or
+    failure into ``disagree`` / ``failed``."""
+    cells = dict.fromkeys(WARM_COLUMNS, "-")
+    py_s = None
+    if py:
+        py_s = py["parse_s"] + py["times"][policy]
+        row.update(warm_python_s=py_s, warm_python_eps=size / py_s, warm_matches=sum(py["counts"][policy].values()))
+        cells.update(matches=f"{row['warm_matches']:,}", py_eps=f"{size / py_s:,.0f}",
+                     py_s=f"{py_s:.2f} ({py['parse_s']:.2f} + {py['times'][policy]:.2f})")
+    if rs and policy in rs["errors"]:
+        failed.append(f"{size:,}/{policy} (warm): {rs['errors'][policy]}")
+        cells["rs_s"] = "FAILED"
+    elif rs:
+        rs_s = rs["load_s"] + rs["times"][policy]
+        row.update(warm_rspark_s=rs_s, warm_load_s=rs["load_s"], warm_replay_s=rs["times"][policy],
+                   warm_rspark_eps=size / rs_s)
+        if not py:
+            cells["matches"] = f"{sum(rs['counts'][policy].values()):,}"
+        cells.update(rs_s=f"{rs_s:.2f} ({rs['load_s']:.2f} + {rs['times'][policy]:.2f})", rs_eps=f"{size / rs_s:,.0f}")
+        if py:
+            ok, cell = agreement(rs, py, policy)
+            row.update(warm_agrees=ok, warm_ratio=py_s / rs_s)
+            cells.update(agree=cell, ratio=f"{py_s / rs_s:.2f}x")
+            if not ok:
+                disagree.append(f"{size:,}/{policy} (warm): {cell}")
+        if size == TARGET_SIZE and policy in TARGET_POLICIES:
+            met = size / rs_s >= TARGET_EPS and (not py or py_s / rs_s >= TARGET_RATIO)
+            row["warm_target_met"] = met
+            cells["target"] = "met" if met else "MISSED"
+    return f"| {size:,} | {policy} | " + " | ".join(cells.values()) + " |"
+
+
+def _target_text(r: dict) -> str:
+    """A target row's verdicts: events/s and the ratio to the matcher, of the first stream and of the warm one."""
+    def verdicts(eps: float, ratio: float | None) -> str:
+        text = f"{eps:,.0f} events/s (>= {TARGET_EPS:,}: {'met' if eps >= TARGET_EPS else 'MISSED'})"
+        if ratio is not None:
+            text += f", {ratio:.2f}x the matcher (>= {TARGET_RATIO:g}x: {'met' if ratio >= TARGET_RATIO else 'MISSED'})"
+        return text
+
+    text = f"{r['policy']}: {verdicts(r['rspark_eps'], r.get('ratio'))}"
+    if "warm_rspark_eps" in r:
+        text += f"; warm session {verdicts(r['warm_rspark_eps'], r.get('warm_ratio'))}"
+    return text
+
+
 def plot(rows, path: Path) -> Path | None:
     plt = _results.pyplot()
     if plt is None:
@@ -730,7 +828,8 @@ def plot(rows, path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(8, 4))
     for i, policy in enumerate(dict.fromkeys(r["policy"] for r in rows)):
         pts = [r for r in rows if r["policy"] == policy]
-        for key, style, who in (("rspark_eps", "o-", "rspark"), ("python_eps", "s--", "matcher")):
+        for key, style, who in (("rspark_eps", "o-", "rspark"), ("warm_rspark_eps", "^:", "rspark, warm"),
+                                ("python_eps", "s--", "matcher")):
             sel = [r for r in pts if key in r]
             if sel:
                 ax.plot([r["size"] for r in sel], [r[key] for r in sel], style, color=f"C{i}", label=f"{who} {policy}")
