@@ -13,6 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rspark.algebra import ops
+from rspark.cep.machine import timestamps_needed
 from tests.support.cep_oracle import (
     SELECTIONS,
     Event,
@@ -517,6 +519,61 @@ def test_oracle_invariants(case):
         first = times[:1]
         assert evaluate(stream, windows, events, expr, first, "CHRONOLOGICAL") == evaluate(
             stream, windows, events, expr, first)
+
+
+def as_ops(expr):
+    """An oracle expression as rspark's event algebra (the basic event patterns' windows and patterns left empty:
+    only the operators matter to ``timestamps_needed``)."""
+    if isinstance(expr, Event):
+        return ops.EventPattern(expr.name, None, ops.BGP(()))
+    if isinstance(expr, (First, Last)):
+        return (ops.EventFirst if isinstance(expr, First) else ops.EventLast)(as_ops(expr.expr))
+    return ops.EventSeq(as_ops(expr.left), as_ops(expr.right), expr.selection)
+
+
+def test_timestamps_needed():
+    assert [timestamps_needed(as_ops(e)) for e in (
+        E1, First(E1), Seq(E1, E2), Seq(Seq(E1, E2, "CHRONOLOGICAL"), E3, "RECENT"), Last(Seq(E1, Seq(E2, E3))),
+        Seq(E1, E2, "NAIVE"), Seq(Seq(E1, E2), E3, "NAIVE"), Seq(E1, Seq(E2, E3, "NAIVE")),
+    )] == [1, 1, 2, 3, 3, 1, 2, 2]
+    # why SEQ[NAIVE] takes the larger operand's count, not the sum: its left event may end where its right one
+    # does, ((E1 SEQ E2) SEQ[NAIVE] E3 with E1 at 3, E2 and E3 at 5, from the same element, is an event over
+    # two timestamps
+    stream = [("G1", 3, {(":a1", ":p", ":b1")}), ("G2", 5, {(":b1", ":q", ":c1")})]
+    left, right = [("?x", ":p", "?y")], [("?y", ":q", "?z")]
+    windows, events = {"w": Landmark(0)}, {"E1": ("w", left), "E2": ("w", right), "E3": ("w", right)}
+    found = evaluate(stream, windows, events, Seq(Seq(E1, E2), E3, "NAIVE"), [6])[6]
+    assert {(t1, t2) for _mu, t1, t2 in found} == {(3, 5)}
+
+
+def test_consumption_keeps_a_naive_sequence_over_shared_timestamps(engine, tmp_path):
+    # the instant above under MATCH CONSUME (the path that leaves out instants with too few timestamps), then a
+    # later one where the consumed occurrences leave nothing
+    stream = [("G1", 3, {(":a1", ":p", ":b1")}), ("G2", 5, {(":b1", ":q", ":c1")}), ("G3", 7, {(":a2", ":p", ":b2")})]
+    left, right = [("?x", ":p", "?y")], [("?y", ":q", "?z")]
+    windows, events = {"w": Landmark(0)}, {"E1": ("w", left), "E2": ("w", right), "E3": ("w", right)}
+    expr = Seq(Seq(E1, E2), E3, "NAIVE")
+    for consume in ("CHRONOLOGICAL", "RECENT"):
+        assert {t: len(evs) for t, evs in evaluate(stream, windows, events, expr, [6, 8], consume).items()} == {
+            6: 1, 8: 0}
+        (tmp_path / consume).mkdir()
+        check_case(engine, tmp_path / consume, (stream, windows, events, expr, [6, 8], consume))
+
+
+@settings(max_examples=300, **_SETTINGS)
+@given(case=cases())
+def test_an_instant_without_enough_timestamps_has_no_event(case):
+    # the premise of the consumption path's filter (rspark.spark.cep.match): an instant has an event only if every
+    # basic event pattern of the expression matches there, at timestamps_needed(expr) distinct timestamps or more
+    stream, windows, events, expr, times, _consume = case
+    needed = timestamps_needed(as_ops(expr))
+    names = sorted(set(event_names(expr)))
+    for t in times:
+        found = evaluate(stream, windows, events, expr, [t])[t]
+        basic = {name: evaluate(stream, windows, events, Event(name), [t])[t] for name in names}
+        stamps = {ts for evs in basic.values() for _mu, ts, _ts in evs}
+        if found:
+            assert all(basic.values()) and len(stamps) >= needed, (expr, t, basic)
 
 
 @settings(max_examples=15, **_SETTINGS)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rspark.algebra import ops
+from rspark.cep.patterns import event_nodes
 
 # an event: (mapping as a sorted tuple of (variable, term)), t1, t2 -> the triple occurrences it uses
 Events = dict
@@ -43,18 +44,22 @@ def _extreme(events: Events, last: bool) -> Events:
 
 class Evaluator:
     """Evaluates an event expression at one instant over the matches of its basic event patterns at that instant:
-    ``matches[bep]`` lists (mapping, ts, occurrences) (the mapping a sorted tuple of (variable, term) pairs, the
-    occurrences the triple occurrences the match uses)."""
+    ``matches`` lists (index in ``beps``, mapping, ts, occurrences) (the mapping a sorted tuple of (variable, term)
+    pairs, the occurrences the triple occurrences the match uses). The expression's basic event patterns are found
+    in ``beps`` by equality once, here; each evaluation finds a node's matches by its identity (hashing an operator
+    tree at every step costs more than the evaluation)."""
 
-    def __init__(self, matches: dict) -> None:
-        self.matches = matches
+    def __init__(self, expr, beps: list) -> None:
+        self.slots = {id(node): beps.index(node) for node in event_nodes(expr) if isinstance(node, ops.EventPattern)}
+        self.matches: list = []
 
     def run(self, expr, sub: dict | None = None, ub: int | None = None) -> Events:
         sub = sub or {}
         if isinstance(expr, ops.EventPattern):
             out: Events = {}
-            for mu, ts, occ in self.matches.get(expr, ()):
-                if (ub is None or ts < ub) and _compatible(mu, sub):
+            slot = self.slots[id(expr)]
+            for b, mu, ts, occ in self.matches:
+                if b == slot and (ub is None or ts < ub) and _compatible(mu, sub):
                     key = (mu, ts, ts)
                     out[key] = out.get(key, frozenset()) | occ
             return out
@@ -100,21 +105,43 @@ class Evaluator:
         return out
 
 
-def run_consuming(expr, rows: Iterable[tuple]) -> list[tuple]:
-    """Evaluates ``expr`` at each instant in order, with consumption: ``rows`` are the basic event patterns'
-    matches, (instant, bep, mapping, ts, occurrences), in any order. Returns (instant, mapping, t1, t2) per event.
+def timestamps_needed(expr) -> int:
+    """The fewest distinct timestamps among an instant's basic matches for ``expr`` to have an event there: a SEQ
+    (but SEQ[NAIVE]) evaluates its left operand under the start of each right event (eq. 7), so the two operands'
+    events have disjoint timestamps; SEQ[NAIVE] pairs events of the whole window, which may share them; FIRST and
+    LAST keep some of their operand's events. Every basic event pattern of an expression is needed too: no
+    operator has an event when an operand has none."""
+    if isinstance(expr, ops.EventPattern):
+        return 1
+    if isinstance(expr, (ops.EventFirst, ops.EventLast)):
+        return timestamps_needed(expr.expr)
+    left, right = timestamps_needed(expr.left), timestamps_needed(expr.right)
+    if (expr.selection or "").upper() == "NAIVE":
+        return max(left, right)
+    return left + right
+
+
+def run_consuming(expr, beps: list, rows: Iterable[tuple]) -> list[tuple]:
+    """Evaluates ``expr`` at each instant in order, with consumption: ``rows`` are the matches of its basic event
+    patterns ``beps``, (instant, index in ``beps``, mapping, ts, occurrences), in any order. Returns (instant,
+    mapping, t1, t2) per event.
 
     At each instant a match whose occurrences include a consumed one is no input (its element's remaining triples
     do not hold it); after the evaluation, every occurrence of every event found is consumed."""
-    by_instant: dict[int, dict] = {}
-    for t, bep, mu, ts, occ in rows:
-        by_instant.setdefault(t, {}).setdefault(bep, []).append((mu, ts, occ))
+    by_instant: dict[int, list] = {}
+    for t, b, mu, ts, occ in rows:
+        matches = by_instant.get(t)
+        if matches is None:
+            by_instant[t] = [(b, mu, ts, occ)]
+        else:
+            matches.append((b, mu, ts, occ))
+    evaluator = Evaluator(expr, beps)
     consumed: set = set()
     out: list[tuple] = []
     for t in sorted(by_instant):
-        matches = {bep: [m for m in ms if not (m[2] & consumed)] for bep, ms in by_instant[t].items()}
-        events = Evaluator(matches).run(expr)
-        for (mu, t1, t2), occ in events.items():
+        matches = by_instant[t]
+        evaluator.matches = [m for m in matches if consumed.isdisjoint(m[3])] if consumed else matches
+        for (mu, t1, t2), occ in evaluator.run(expr).items():
             out.append((t, mu, t1, t2))
             consumed |= occ
     return out

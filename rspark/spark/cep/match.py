@@ -1,6 +1,6 @@
 """MATCH (RSEP-QL, eq. 8) in a replay: the basic event patterns' matches on the base stream, assigned to instants,
 then the event expression as a Spark plan (:mod:`rspark.spark.cep.events`), or, under a consumption policy, the
-sequential evaluator of :mod:`rspark.cep.machine` run per key inside Spark (``applyInPandas``).
+sequential evaluator of :mod:`rspark.cep.machine` run per key inside Spark (``applyInArrow``).
 
 The replay gives, per named window, ``WindowEvents``: the stream's quads and the window's assignment of
 element-keyed rows to the instants whose window holds their element.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import repeat
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -33,8 +34,7 @@ from rspark.spark.cep.events import T1, T2, TS, EventPlanner
 from rspark.spark.sparql.compiler import Context, GraphSource
 from rspark.spark.sparql.solutions import Solutions, pattern_variable, var_col
 
-ELEMENT, OCC = "__ev_el", "__ev_occ"
-SEP = "\x1f"
+ELEMENT = "__ev_el"
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def with_selection(expr, selection) -> object:
 def _bep_matches(comp, bep: ops.EventPattern, key: str, occurrences: bool) -> DataFrame:
     """eq. 4's evaluations, once per stream element: the BGP over each element's graph (the quads keyed by
     element), then the instants whose window holds the element. Columns: ``key``, ``TS``, the variables, and with
-    ``occurrences`` the element (``ELEMENT``) and the matched triple occurrences (``OCC``)."""
+    ``occurrences`` the element (``ELEMENT``), which with the mapping names the triple occurrences matched."""
     if not isinstance(bep.window, IRI):
         raise NotSupportedError("EVENT ON a variable window (RSEP-QL leaves it to future work)")
     name = E.encode(bep.window)
@@ -134,24 +134,27 @@ def _bep_matches(comp, bep: ops.EventPattern, key: str, occurrences: bool) -> Da
     rows = source.assign(sols.df)
     cols = [F.col("instant").alias(key), F.col("ts").alias(TS), *[F.col(var_col(v)) for v in names]]
     if occurrences:
-        triples = []
-        for t in pattern_triples(bep):
-            parts = []
-            for term in (t.subject, t.predicate, t.object):
-                v = pattern_variable(term)
-                parts.append(F.col(var_col(v)) if v is not None else F.lit(E.encode(term)))
-            triples.append(F.concat(F.lit(name + "|"), F.col("element"), F.lit("|"), parts[0], F.lit(" "),
-                                    parts[1], F.lit(" "), parts[2]))
-        # one string (occurrences joined by a unit separator): an array column per row made Arrow split
-        # the batches of large groups into chunked arrays that applyInPandas could not convert
-        cols += [F.col("element").alias(ELEMENT), F.concat_ws(SEP, *triples).alias(OCC)]
+        cols.append(F.col("element").alias(ELEMENT))
     return rows.select(*cols)
+
+
+def _term_slot(term, names: list[str]) -> int | str:
+    """A triple pattern's term as a column of :func:`_consuming`'s rows: a variable's position among ``names``, or
+    a constant's encoded term."""
+    v = pattern_variable(term)
+    return names.index(v) if v is not None else E.encode(term)
+
+
+def _terms(values: dict, slot: int | str, n: int):
+    """A triple pattern's term in each of ``n`` rows: a variable's values (``values[slot]``), or a constant
+    repeated."""
+    return values[slot] if isinstance(slot, int) else repeat(slot, n)
 
 
 def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solutions:
     """Consumption (RSEP-QL, Def. 10): the evaluator of ``rspark.cep.machine`` run instant after instant, per key
     (``consumption_key``; one group when the pattern has none), inside Spark's Python workers."""
-    from rspark.cep.machine import run_consuming
+    from rspark.cep.machine import run_consuming, timestamps_needed
 
     names = list(event_variables(expr))
     group = list(consumption_key(expr))
@@ -159,37 +162,57 @@ def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solution
     for i, bep in enumerate(beps):
         m = matches(bep)
         own = bep_variables(bep)
-        part = m.select(key, F.lit(i).alias("__ev_bep"), TS, OCC,
+        part = m.select(key, F.lit(i).alias("__ev_bep"), TS, ELEMENT,
                         *[(F.col(var_col(v)) if v in own else F.lit(None).cast("string")).alias(var_col(v))
                           for v in names])
         rows = part if rows is None else rows.unionByName(part)
     if not group:
         rows = rows.withColumn("__ev_all", F.lit(0))
     by = [var_col(v) for v in group] or ["__ev_all"]
-    bep_vars = [bep_variables(b) for b in beps]
     cols = [var_col(v) for v in names]
-
-    def run(pdf):
-        import pandas as pd
-
-        items = []
-        columns = [pdf[c].tolist() for c in (key, "__ev_bep", TS, OCC, *cols)]
-        for t, b, ts, occ, *values in zip(*columns):
-            b = int(b)
-            row = dict(zip(names, values))
-            mu = tuple(sorted((v, row[v]) for v in bep_vars[b]))
-            items.append((int(t), beps[b], mu, int(ts), frozenset(occ.split(SEP))))
-        out = run_consuming(expr, items)
-        # typed columns: an empty frame of untyped (object) columns fails Arrow's conversion (a ChunkedArray)
-        data = {key: pd.Series([t for t, _, _, _ in out], dtype="int64"),
-                T1: pd.Series([a for _, _, a, _ in out], dtype="int64"),
-                T2: pd.Series([b for _, _, _, b in out], dtype="int64")}
-        for v, c in zip(names, cols):
-            data[c] = pd.Series([dict(mu).get(v) for _, mu, _, _ in out], dtype=object)
-        return pd.DataFrame(data, columns=[key, *cols, T1, T2])
-
+    # per basic event pattern, its variables in sorted order and their positions among ``names``: a match's
+    # mapping as the sorted tuple of (variable, term) pairs the evaluator keys events by
+    slots = [[(v, names.index(v)) for v in sorted(bep_variables(b))] for b in beps]
+    # per basic event pattern, its triple patterns as (window, s, p, o) with a constant's encoded term or a
+    # variable's position among ``names``: a match's triple occurrences are (window, element, s, p, o)
+    shapes = [[(E.encode(b.window), *[_term_slot(term, names) for term in (t.subject, t.predicate, t.object)])
+               for t in pattern_triples(b)] for b in beps]
     schema = ", ".join([f"`{key}` long", *[f"`{c}` string" for c in cols], f"`{T1}` long", f"`{T2}` long"])
-    df = rows.groupBy(*by).applyInPandas(run, schema)
+    needed = timestamps_needed(expr)
+
+    def run(table):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        # the instants where the expression can have an event (every basic event pattern matched, at enough
+        # distinct timestamps): the others are left out here, before any row becomes Python objects
+        stats = table.group_by(key).aggregate([("__ev_bep", "count_distinct"), (TS, "count_distinct")])
+        viable = pc.and_(pc.greater_equal(stats.column("__ev_bep_count_distinct"), len(beps)),
+                         pc.greater_equal(stats.column(f"{TS}_count_distinct"), needed))
+        table = table.filter(pc.is_in(table.column(key), value_set=stats.column(key).filter(viable).combine_chunks()))
+        # each basic event pattern's rows apart (in any order: the evaluator orders them by instant), their
+        # mappings and triple occurrences built a column at a time
+        items: list = []
+        for b, (own, shape) in enumerate(zip(slots, shapes)):
+            part = table.filter(pc.equal(table.column("__ev_bep"), b))
+            n = part.num_rows
+            if not n:
+                continue
+            values = {j: part.column(cols[j]).to_pylist() for _, j in own}
+            elements = part.column(ELEMENT).to_pylist()
+            mus = zip(*[zip(repeat(v), values[j]) for v, j in own]) if own else repeat((), n)
+            occs = (map(frozenset, zip(*[zip(repeat(w), elements, *[_terms(values, x, n) for x in spo])
+                                         for w, *spo in shape])) if shape else repeat(frozenset(), n))
+            items.extend(zip(part.column(key).to_pylist(), repeat(b), mus, part.column(TS).to_pylist(), occs))
+        out = run_consuming(expr, beps, items)
+        data = {key: pa.array([t for t, _, _, _ in out], pa.int64())}
+        for v, c in zip(names, cols):
+            data[c] = pa.array([dict(mu).get(v) for _, mu, _, _ in out], pa.string())
+        data[T1] = pa.array([a for _, _, a, _ in out], pa.int64())
+        data[T2] = pa.array([b for _, _, _, b in out], pa.int64())
+        return pa.table(data)
+
+    df = rows.groupBy(*by).applyInArrow(run, schema)
     out_cols = [F.col(key), *[F.col(c) for c in cols]]
     out_names = list(names)
     if intervals:
