@@ -560,6 +560,17 @@ def test_consumption_keeps_a_naive_sequence_over_shared_timestamps(engine, tmp_p
         check_case(engine, tmp_path / consume, (stream, windows, events, expr, [6, 8], consume))
 
 
+def test_consumption_of_a_pattern_without_variables(engine, tmp_path):
+    # E1 binds nothing: its matches are empty mappings whose occurrences are the constant triple in each element
+    stream = [("G1", 1, {(":a1", ":p", ":b1")}), ("G2", 2, {(":b1", ":q", ":c1")}),
+              ("G3", 3, {(":a1", ":p", ":b1"), (":b1", ":q", ":c2")}), ("G4", 4, {(":b1", ":q", ":c1")})]
+    windows = {"w": Landmark(0)}
+    events = {"E1": ("w", [(":a1", ":p", ":b1")]), "E2": ("w", [("?y", ":q", "?z")])}
+    for consume in ("CHRONOLOGICAL", "RECENT"):
+        (tmp_path / consume).mkdir()
+        check_case(engine, tmp_path / consume, (stream, windows, events, Seq(E1, E2, consume), [2, 3, 4], consume))
+
+
 @settings(max_examples=300, **_SETTINGS)
 @given(case=cases())
 def test_an_instant_without_enough_timestamps_has_no_event(case):
