@@ -695,16 +695,7 @@ def main() -> None:
                                  rs_eps=f"{size / rs_s:,.0f}")
                     if not py:
                         cells["matches"] = f"{sum(counts.values()):,}"
-                    else:
-                        ok, cell = agreement(rs, py, policy)
-                        row.update(agrees=ok, check=cell, ratio=py_s / rs_s)
-                        cells.update(agree=cell, ratio=f"{py_s / rs_s:.2f}x")
-                        if not ok:
-                            disagree.append(f"{size:,}/{policy}: {cell}")
-                    if size == TARGET_SIZE and policy in TARGET_POLICIES:
-                        met = size / rs_s >= TARGET_EPS and (not py or py_s / rs_s >= TARGET_RATIO)
-                        row["target_met"] = met
-                        cells["target"] = "met" if met else "MISSED"
+                    row.update(_verdicts(size, policy, rs, py, rs_s, py_s if py else None, cells, disagree))
             cells["windows"] = f"{-(-size // RANGE):,}"
             report.print(f"| {size:,} | {policy} | " + " | ".join(cells.values()) + " |")
             rows.append(row)
@@ -794,17 +785,26 @@ def _warm_row(size: int, policy: str, rs: dict | None, py: dict | None, row: dic
         if not py:
             cells["matches"] = f"{sum(rs['counts'][policy].values()):,}"
         cells.update(rs_s=f"{rs_s:.2f} ({rs['load_s']:.2f} + {rs['times'][policy]:.2f})", rs_eps=f"{size / rs_s:,.0f}")
-        if py:
-            ok, cell = agreement(rs, py, policy)
-            row.update(warm_agrees=ok, warm_ratio=py_s / rs_s)
-            cells.update(agree=cell, ratio=f"{py_s / rs_s:.2f}x")
-            if not ok:
-                disagree.append(f"{size:,}/{policy} (warm): {cell}")
-        if size == TARGET_SIZE and policy in TARGET_POLICIES:
-            met = size / rs_s >= TARGET_EPS and (not py or py_s / rs_s >= TARGET_RATIO)
-            row["warm_target_met"] = met
-            cells["target"] = "met" if met else "MISSED"
+        verdicts = _verdicts(size, policy, rs, py, rs_s, py_s, cells, disagree, " (warm)")
+        row.update({f"warm_{k}": v for k, v in verdicts.items() if k != "check"})
     return f"| {size:,} | {policy} | " + " | ".join(cells.values()) + " |"
+
+
+def _verdicts(size: int, policy: str, rs: dict, py: dict | None, rs_s: float, py_s: float | None, cells: dict,
+              disagree: list, label: str = "") -> dict:
+    """rspark's run of (size, policy) against the matcher's (when it ran) and the targets: the row's figures
+    (agrees, check, ratio, target_met), the table's cells filled, a disagreement added to ``disagree``."""
+    out: dict = {}
+    if py:
+        ok, cell = agreement(rs, py, policy)
+        out.update(agrees=ok, check=cell, ratio=py_s / rs_s)
+        cells.update(agree=cell, ratio=f"{py_s / rs_s:.2f}x")
+        if not ok:
+            disagree.append(f"{size:,}/{policy}{label}: {cell}")
+    if size == TARGET_SIZE and policy in TARGET_POLICIES:
+        out["target_met"] = size / rs_s >= TARGET_EPS and (not py or py_s / rs_s >= TARGET_RATIO)
+        cells["target"] = "met" if out["target_met"] else "MISSED"
+    return out
 
 
 def _target_text(r: dict) -> str:
