@@ -456,3 +456,28 @@ def test_cli_explain_reports_line_and_column(tmp_path, text, at):
     assert f"{err.line}:{err.column}" in lines[0] or f"line {err.line}, column {err.column}" in lines[0]
     if at is not None:
         assert _offset(text, err.line, err.column) == text.index(at)
+
+
+# ------------------------------------------------------------------------------------ 10. event policies
+
+EVENTS = (P + "SELECT * FROM NAMED WINDOW :w ON :s [RANGE 10 SLIDE 2]\n"
+          "EVENT ON :w { ?x :p ?y } AS E1\nEVENT ON :w { ?y :q ?z } AS E2\n")
+
+
+@pytest.mark.parametrize("where, at, message", [
+    ("MATCH { E1 SEQ[OLDEST] E2 }", "OLDEST", "unknown selection policy 'OLDEST' in SEQ[...]: NAIVE, CHRONOLOGICAL, "
+                                              "RECENT or UNRESTRICTED (SEQ alone)"),
+    ("MATCH CONSUME oldest { E1 SEQ E2 }", "oldest", "unknown consumption policy 'oldest' in MATCH CONSUME: "
+                                                     "CHRONOLOGICAL, RECENT or NONE"),
+])
+def test_unknown_event_policies_are_named_where_they_are(where, at, message):
+    err = _error(EVENTS + f"WHERE {{ {where} }}", at=at)
+    assert err.message == message
+
+
+@pytest.mark.parametrize("where, sse", [
+    ("MATCH { E1 SEQ[recent] E2 SEQ[Unrestricted] E1 }", "(match (seq (unrestricted) (seq (recent) (event E1"),
+    ("MATCH CONSUME none { E1 SEQ[NAIVE] E2 }", "(match (consume none) (seq (naive)"),
+])
+def test_event_policies_are_read_in_any_case(where, sse):
+    assert sse in " ".join(to_sse(compile_query(EVENTS + f"WHERE {{ {where} }}", source="q.rq")).split())

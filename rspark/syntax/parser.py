@@ -70,6 +70,11 @@ MAX_INTEGER = 2**63 - 1  # LIMIT / OFFSET saturate here; the largest count windo
 _BALANCED_OVER = 8  # a chain of || or && with more operands is built as a balanced tree
 
 
+# RSEP-QL's selection policies of SEQ (eqs. 7, 9-11) and consumption policies of MATCH (Defs. 8-10), as written
+SELECTION_POLICIES = frozenset({"NAIVE", "CHRONOLOGICAL", "RECENT", "UNRESTRICTED"})
+CONSUMPTION_POLICIES = frozenset({"CHRONOLOGICAL", "RECENT", "NONE"})
+
+
 class QuerySyntaxError(RsparkError, ValueError):
     """A query that cannot be read: names the source, line, column, the offending token and what was expected."""
 
@@ -659,7 +664,11 @@ class _Builder(Transformer):
         return ast.MatchPattern(None, values[0], *self.at(children[0]))
 
     def consume(self, children):
-        return str(children[0]).upper()
+        policy = str(children[0]).upper()
+        if policy not in CONSUMPTION_POLICIES:
+            raise self.error_at(children[0], f"unknown consumption policy {str(children[0])!r} in MATCH CONSUME: "
+                                             "CHRONOLOGICAL, RECENT or NONE")
+        return policy
 
     def event_ref(self, children):
         token = children[0]
@@ -680,7 +689,11 @@ class _Builder(Transformer):
         return ast.EventSeq(left, right, selection, *self.at(keyword))
 
     def selection(self, children):
-        return str(children[0]).upper()
+        policy = str(children[0]).upper()
+        if policy not in SELECTION_POLICIES:
+            raise self.error_at(children[0], f"unknown selection policy {str(children[0])!r} in SEQ[...]: NAIVE, "
+                                             "CHRONOLOGICAL, RECENT or UNRESTRICTED (SEQ alone)")
+        return policy
 
     def event_decl(self, children):
         window, group, name = children
