@@ -62,6 +62,7 @@ from rspark.model.terms import (
     Variable,
 )
 from rspark.model.time import Duration, DurationError, parse_duration, time_value_problem
+from rspark.rsp.policies import Consumption, Selection
 from rspark.syntax import ast
 
 MAX_NESTING = 256  # brackets inside brackets
@@ -70,9 +71,9 @@ MAX_INTEGER = 2**63 - 1  # LIMIT / OFFSET saturate here; the largest count windo
 _BALANCED_OVER = 8  # a chain of || or && with more operands is built as a balanced tree
 
 
-# RSEP-QL's selection policies of SEQ (eqs. 7, 9-11) and consumption policies of MATCH (Defs. 8-10), as written
-SELECTION_POLICIES = frozenset({"NAIVE", "CHRONOLOGICAL", "RECENT", "UNRESTRICTED"})
-CONSUMPTION_POLICIES = frozenset({"CHRONOLOGICAL", "RECENT", "NONE"})
+# the policy names SEQ[...] and MATCH CONSUME take, as written (upper case); CONSUME NONE: no consumption
+SELECTION_POLICIES = frozenset(p.name for p in Selection)
+CONSUMPTION_POLICIES = frozenset(p.name for p in Consumption) | {"NONE"}
 
 
 class QuerySyntaxError(RsparkError, ValueError):
