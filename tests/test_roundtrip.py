@@ -405,7 +405,7 @@ class _Gen:
     def event_expr(self, depth: int) -> str:
         if depth <= 0 or self.coin(0.3):
             return self.event_unary(depth)
-        selection = f"[{self.pick(('RECENT', 'chronological', 'NAIVE'))}]" if self.coin() else ""
+        selection = f"[{self.pick(('RECENT', 'chronological', 'NAIVE', 'unrestricted'))}]" if self.coin() else ""
         return f"{self.event_expr(depth - 1)} SEQ{selection} {self.event_unary(depth - 1)}"
 
     def event_unary(self, depth: int) -> str:
@@ -481,7 +481,7 @@ class _Gen:
             return f"WINDOW {name} {self.group(depth - 1)}"
         if kind == "subselect":
             return "{ " + self.select(depth - 1, top=False) + " }"
-        consume = f"CONSUME {self.pick(('RECENT', 'chronological', 'NAIVE'))} " if self.coin() else ""
+        consume = f"CONSUME {self.pick(('RECENT', 'chronological', 'none'))} " if self.coin() else ""
         return f"MATCH {consume}{{ {self.event_expr(2)} }}"
 
     def group(self, depth: int) -> str:
