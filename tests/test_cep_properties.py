@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rspark.algebra import ops
-from rspark.cep.machine import timestamps_needed
+from rspark.cep import machine
+from rspark.cep.machine import Consumption, timestamps_needed
 from tests.support.cep_oracle import (
     SELECTIONS,
     Event,
@@ -597,6 +598,41 @@ def test_random_event_patterns_match_the_oracle(engine, tmp_path_factory, case):
 @given(case=cases(consuming=True))
 def test_random_consumption_matches_the_oracle(engine, tmp_path_factory, case):
     check_case(engine, tmp_path_factory.mktemp("cep"), case)
+
+
+@settings(max_examples=10, **_SETTINGS)
+@given(case=cases(consuming=True), rows=st.sampled_from([1, 2, 3]))
+def test_consumption_over_small_arrow_batches_matches_the_oracle(engine, tmp_path_factory, case, rows):
+    # a key's rows reach the evaluator in Arrow batches of `rows` rows: an instant's rows span several batches
+    conf = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = engine.spark.conf.get(conf)
+    engine.spark.conf.set(conf, str(rows))
+    try:
+        check_case(engine, tmp_path_factory.mktemp("cep"), case)
+    finally:
+        engine.spark.conf.set(conf, before)
+
+
+def test_consumption_state_is_bounded_by_the_window():
+    # a sliding window holding two instants' elements: at instant i, A(i-1) B(i-1) (consumed at i-1) and A(i) B(i);
+    # E1 SEQ E2 finds (A(i), B(i)) alone: the consumed occurrences still in the window are kept (else A(i-1) SEQ
+    # B(i) would be an event too), the others are dropped (else the state would grow with the stream)
+    state = Consumption(as_ops(Seq(E1, E2)), [as_ops(E1), as_ops(E2)])
+    mu = (("x", "a"),)
+
+    def pair(i):
+        return [(0, mu, 10 * i, frozenset({("w", f"A{i}", "s", "p", "o")})),
+                (1, mu, 10 * i + 1, frozenset({("w", f"B{i}", "s", "q", "o")}))]
+
+    found, largest = [], 0
+    for i in range(1, 1001):
+        found += state.step(i, pair(i - 1) + pair(i) if i > 1 else pair(i))
+        largest = max(largest, len(state.consumed))
+    assert found == [(i, mu, 10 * i, 10 * i + 1) for i in range(1, 1001)]
+    assert largest <= 2 * machine._PRUNE_AT + 2
+    assert {occ for m in pair(1000) for occ in m[3]} <= state.consumed
+    with pytest.raises(ValueError, match="instant 1000 after 1000"):
+        state.step(1000, [])
 
 
 @pytest.mark.slow

@@ -3,7 +3,7 @@
 A consumption policy makes each evaluation depend on the previous ones: the triple occurrences that took part in
 the events of one evaluation instant are no longer input at the later ones. That state is carried from instant to
 instant, so this part runs instant after instant, one key at a time (``patterns.consumption_key``), inside Spark's
-Python workers (``rspark.spark.cep.consume``). Everything else about events is a Spark plan.
+Python workers (``rspark.spark.cep.match``). Everything else about events is a Spark plan.
 
 The evaluator follows the equations: events are sets of (mu, t1, t2); an evaluation happens under an active window
 that is an upper bound on timestamps (``ub``, exclusive) and a substitution (the bindings of the right event of an
@@ -121,13 +121,52 @@ def timestamps_needed(expr) -> int:
     return left + right
 
 
+_PRUNE_AT = 64
+
+
+class Consumption:
+    """One key's evaluation under a consumption policy, instant after instant (RSEP-QL, Def. 10): :meth:`step`
+    evaluates ``expr`` at an instant over its basic event patterns' matches there, leaving out those that use a
+    consumed triple occurrence, and consumes the occurrences of every event found.
+
+    The state is the consumed occurrences. Those that no match at an instant uses can be dropped then: a window's
+    lower bound never moves back, so an element's triples in a later window are among those in the earlier ones,
+    and a match at a later instant that used such an occurrence would be a match at this one (``matches`` must be
+    every basic match of the key at the instant). The state is pruned so whenever it has doubled since it was last
+    pruned (and holds more than ``_PRUNE_AT``): it stays within twice the consumed occurrences still in the
+    windows, bounded by the windows' contents rather than by the stream's length."""
+
+    def __init__(self, expr, beps: list) -> None:
+        self.expr = expr
+        self.evaluator = Evaluator(expr, beps)
+        self.consumed: set = set()
+        self.limit = _PRUNE_AT  # the size of ``consumed`` above which it is pruned
+        self.instant: int | None = None
+
+    def step(self, instant: int, matches: list) -> list[tuple]:
+        """The events at ``instant``, after every earlier instant of the key, as (instant, mapping, t1, t2);
+        ``matches`` lists (index in ``beps``, mapping, ts, occurrences)."""
+        if self.instant is not None and instant <= self.instant:
+            raise ValueError(f"consumption: instant {instant} after {self.instant} (instants must increase)")
+        self.instant = instant
+        consumed = self.consumed
+        if len(consumed) > self.limit:
+            consumed.intersection_update(set().union(*[m[3] for m in matches]))
+            self.limit = max(_PRUNE_AT, 2 * len(consumed))
+        if consumed:
+            matches = [m for m in matches if consumed.isdisjoint(m[3])]
+        self.evaluator.matches = matches
+        out = []
+        for (mu, t1, t2), occ in self.evaluator.run(self.expr).items():
+            out.append((instant, mu, t1, t2))
+            consumed |= occ
+        return out
+
+
 def run_consuming(expr, beps: list, rows: Iterable[tuple]) -> list[tuple]:
     """Evaluates ``expr`` at each instant in order, with consumption: ``rows`` are the matches of its basic event
-    patterns ``beps``, (instant, index in ``beps``, mapping, ts, occurrences), in any order. Returns (instant,
-    mapping, t1, t2) per event.
-
-    At each instant a match whose occurrences include a consumed one is no input (its element's remaining triples
-    do not hold it); after the evaluation, every occurrence of every event found is consumed."""
+    patterns ``beps``, (instant, index in ``beps``, mapping, ts, occurrences), in any order, every match of each
+    instant. Returns (instant, mapping, t1, t2) per event."""
     by_instant: dict[int, list] = {}
     for t, b, mu, ts, occ in rows:
         matches = by_instant.get(t)
@@ -135,13 +174,8 @@ def run_consuming(expr, beps: list, rows: Iterable[tuple]) -> list[tuple]:
             by_instant[t] = [(b, mu, ts, occ)]
         else:
             matches.append((b, mu, ts, occ))
-    evaluator = Evaluator(expr, beps)
-    consumed: set = set()
+    state = Consumption(expr, beps)
     out: list[tuple] = []
     for t in sorted(by_instant):
-        matches = by_instant[t]
-        evaluator.matches = [m for m in matches if consumed.isdisjoint(m[3])] if consumed else matches
-        for (mu, t1, t2), occ in evaluator.run(expr).items():
-            out.append((t, mu, t1, t2))
-            consumed |= occ
+        out.extend(state.step(t, by_instant[t]))
     return out

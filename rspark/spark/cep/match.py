@@ -8,7 +8,7 @@ element-keyed rows to the instants whose window holds their element.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -154,7 +154,7 @@ def _terms(values: dict, slot: int | str, n: int):
 def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solutions:
     """Consumption (RSEP-QL, Def. 10): the evaluator of ``rspark.cep.machine`` run instant after instant, per key
     (``consumption_key``; one group when the pattern has none), inside Spark's Python workers."""
-    from rspark.cep.machine import run_consuming, timestamps_needed
+    from rspark.cep.machine import Consumption, timestamps_needed
 
     names = list(event_variables(expr))
     group = list(consumption_key(expr))
@@ -180,7 +180,8 @@ def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solution
     schema = ", ".join([f"`{key}` long", *[f"`{c}` string" for c in cols], f"`{T1}` long", f"`{T2}` long"])
     needed = timestamps_needed(expr)
 
-    def run(table):
+    def events(table, state):
+        """The events of the complete instants in ``table`` (a key's rows, by instant), in order."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -190,9 +191,10 @@ def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solution
         viable = pc.and_(pc.greater_equal(stats.column("__ev_bep_count_distinct"), len(beps)),
                          pc.greater_equal(stats.column(f"{TS}_count_distinct"), needed))
         table = table.filter(pc.is_in(table.column(key), value_set=stats.column(key).filter(viable).combine_chunks()))
-        # each basic event pattern's rows apart (in any order: the evaluator orders them by instant), their
-        # mappings and triple occurrences built a column at a time
-        items: list = []
+        if not table.num_rows:
+            return None
+        # each basic event pattern's rows apart, their mappings and triple occurrences built a column at a time
+        by_instant: dict = {}
         for b, (own, shape) in enumerate(zip(slots, shapes)):
             part = table.filter(pc.equal(table.column("__ev_bep"), b))
             n = part.num_rows
@@ -203,16 +205,59 @@ def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solution
             mus = zip(*[zip(repeat(v), values[j]) for v, j in own]) if own else repeat((), n)
             occs = (map(frozenset, zip(*[zip(repeat(w), elements, *[_terms(values, x, n) for x in spo])
                                          for w, *spo in shape])) if shape else repeat(frozenset(), n))
-            items.extend(zip(part.column(key).to_pylist(), repeat(b), mus, part.column(TS).to_pylist(), occs))
-        out = run_consuming(expr, beps, items)
+            for t, mu, ts, occ in zip(part.column(key).to_pylist(), mus, part.column(TS).to_pylist(), occs):
+                matches = by_instant.get(t)
+                if matches is None:
+                    by_instant[t] = [(b, mu, ts, occ)]
+                else:
+                    matches.append((b, mu, ts, occ))
+        out = [e for t in sorted(by_instant) for e in state.step(t, by_instant[t])]
+        if not out:
+            return None
         data = {key: pa.array([t for t, _, _, _ in out], pa.int64())}
         for v, c in zip(names, cols):
             data[c] = pa.array([dict(mu).get(v) for _, mu, _, _ in out], pa.string())
         data[T1] = pa.array([a for _, _, a, _ in out], pa.int64())
         data[T2] = pa.array([b for _, _, _, b in out], pa.int64())
-        return pa.table(data)
+        return pa.RecordBatch.from_pydict(data)
 
-    df = rows.groupBy(*by).applyInArrow(run, schema)
+    def run(batches):
+        """One key's rows, sorted by instant, in Arrow batches: each instant is evaluated once its rows are all in
+        (the next batch may continue the last instant of this one), and only that instant's rows are kept."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        state = Consumption(expr, beps)
+        pending: list = []  # the rows of the latest instant, perhaps not all in yet
+        current = None
+        for batch in batches:
+            n = batch.num_rows
+            if not n:
+                continue
+            instants = batch.column(key)
+            first, last = instants[0].as_py(), instants[n - 1].as_py()
+            if (current is not None and first < current) or (
+                    n > 1 and not pc.all(pc.less_equal(instants.slice(0, n - 1), instants.slice(1))).as_py()):
+                raise RuntimeError("MATCH CONSUME: a key's rows reached the evaluator out of instant order")
+            if first == last == current:
+                pending.append(batch)
+                continue
+            cut = pc.index(instants, last).as_py()
+            done = [*pending, batch.slice(0, cut)]
+            pending, current = [batch.slice(cut)], last
+            out = events(pa.Table.from_batches(done), state)
+            if out is not None:
+                yield out
+        if pending:
+            out = events(pa.Table.from_batches(pending), state)
+            if out is not None:
+                yield out
+
+    import pyarrow as pa  # the iterator form of applyInArrow is chosen by the function's type hints
+    run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
+    # every row of a key in one partition, sorted by instant: applyInArrow keeps that order within a group (its
+    # own requirement, the grouping columns' order, is met) and streams the group in batches
+    df = rows.repartition(*by).sortWithinPartitions(*by, key).groupBy(*by).applyInArrow(run, schema)
     out_cols = [F.col(key), *[F.col(c) for c in cols]]
     out_names = list(names)
     if intervals:
