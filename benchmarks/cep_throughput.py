@@ -99,7 +99,8 @@ COLUMNS = {
     "rs_s": "rspark s (load + replay)", "rs_eps": "rspark events/s",
     "py_s": "matcher s (parse + match)", "py_eps": "matcher events/s", "py_match_eps": "matcher events/s, match only",
     "ratio": "rspark / matcher (events/s)", "agree": "counts agree", "target": "target",
-    "rs_rss": "rspark driver RSS MB", "jvm": "JVM heap used MB", "py_rss": "matcher RSS MB",
+    "rs_rss": "rspark driver RSS MB", "jvm": "JVM heap used MB", "rs_workers": "rspark Python worker peak RSS MB",
+    "py_rss": "matcher RSS MB",
     "trace": "matcher tracemalloc peak MB",
 }
 # the warm session's table (the second stream): key -> header
@@ -125,6 +126,20 @@ def query(policy: str, stream: str = STREAM) -> str:
             "EVENT ON :w { ?company :price ?p2 } AS E2\n"
             "EVENT ON :w { ?company :price ?p3 } AS E3\n"
             f"WHERE {{ {match} {{ E1 {seq} E2 {seq} E3 }} }}\n")
+
+
+# the consumption state's memory: a pattern without a key (one group: the whole stream through one task of one Python
+# worker) over a sliding window, where what an evaluation consumes is still in the next window
+KEYLESS_SLIDE = 500
+
+
+def keyless_query(stream: str = STREAM) -> str:
+    return (f"PREFIX : <{EX}>\n"
+            "SELECT ?c ?p ?d\n"
+            f"FROM NAMED WINDOW :w ON <{stream}> [RANGE {RANGE} SLIDE {KEYLESS_SLIDE}]\n"
+            "EVENT ON :w { ?c :price ?p } AS E1\n"
+            "EVENT ON :w { ?d :price 100 } AS E2\n"
+            "WHERE { MATCH CONSUME CHRONOLOGICAL { E1 SEQ[CHRONOLOGICAL] E2 } }\n")
 
 
 # ------------------------------------------------------------------------------------------------------ the stream
@@ -423,6 +438,56 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _spark_python_workers() -> list[int]:
+    """The Python processes Spark started for this process (its JVM's pyspark daemon and the workers it forked):
+    the descendants of this process that run a ``pyspark.*`` module (not the JVM). Linux only (empty elsewhere)."""
+    import os
+
+    parents, commands = {}, {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            commands[int(entry)] = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        parents[int(entry)] = int(stat[stat.rindex(")") + 2:].split()[1])
+    me, found = os.getpid(), []
+    for pid in parents:
+        up, seen = parents.get(pid), 0
+        while up and up != me and seen < 64:
+            up, seen = parents.get(up), seen + 1
+        args = commands[pid].split(b"\0")
+        if up == me and not args[0].endswith(b"java") and any(a.startswith(b"pyspark.") for a in args):
+            found.append(pid)
+    return found
+
+
+def reset_worker_peaks() -> None:
+    """Sets the peak RSS of Spark's Python workers back to their current RSS (Linux's clear_refs), so that the
+    next reading is the peak of what runs in between."""
+    for pid in _spark_python_workers():
+        try:
+            Path(f"/proc/{pid}/clear_refs").write_text("5")
+        except OSError:
+            pass
+
+
+def worker_peak_mb() -> float | None:
+    """The largest peak RSS (VmHWM) among Spark's Python workers since :func:`reset_worker_peaks`, in MB (None:
+    no worker found, or not Linux)."""
+    peaks = []
+    for pid in _spark_python_workers():
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peaks.append(int(line.split()[1]) / 1024)
+        except OSError:
+            continue
+    return max(peaks) if peaks else None
+
+
 def _python_pass(path: str, policies: list[str], keep: bool = False):
     """One stream through the matcher: parsed (timed), then each policy (timed). Its figures, and with ``keep`` the
     parsed events too: ``(events, figures)``."""
@@ -476,7 +541,8 @@ def rspark_match(row: dict) -> tuple:
             _number(row["t1"]), _number(row["t2"]))
 
 
-def worker_rspark(path: str, policies: list[str], conf: list[str], warm_path: str | None = None) -> dict:
+def worker_rspark(path: str, policies: list[str], conf: list[str], warm_path: str | None = None,
+                  keyless: bool = True) -> dict:
     """rspark: the JVM and Python workers started (timed apart), the stream loaded once (timed), then each policy's
     replay (timed, its records consumed as they stream); then the second stream (``warm_path``) the same way in
     the same session, whose JVM has compiled its hot code by then. A policy that fails is recorded with its error
@@ -506,14 +572,32 @@ def worker_rspark(path: str, policies: list[str], conf: list[str], warm_path: st
         jvm = engine.spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
         out["jvm_used_mb"] = (jvm.totalMemory() - jvm.freeMemory()) / 2**20
         out["rss_mb"] = _rss_mb()
+        if keyless:
+            out["keyless"] = _keyless_pass(engine)
         if warm_path:
             out["warm"] = _rspark_pass(engine, WARM_STREAM, warm_path, policies)
     return out
 
 
+def _keyless_pass(engine) -> dict:
+    """The keyless consumption query over the loaded stream: its replay time, evaluations, events and the peak RSS
+    of Spark's Python workers meanwhile."""
+    reset_worker_peaks()
+    t = time.perf_counter()
+    evaluations = found = 0
+    try:
+        for r in engine.replay_iter(keyless_query(), until="end"):
+            evaluations += 1
+            found += len(r.rows)
+    except Exception as exc:  # noqa: BLE001 - recorded, reported loudly by the parent
+        return {"error": _error(exc)}
+    return {"s": time.perf_counter() - t, "evaluations": evaluations, "events": found,
+            "workers_mb": worker_peak_mb()}
+
+
 def _rspark_pass(engine, iri: str, path: str, policies: list[str]) -> dict:
     """One stream through rspark: loaded as ``iri`` (timed), then each policy's query over it (timed)."""
-    out: dict = {"times": {}, "counts": {}, "digests": {}, "errors": {}, "check_s": {}}
+    out: dict = {"times": {}, "counts": {}, "digests": {}, "errors": {}, "check_s": {}, "workers_mb": {}}
     start = time.perf_counter()
     engine.add_stream(iri, path)
     # the stream's quads and bounds are cached lazily, by the first query that reads them: counted here, in the
@@ -526,6 +610,7 @@ def _rspark_pass(engine, iri: str, path: str, policies: list[str]) -> dict:
         out["load_errors"] = [str(e) for e in engine.errors[:5]]
     for policy in policies:
         counts, digest, check = {}, 0, 0.0
+        reset_worker_peaks()
         t = time.perf_counter()
         try:
             for r in engine.replay_iter(query(policy, iri), until="end"):
@@ -539,6 +624,7 @@ def _rspark_pass(engine, iri: str, path: str, policies: list[str]) -> dict:
             out["errors"][policy] = _error(exc)
             continue
         out["times"][policy] = time.perf_counter() - t - check
+        out["workers_mb"][policy] = worker_peak_mb()
         out["check_s"][policy] = check
         out["counts"][policy] = counts
         out["digests"][policy] = digest
@@ -604,6 +690,8 @@ def main() -> None:
                     help="stream file format (N-Quads parse in parallel tasks; a TriG file in one task)")
     ap.add_argument("--no-tracemalloc", action="store_true",
                     help="skip the matcher's second, untimed pass under tracemalloc (its memory peak)")
+    ap.add_argument("--no-keyless", action="store_true",
+                    help="skip the keyless consumption query (the Python workers' memory under consumption)")
     ap.add_argument("--no-warm", action="store_true",
                     help="skip the second stream of each size (seed + 1), loaded and queried in the same processes "
                          "after the first: rspark's figures once its JVM has compiled its hot code")
@@ -627,7 +715,7 @@ def main() -> None:
         if args.worker == "python":
             res = worker_python(args.path, policies, not args.no_tracemalloc, args.warm_path)
         else:
-            res = worker_rspark(args.path, policies, args.conf, args.warm_path)
+            res = worker_rspark(args.path, policies, args.conf, args.warm_path, not args.no_keyless)
         print(json.dumps(res))
         return
     if args.self_check:
@@ -647,7 +735,7 @@ def main() -> None:
     report.print()
     report.print("| events | policy | " + " | ".join(COLUMNS.values()) + " |")
     report.print("|---" * (len(COLUMNS) + 2) + "|")
-    rows, notes, disagree, failed, rejected, warm_lines = [], [], [], [], [], []
+    rows, notes, disagree, failed, rejected, warm_lines, keyless = [], [], [], [], [], [], []
     for size in [int(float(s)) for s in args.sizes.split(",")]:
         path = generate(out_dir, size, args.companies, args.prices, args.seed, args.format)
         warm_path = None if args.no_warm else generate(out_dir, size, args.companies, args.prices, args.seed + 1,
@@ -659,10 +747,22 @@ def main() -> None:
                 cmd += ["--warm-path", warm_path]
             if args.no_tracemalloc:
                 cmd.append("--no-tracemalloc")
+            if args.no_keyless:
+                cmd.append("--no-keyless")
             res[engine] = _sub(cmd + [f"--conf={item}" for item in args.conf])
         rs, py = res.get("rspark"), res.get("python")
         if rs:
             notes.append(f"{rs['startup_s']:.1f} s ({size:,})")
+            if "keyless" in rs:
+                k = rs["keyless"]
+                if "error" in k:
+                    failed.append(f"{size:,}/keyless consumption: {k['error']}")
+                else:
+                    keyless.append(f"| {size:,} | {k['s']:.2f} | {k['evaluations']:,} | {k['events']:,} | "
+                                   + (f"{k['workers_mb']:.0f} |" if k["workers_mb"] is not None else "- |"))
+                    rows.append({"size": size, "policy": "keyless-consumption", "replay_s": k["s"],
+                                 "evaluations": k["evaluations"], "events": k["events"],
+                                 "workers_mb": k["workers_mb"]})
             rejected += [f"{size:,}: {err}" for err in rs.get("load_errors", [])]
         for policy in policies:
             row: dict = {"size": size, "policy": policy}
@@ -679,7 +779,10 @@ def main() -> None:
                              py_match_eps=f"{size / max(py['times'][policy], 1e-9):,.0f}",
                              trace=f"{py['trace_mb'][policy]:.2f}" if policy in py["trace_mb"] else "-")
             if rs:
-                cells.update(rs_rss=f"{rs['rss_mb']:.0f}", jvm=f"{rs['jvm_used_mb']:.0f}")
+                workers = rs["workers_mb"].get(policy)
+                cells.update(rs_rss=f"{rs['rss_mb']:.0f}", jvm=f"{rs['jvm_used_mb']:.0f}",
+                             rs_workers=f"{workers:.0f}" if workers is not None else "-")
+                row["workers_mb"] = workers
                 row.update(rspark_rss_mb=rs["rss_mb"], jvm_mb=rs["jvm_used_mb"], startup_s=rs["startup_s"])
                 if policy in rs["errors"]:
                     failed.append(f"{size:,}/{policy}: {rs['errors'][policy]}")
@@ -712,6 +815,20 @@ def main() -> None:
         report.print("|---" * (len(WARM_COLUMNS) + 2) + "|")
         for line in warm_lines:
             report.print(line)
+    if keyless:
+        report.print()
+        report.print("Consumption without a key (one group: every basic match of the stream through one task of one "
+                     "Python worker), the loaded first stream, a sliding window (each element in two windows):")
+        report.print()
+        report.print("```\n" + keyless_query().replace(STREAM, "stocks").strip() + "\n```")
+        report.print()
+        report.print("| events | replay s | evaluations | events found | rspark Python worker peak RSS MB |")
+        report.print("|---|---|---|---|---|")
+        for line in keyless:
+            report.print(line)
+        report.print()
+        report.print("The worker holds one instant's rows and the consumed triple occurrences still in the window: "
+                     "its peak does not grow with the stream (docs/events.md, Consumption).")
     targets = [r for r in rows if "target_met" in r]
     if targets:
         report.print()

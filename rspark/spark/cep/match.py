@@ -221,13 +221,20 @@ def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solution
         data[T2] = pa.array([b for _, _, _, b in out], pa.int64())
         return pa.RecordBatch.from_pydict(data)
 
+    # complete instants are evaluated once they hold a batch's worth of rows (Spark's Arrow batch size), or at the
+    # group's end: a small group in one evaluation, a large one in steps of about a batch
+    step_rows = max(1, int(comp.spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", "10000")))
+
     def run(batches):
-        """One key's rows, sorted by instant, in Arrow batches: each instant is evaluated once its rows are all in
-        (the next batch may continue the last instant of this one), and only that instant's rows are kept."""
+        """One key's rows, sorted by instant, in Arrow batches: an instant is evaluated once its rows are all in
+        (the next batch may continue the last instant of this one); the worker holds at most about two batches
+        and one instant's rows."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
         state = Consumption(expr, beps)
+        ready: list = []  # rows of complete instants, not evaluated yet
+        ready_rows = 0
         pending: list = []  # the rows of the latest instant, perhaps not all in yet
         current = None
         for batch in batches:
@@ -243,13 +250,16 @@ def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solution
                 pending.append(batch)
                 continue
             cut = pc.index(instants, last).as_py()
-            done = [*pending, batch.slice(0, cut)]
+            ready += [*pending, batch.slice(0, cut)]
+            ready_rows += sum(b.num_rows for b in pending) + cut
             pending, current = [batch.slice(cut)], last
-            out = events(pa.Table.from_batches(done), state)
-            if out is not None:
-                yield out
-        if pending:
-            out = events(pa.Table.from_batches(pending), state)
+            if ready_rows >= step_rows:
+                out = events(pa.Table.from_batches(ready), state)
+                ready, ready_rows = [], 0
+                if out is not None:
+                    yield out
+        if ready or pending:
+            out = events(pa.Table.from_batches(ready + pending), state)
             if out is not None:
                 yield out
 
