@@ -49,9 +49,15 @@ of (company, p1, p2, p3, start, end)), rspark against the matcher, for every (si
 error: printed loudly, written into the section, and the run exits with 1.
 
 Each system runs in its own subprocess so its peak memory (ru_maxrss) is its own; rspark's figure is the Python
-driver (the data lives in the Spark JVM), and the JVM's heap use at the end is reported beside it; the matcher's
-is its process (the parsed events included), with the tracemalloc peak of its matching (its state and its output),
-measured in an untimed second pass per policy. Prints a table, writes it to benchmarks/RESULTS.md (its section, see
+driver (the data lives in the Spark JVM), and the JVM's heap use at the end is reported beside it, with the largest
+peak RSS among Spark's Python workers during each policy's replay (Linux: their peaks are reset before it); the
+matcher's is its process (the parsed events included), with the tracemalloc peak of its matching (its state and
+its output), measured in an untimed second pass per policy.
+
+Consumption's memory: after the policies, rspark runs a pattern without a key over the first stream
+(``keyless_query``: every basic match goes through one task of one Python worker, over a sliding window where
+what an evaluation consumes is still in the next window) and reports its worker's peak RSS per size, which must not
+grow with the stream (``--no-keyless`` skips it). Prints a table, writes it to benchmarks/RESULTS.md (its section, see
 ``_results.py``; ``--no-results`` skips it), saves JSON and a PNG.
 
     python benchmarks/cep_throughput.py [--sizes 1e5,1e6] [--companies 2000] [--engine both|python|rspark]
