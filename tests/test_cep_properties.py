@@ -572,6 +572,24 @@ def test_consumption_of_a_pattern_without_variables(engine, tmp_path):
         check_case(engine, tmp_path / consume, (stream, windows, events, Seq(E1, E2, consume), [2, 3, 4], consume))
 
 
+def test_consumption_of_patterns_of_one_shape(engine, tmp_path):
+    # E2 and E3 differ only in their variables' names: their matches reach the workers once, read as both
+    stream = [("G1", 1, {(":a1", ":p", ":b1")}), ("G2", 2, {(":b1", ":q", ":c1")}), ("G3", 3, {(":b2", ":q", ":c1")}),
+              ("G4", 4, {(":b1", ":q", ":c2"), (":a2", ":p", ":b1")}), ("G5", 5, {(":b1", ":q", ":c1")})]
+    windows = {"w": Landmark(0), "v": TimeWindow(4, 1)}
+    cases = [({"E1": ("w", [("?x", ":p", "?y")]), "E2": ("w", [("?y", ":q", "?z")]), "E3": ("w", [("?w", ":q", "?z")])},
+              Seq(Seq(E1, E2), E3)),
+             # the same shape over two windows is two shapes; with a key (?y, the subject of E2 and E3)
+             ({"E1": ("v", [("?y", ":q", "?z")]), "E2": ("w", [("?y", ":q", "?w")]), "E3": ("w", [("?y", ":q", "?v")])},
+              Seq(E1, Seq(E2, E3)))]
+    for i, (events, expr) in enumerate(cases):
+        for consume in ("CHRONOLOGICAL", "RECENT"):
+            found = evaluate(stream, windows, events, expr, [3, 4, 5, 6], consume)
+            assert sum(map(len, found.values())) > 0
+            (tmp_path / f"{consume}{i}").mkdir()
+            check_case(engine, tmp_path / f"{consume}{i}", (stream, windows, events, expr, [3, 4, 5, 6], consume))
+
+
 @settings(max_examples=300, **_SETTINGS)
 @given(case=cases())
 def test_an_instant_without_enough_timestamps_has_no_event(case):

@@ -8,11 +8,13 @@ element-keyed rows to the instants whose window holds their element.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import reduce
 from itertools import repeat
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from rspark.algebra import ops
@@ -59,14 +61,18 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
                                 "patterns (whose events' intervals would they read?)")
     cache: dict = {}
 
+    def canonical_matches(canon: ops.EventPattern) -> DataFrame:
+        """The matches of a basic event pattern in canonical form (:func:`_canonical`), computed once."""
+        if canon not in cache:
+            cache[canon] = _bep_matches(comp, canon, key, occurrences=consume != "NONE")
+        return cache[canon]
+
     def matches(bep: ops.EventPattern) -> DataFrame:
         """The matches of ``bep``, computed once for all basic event patterns that differ only in the names of
         their variables (``E1``, ``E2``, ``E3`` of a sequence of one kind of event share one plan, and Spark
         reuses its exchanges), renamed to ``bep``'s variables."""
         canon, names = _canonical(bep)
-        if canon not in cache:
-            cache[canon] = _bep_matches(comp, canon, key, occurrences=consume != "NONE")
-        df = cache[canon]
+        df = canonical_matches(canon)
         renamed = {var_col(c): var_col(n) for c, n in names.items() if c != n}
         if not renamed:
             return df
@@ -79,7 +85,7 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
         return planner.match(expr, comp.domain, intervals)
     if consume not in ("CHRONOLOGICAL", "RECENT"):
         raise NotSupportedError(f"MATCH CONSUME {op.consume}: the consumption policies are CHRONOLOGICAL and RECENT")
-    return _consuming(comp, expr, beps, matches, key, intervals)
+    return _consuming(comp, expr, beps, canonical_matches, key, intervals)
 
 
 def _canonical(bep: ops.EventPattern) -> tuple[ops.EventPattern, dict[str, str]]:
@@ -151,61 +157,74 @@ def _terms(values: dict, slot: int | str, n: int):
     return values[slot] if isinstance(slot, int) else repeat(slot, n)
 
 
-def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solutions:
+def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -> Solutions:
     """Consumption (RSEP-QL, Def. 10): the evaluator of ``rspark.cep.machine`` run instant after instant, per key
-    (``consumption_key``; one group when the pattern has none), inside Spark's Python workers."""
+    (``consumption_key``; one group when the pattern has none), inside Spark's Python workers.
+
+    The basic event patterns that differ only in the names of their variables (and name the key's variables alike)
+    are one shape, whose matches go to Python once: each row carries its shape (``__ev_pat``) and its canonical
+    variables (``__ev_v0``, ...), and the worker reads it as a match of each pattern of that shape."""
     from rspark.cep.machine import Consumption, timestamps_needed
 
     names = list(event_variables(expr))
     group = list(consumption_key(expr))
-    rows = None
-    for i, bep in enumerate(beps):
-        m = matches(bep)
-        own = bep_variables(bep)
-        part = m.select(key, F.lit(i).alias("__ev_bep"), TS, ELEMENT,
-                        *[(F.col(var_col(v)) if v in own else F.lit(None).cast("string")).alias(var_col(v))
-                          for v in names])
-        rows = part if rows is None else rows.unionByName(part)
-    if not group:
-        rows = rows.withColumn("__ev_all", F.lit(0))
+    # the distinct shapes: (canonical pattern, the key's canonical variables) -> index; per bep, its shape's index
+    # and its variables' canonical names
+    shapes_of: dict = {}
+    pattern_of, canon_names = [], []
+    for bep in beps:
+        canon, renaming = _canonical(bep)
+        mine = {v: c for c, v in renaming.items()}
+        pattern_of.append(shapes_of.setdefault((canon, tuple(mine[v] for v in group)), len(shapes_of)))
+        canon_names.append(mine)
+    width = max((len(bep_variables(c)) for c, _ in shapes_of), default=0)
     by = [var_col(v) for v in group] or ["__ev_all"]
+    rows = None
+    for (canon, key_names), p in shapes_of.items():
+        m = canonical_matches(canon)
+        variables = bep_variables(canon)
+        keys = ([F.col(var_col(c)).alias(var_col(v)) for v, c in zip(group, key_names)] if group
+                else [F.lit(0).alias("__ev_all")])
+        part = m.select(key, F.lit(p).alias("__ev_pat"), TS, ELEMENT,
+                        *keys, *[(F.col(var_col(variables[i])) if i < len(variables)
+                                  else F.lit(None).cast("string")).alias(f"__ev_v{i}") for i in range(width)])
+        rows = part if rows is None else rows.unionByName(part)
     cols = [var_col(v) for v in names]
-    # per basic event pattern, its variables in sorted order and their positions among ``names``: a match's
+    # per basic event pattern, its variables in sorted order and their canonical columns' positions: a match's
     # mapping as the sorted tuple of (variable, term) pairs the evaluator keys events by
-    slots = [[(v, names.index(v)) for v in sorted(bep_variables(b))] for b in beps]
+    slots = [[(v, int(mine[v][1:])) for v in sorted(bep_variables(b))] for b, mine in zip(beps, canon_names)]
     # per basic event pattern, its triple patterns as (window, s, p, o) with a constant's encoded term or a
-    # variable's position among ``names``: a match's triple occurrences are (window, element, s, p, o)
-    shapes = [[(E.encode(b.window), *[_term_slot(term, names) for term in (t.subject, t.predicate, t.object)])
-               for t in pattern_triples(b)] for b in beps]
+    # variable's canonical column position: a match's triple occurrences are (window, element, s, p, o)
+    canon_order = [f"e{i}" for i in range(width)]
+    shapes = [[(E.encode(b.window), *[_term_slot(term, canon_order) for term in (t.subject, t.predicate, t.object)])
+               for t in pattern_triples(c)] for b, (c, _) in zip(beps, [_canonical(b) for b in beps])]
     schema = ", ".join([f"`{key}` long", *[f"`{c}` string" for c in cols], f"`{T1}` long", f"`{T2}` long"])
     needed = timestamps_needed(expr)
+    n_patterns = len(shapes_of)
 
     def events(table, state):
-        """The events of the complete instants in ``table`` (a key's rows, by instant), in order."""
+        """The events of the complete instants in ``table`` (a key's rows of viable instants), in order."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        # the instants where the expression can have an event (every basic event pattern matched, at enough
-        # distinct timestamps): the others are left out here, before any row becomes Python objects
-        stats = table.group_by(key).aggregate([("__ev_bep", "count_distinct"), (TS, "count_distinct")])
-        viable = pc.and_(pc.greater_equal(stats.column("__ev_bep_count_distinct"), len(beps)),
-                         pc.greater_equal(stats.column(f"{TS}_count_distinct"), needed))
-        table = table.filter(pc.is_in(table.column(key), value_set=stats.column(key).filter(viable).combine_chunks()))
-        if not table.num_rows:
-            return None
-        # each basic event pattern's rows apart, their mappings and triple occurrences built a column at a time
+        # each shape's rows apart, as Python lists once; then each basic event pattern's mappings and triple
+        # occurrences built from its shape's lists a column at a time
+        columns: dict = {}
+        for p in range(n_patterns):
+            part = table.filter(pc.equal(table.column("__ev_pat"), p))
+            if part.num_rows:
+                columns[p] = (part.num_rows, {i: part.column(f"__ev_v{i}").to_pylist() for i in range(width)},
+                              part.column(ELEMENT).to_pylist(), part.column(key).to_pylist(),
+                              part.column(TS).to_pylist())
         by_instant: dict = {}
         for b, (own, shape) in enumerate(zip(slots, shapes)):
-            part = table.filter(pc.equal(table.column("__ev_bep"), b))
-            n = part.num_rows
-            if not n:
+            if pattern_of[b] not in columns:
                 continue
-            values = {j: part.column(cols[j]).to_pylist() for _, j in own}
-            elements = part.column(ELEMENT).to_pylist()
+            n, values, elements, instants, stamps = columns[pattern_of[b]]
             mus = zip(*[zip(repeat(v), values[j]) for v, j in own]) if own else repeat((), n)
             occs = (map(frozenset, zip(*[zip(repeat(w), elements, *[_terms(values, x, n) for x in spo])
                                          for w, *spo in shape])) if shape else repeat(frozenset(), n))
-            for t, mu, ts, occ in zip(part.column(key).to_pylist(), mus, part.column(TS).to_pylist(), occs):
+            for t, mu, ts, occ in zip(instants, mus, stamps, occs):
                 matches = by_instant.get(t)
                 if matches is None:
                     by_instant[t] = [(b, mu, ts, occ)]
@@ -265,9 +284,24 @@ def _consuming(comp, expr, beps, matches, key: str, intervals: bool) -> Solution
 
     import pyarrow as pa  # the iterator form of applyInArrow is chosen by the function's type hints
     run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
-    # every row of a key in one partition, sorted by instant: applyInArrow keeps that order within a group (its
-    # own requirement, the grouping columns' order, is met) and streams the group in batches
-    df = rows.repartition(*by).sortWithinPartitions(*by, key).groupBy(*by).applyInArrow(run, schema)
+    # every row of a key in one partition
+    rows = rows.repartition(*by)
+    # the instants where the expression can have an event: every basic event pattern (every shape) matched there,
+    # at enough distinct timestamps (``timestamps_needed``); the others are left out in Spark, before Python.
+    # Window functions over (key, instant), whose distribution the partitioning by key already meets: no shuffle
+    at = Window.partitionBy(*by, key)
+    conditions = []
+    if n_patterns > 62:
+        conditions.append(F.size(F.collect_set("__ev_pat").over(at)) == n_patterns)
+    elif n_patterns > 1:  # the shapes present as the bits of a long
+        conditions.append(F.bit_or(F.expr("shiftleft(1L, __ev_pat)")).over(at) == (1 << n_patterns) - 1)
+    if needed > 1:
+        conditions.append(F.size(F.collect_set(TS).over(at)) >= needed)
+    if conditions:
+        rows = rows.withColumn("__ev_ok", reduce(operator.and_, conditions)).filter(F.col("__ev_ok")).drop("__ev_ok")
+    # sorted by instant within a key: applyInArrow keeps that order within a group (its own requirement, the
+    # grouping columns' order, is met) and streams the group in batches
+    df = rows.sortWithinPartitions(*by, key).groupBy(*by).applyInArrow(run, schema)
     out_cols = [F.col(key), *[F.col(c) for c in cols]]
     out_names = list(names)
     if intervals:
