@@ -12,8 +12,6 @@ enclosing SEQ). The order of events is by end, then start (``before``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from rspark.algebra import ops
 from rspark.cep.patterns import event_nodes
 
@@ -161,21 +159,3 @@ class Consumption:
             out.append((instant, mu, t1, t2))
             consumed |= occ
         return out
-
-
-def run_consuming(expr, beps: list, rows: Iterable[tuple]) -> list[tuple]:
-    """Evaluates ``expr`` at each instant in order, with consumption: ``rows`` are the matches of its basic event
-    patterns ``beps``, (instant, index in ``beps``, mapping, ts, occurrences), in any order, every match of each
-    instant. Returns (instant, mapping, t1, t2) per event."""
-    by_instant: dict[int, list] = {}
-    for t, b, mu, ts, occ in rows:
-        matches = by_instant.get(t)
-        if matches is None:
-            by_instant[t] = [(b, mu, ts, occ)]
-        else:
-            matches.append((b, mu, ts, occ))
-    state = Consumption(expr, beps)
-    out: list[tuple] = []
-    for t in sorted(by_instant):
-        out.extend(state.step(t, by_instant[t]))
-    return out
