@@ -171,11 +171,12 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
     # the distinct shapes: (canonical pattern, the key's canonical variables) -> index; per bep, its shape's index
     # and its variables' canonical names
     shapes_of: dict = {}
-    pattern_of, canon_names = [], []
+    pattern_of, canons, canon_names = [], [], []
     for bep in beps:
         canon, renaming = _canonical(bep)
         mine = {v: c for c, v in renaming.items()}
         pattern_of.append(shapes_of.setdefault((canon, tuple(mine[v] for v in group)), len(shapes_of)))
+        canons.append(canon)
         canon_names.append(mine)
     width = max((len(bep_variables(c)) for c, _ in shapes_of), default=0)
     by = [var_col(v) for v in group] or ["__ev_all"]
@@ -196,8 +197,8 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
     # per basic event pattern, its triple patterns as (window, s, p, o) with a constant's encoded term or a
     # variable's canonical column position: a match's triple occurrences are (window, element, s, p, o)
     canon_order = [f"e{i}" for i in range(width)]
-    shapes = [[(E.encode(b.window), *[_term_slot(term, canon_order) for term in (t.subject, t.predicate, t.object)])
-               for t in pattern_triples(c)] for b, (c, _) in zip(beps, [_canonical(b) for b in beps])]
+    triples = [[(E.encode(b.window), *[_term_slot(term, canon_order) for term in (t.subject, t.predicate, t.object)])
+                for t in pattern_triples(c)] for b, c in zip(beps, canons)]
     schema = ", ".join([f"`{key}` long", *[f"`{c}` string" for c in cols], f"`{T1}` long", f"`{T2}` long"])
     needed = timestamps_needed(expr)
     n_patterns = len(shapes_of)
@@ -217,13 +218,13 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
                               part.column(ELEMENT).to_pylist(), part.column(key).to_pylist(),
                               part.column(TS).to_pylist())
         by_instant: dict = {}
-        for b, (own, shape) in enumerate(zip(slots, shapes)):
+        for b, (own, spos) in enumerate(zip(slots, triples)):
             if pattern_of[b] not in columns:
                 continue
             n, values, elements, instants, stamps = columns[pattern_of[b]]
             mus = zip(*[zip(repeat(v), values[j]) for v, j in own]) if own else repeat((), n)
             occs = (map(frozenset, zip(*[zip(repeat(w), elements, *[_terms(values, x, n) for x in spo])
-                                         for w, *spo in shape])) if shape else repeat(frozenset(), n))
+                                         for w, *spo in spos])) if spos else repeat(frozenset(), n))
             for t, mu, ts, occ in zip(instants, mus, stamps, occs):
                 matches = by_instant.get(t)
                 if matches is None:
