@@ -157,6 +157,59 @@ def _terms(values: dict, slot: int | str, n: int):
     return values[slot] if isinstance(slot, int) else repeat(slot, n)
 
 
+class _Shapes:
+    """The basic event patterns of an expression grouped by shape: those that differ only in the names of their
+    variables (and name the key's variables alike) are one shape, whose matches are read once. ``index`` maps
+    (canonical pattern, the key variables' canonical names) to the shape's number; per pattern, ``of`` its
+    shape's number, ``canons`` its canonical form, ``names`` its variables' canonical names."""
+
+    def __init__(self, beps: list, group: list[str]) -> None:
+        self.group = group
+        self.index: dict = {}
+        self.of, self.canons, self.names = [], [], []
+        for bep in beps:
+            canon, renaming = _canonical(bep)
+            mine = {v: c for c, v in renaming.items()}
+            self.of.append(self.index.setdefault((canon, tuple(mine[v] for v in group)), len(self.index)))
+            self.canons.append(canon)
+            self.names.append(mine)
+        self.width = max((len(bep_variables(c)) for c, _ in self.index), default=0)
+        self.by = [var_col(v) for v in group] or ["__ev_all"]
+
+    def rows(self, canonical_matches, key: str, extra: tuple = ()) -> DataFrame:
+        """Every shape's matches in one relation: ``key``, ``__ev_pat`` (the shape), ``TS``, ``extra`` columns,
+        the key columns (``by``) and the canonical variables (``__ev_v0``, ...)."""
+        rows = None
+        for (canon, key_names), p in self.index.items():
+            m = canonical_matches(canon)
+            variables = bep_variables(canon)
+            keys = ([F.col(var_col(c)).alias(var_col(v)) for v, c in zip(self.group, key_names)] if self.group
+                    else [F.lit(0).alias("__ev_all")])
+            part = m.select(key, F.lit(p).alias("__ev_pat"), TS, *extra, *keys,
+                            *[(F.col(var_col(variables[i])) if i < len(variables)
+                               else F.lit(None).cast("string")).alias(f"__ev_v{i}") for i in range(self.width)])
+            rows = part if rows is None else rows.unionByName(part)
+        return rows
+
+    def viable(self, rows: DataFrame, key: str, needed: int) -> DataFrame:
+        """``rows`` partitioned by the key, at the instants where the expression can have an event: every shape
+        matched there, at ``needed`` distinct timestamps or more (``timestamps_needed``). Window functions over
+        (key, instant), whose distribution the partitioning by key already meets: one shuffle."""
+        rows = rows.repartition(*self.by)
+        at = Window.partitionBy(*self.by, key)
+        n = len(self.index)
+        conditions = []
+        if n > 62:
+            conditions.append(F.size(F.collect_set("__ev_pat").over(at)) == n)
+        elif n > 1:  # the shapes present as the bits of a long
+            conditions.append(F.bit_or(F.expr("shiftleft(1L, __ev_pat)")).over(at) == (1 << n) - 1)
+        if needed > 1:
+            conditions.append(F.size(F.collect_set(TS).over(at)) >= needed)
+        if not conditions:
+            return rows
+        return rows.withColumn("__ev_ok", reduce(operator.and_, conditions)).filter(F.col("__ev_ok")).drop("__ev_ok")
+
+
 def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -> Solutions:
     """Consumption (RSEP-QL, Def. 10): the evaluator of ``rspark.cep.machine`` run instant after instant, per key
     (``consumption_key``; one group when the pattern has none), inside Spark's Python workers.
@@ -167,41 +220,21 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
     from rspark.cep.machine import Consumption, timestamps_needed
 
     names = list(event_variables(expr))
-    group = list(consumption_key(expr))
-    # the distinct shapes: (canonical pattern, the key's canonical variables) -> index; per bep, its shape's index
-    # and its variables' canonical names
-    shapes_of: dict = {}
-    pattern_of, canons, canon_names = [], [], []
-    for bep in beps:
-        canon, renaming = _canonical(bep)
-        mine = {v: c for c, v in renaming.items()}
-        pattern_of.append(shapes_of.setdefault((canon, tuple(mine[v] for v in group)), len(shapes_of)))
-        canons.append(canon)
-        canon_names.append(mine)
-    width = max((len(bep_variables(c)) for c, _ in shapes_of), default=0)
-    by = [var_col(v) for v in group] or ["__ev_all"]
-    rows = None
-    for (canon, key_names), p in shapes_of.items():
-        m = canonical_matches(canon)
-        variables = bep_variables(canon)
-        keys = ([F.col(var_col(c)).alias(var_col(v)) for v, c in zip(group, key_names)] if group
-                else [F.lit(0).alias("__ev_all")])
-        part = m.select(key, F.lit(p).alias("__ev_pat"), TS, ELEMENT,
-                        *keys, *[(F.col(var_col(variables[i])) if i < len(variables)
-                                  else F.lit(None).cast("string")).alias(f"__ev_v{i}") for i in range(width)])
-        rows = part if rows is None else rows.unionByName(part)
+    shapes = _Shapes(beps, list(consumption_key(expr)))
+    pattern_of, width, by = shapes.of, shapes.width, shapes.by
+    rows = shapes.rows(canonical_matches, key, (ELEMENT,))
     cols = [var_col(v) for v in names]
     # per basic event pattern, its variables in sorted order and their canonical columns' positions: a match's
     # mapping as the sorted tuple of (variable, term) pairs the evaluator keys events by
-    slots = [[(v, int(mine[v][1:])) for v in sorted(bep_variables(b))] for b, mine in zip(beps, canon_names)]
+    slots = [[(v, int(mine[v][1:])) for v in sorted(bep_variables(b))] for b, mine in zip(beps, shapes.names)]
     # per basic event pattern, its triple patterns as (window, s, p, o) with a constant's encoded term or a
     # variable's canonical column position: a match's triple occurrences are (window, element, s, p, o)
     canon_order = [f"e{i}" for i in range(width)]
     triples = [[(E.encode(b.window), *[_term_slot(term, canon_order) for term in (t.subject, t.predicate, t.object)])
-                for t in pattern_triples(c)] for b, c in zip(beps, canons)]
+                for t in pattern_triples(c)] for b, c in zip(beps, shapes.canons)]
     schema = ", ".join([f"`{key}` long", *[f"`{c}` string" for c in cols], f"`{T1}` long", f"`{T2}` long"])
     needed = timestamps_needed(expr)
-    n_patterns = len(shapes_of)
+    n_patterns = len(shapes.index)
 
     def events(table, state):
         """The events of the complete instants in ``table`` (a key's rows of viable instants), in order."""
@@ -285,21 +318,8 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
 
     import pyarrow as pa  # the iterator form of applyInArrow is chosen by the function's type hints
     run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
-    # every row of a key in one partition
-    rows = rows.repartition(*by)
-    # the instants where the expression can have an event: every basic event pattern (every shape) matched there,
-    # at enough distinct timestamps (``timestamps_needed``); the others are left out in Spark, before Python.
-    # Window functions over (key, instant), whose distribution the partitioning by key already meets: no shuffle
-    at = Window.partitionBy(*by, key)
-    conditions = []
-    if n_patterns > 62:
-        conditions.append(F.size(F.collect_set("__ev_pat").over(at)) == n_patterns)
-    elif n_patterns > 1:  # the shapes present as the bits of a long
-        conditions.append(F.bit_or(F.expr("shiftleft(1L, __ev_pat)")).over(at) == (1 << n_patterns) - 1)
-    if needed > 1:
-        conditions.append(F.size(F.collect_set(TS).over(at)) >= needed)
-    if conditions:
-        rows = rows.withColumn("__ev_ok", reduce(operator.and_, conditions)).filter(F.col("__ev_ok")).drop("__ev_ok")
+    # the impossible instants are left out in Spark, before Python; every row of a key in one partition
+    rows = shapes.viable(rows, key, needed)
     # sorted by instant within a key: applyInArrow keeps that order within a group (its own requirement, the
     # grouping columns' order, is met) and streams the group in batches
     df = rows.sortWithinPartitions(*by, key).groupBy(*by).applyInArrow(run, schema)
