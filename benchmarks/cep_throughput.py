@@ -826,7 +826,7 @@ def main() -> None:
         report.print("Consumption without a key (one group: every basic match of the stream through one task of one "
                      "Python worker), the loaded first stream, a sliding window (each element in two windows):")
         report.print()
-        report.print("```\n" + keyless_query().replace(STREAM, "stocks").strip() + "\n```")
+        report.print("```\n" + keyless_query().replace(f"<{STREAM}>", ":stocks").strip() + "\n```")
         report.print()
         report.print("| events | replay s | evaluations | events found | rspark Python worker peak RSS MB |")
         report.print("|---|---|---|---|---|")

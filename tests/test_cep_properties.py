@@ -579,7 +579,7 @@ def test_consumption_of_patterns_of_one_shape(engine, tmp_path):
     windows = {"w": Landmark(0), "v": TimeWindow(4, 1)}
     cases = [({"E1": ("w", [("?x", ":p", "?y")]), "E2": ("w", [("?y", ":q", "?z")]), "E3": ("w", [("?w", ":q", "?z")])},
               Seq(Seq(E1, E2), E3)),
-             # the same shape over two windows is two shapes; with a key (?y, the subject of E2 and E3)
+             # the same triple pattern over two windows makes two shapes; a key: ?y, the subject of every pattern
              ({"E1": ("v", [("?y", ":q", "?z")]), "E2": ("w", [("?y", ":q", "?w")]), "E3": ("w", [("?y", ":q", "?v")])},
               Seq(E1, Seq(E2, E3)))]
     for i, (events, expr) in enumerate(cases):
