@@ -68,6 +68,7 @@ grow with the stream (``--no-keyless`` skips it). Prints a table, writes it to b
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import resource
@@ -474,10 +475,8 @@ def reset_worker_peaks() -> None:
     """Sets the peak RSS of Spark's Python workers back to their current RSS (Linux's clear_refs), so that the
     next reading is the peak of what runs in between."""
     for pid in _spark_python_workers():
-        try:
+        with contextlib.suppress(OSError):  # a worker that exited meanwhile
             Path(f"/proc/{pid}/clear_refs").write_text("5")
-        except OSError:
-            pass
 
 
 def worker_peak_mb() -> float | None:
@@ -833,8 +832,9 @@ def main() -> None:
         for line in keyless:
             report.print(line)
         report.print()
-        report.print("The worker holds one instant's rows and the consumed triple occurrences still in the window: "
-                     "its peak does not grow with the stream (docs/events.md, Consumption).")
+        report.print("The worker holds about two Arrow batches and one instant's rows, and the consumed triple "
+                     "occurrences still in the window: its peak does not grow with the stream (docs/events.md, "
+                     "Consumption).")
     targets = [r for r in rows if "target_met" in r]
     if targets:
         report.print()

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from rspark.algebra import ops
 from rspark.cep import machine
-from rspark.cep.machine import Consumption, timestamps_needed
+from rspark.cep.machine import ConsumingEvaluator, timestamps_needed
 from tests.support.cep_oracle import (
     SELECTIONS,
     Event,
@@ -635,7 +635,7 @@ def test_consumption_state_is_bounded_by_the_window():
     # a sliding window holding two instants' elements: at instant i, A(i-1) B(i-1) (consumed at i-1) and A(i) B(i);
     # E1 SEQ E2 finds (A(i), B(i)) alone: the consumed occurrences still in the window are kept (else A(i-1) SEQ
     # B(i) would be an event too), the others are dropped (else the state would grow with the stream)
-    state = Consumption(as_ops(Seq(E1, E2)), [as_ops(E1), as_ops(E2)])
+    state = ConsumingEvaluator(as_ops(Seq(E1, E2)), [as_ops(E1), as_ops(E2)])
     mu = (("x", "a"),)
 
     def pair(i):

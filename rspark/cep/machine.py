@@ -122,7 +122,7 @@ def timestamps_needed(expr) -> int:
 _PRUNE_AT = 64
 
 
-class Consumption:
+class ConsumingEvaluator:
     """One key's evaluation under a consumption policy, instant after instant (RSEP-QL, Def. 10): :meth:`step`
     evaluates ``expr`` at an instant over its basic event patterns' matches there, leaving out those that use a
     consumed triple occurrence, and consumes the occurrences of every event found.

@@ -173,7 +173,8 @@ class _Shapes:
             self.of.append(self.index.setdefault((canon, tuple(mine[v] for v in group)), len(self.index)))
             self.canons.append(canon)
             self.names.append(mine)
-        self.width = max((len(bep_variables(c)) for c, _ in self.index), default=0)
+        self.widths = [len(bep_variables(c)) for c, _ in self.index]  # per shape, its variables (in shape order)
+        self.width = max(self.widths, default=0)
         self.by = [var_col(v) for v in group] or ["__ev_all"]
 
     def rows(self, canonical_matches, key: str, extra: tuple = ()) -> DataFrame:
@@ -217,11 +218,11 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
     The basic event patterns that differ only in the names of their variables (and name the key's variables alike)
     are one shape, whose matches go to Python once: each row carries its shape (``__ev_pat``) and its canonical
     variables (``__ev_v0``, ...), and the worker reads it as a match of each pattern of that shape."""
-    from rspark.cep.machine import Consumption, timestamps_needed
+    from rspark.cep.machine import ConsumingEvaluator, timestamps_needed
 
     names = list(event_variables(expr))
     shapes = _Shapes(beps, list(consumption_key(expr)))
-    pattern_of, width, by = shapes.of, shapes.width, shapes.by
+    pattern_of, width, widths, by = shapes.of, shapes.width, shapes.widths, shapes.by
     rows = shapes.rows(canonical_matches, key, (ELEMENT,))
     cols = [var_col(v) for v in names]
     # per basic event pattern, its variables in sorted order and their canonical columns' positions: a match's
@@ -247,7 +248,7 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
         for p in range(n_patterns):
             part = table.filter(pc.equal(table.column("__ev_pat"), p))
             if part.num_rows:
-                columns[p] = (part.num_rows, {i: part.column(f"__ev_v{i}").to_pylist() for i in range(width)},
+                columns[p] = (part.num_rows, {i: part.column(f"__ev_v{i}").to_pylist() for i in range(widths[p])},
                               part.column(ELEMENT).to_pylist(), part.column(key).to_pylist(),
                               part.column(TS).to_pylist())
         by_instant: dict = {}
@@ -285,7 +286,7 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        state = Consumption(expr, beps)
+        state = ConsumingEvaluator(expr, beps)
         ready: list = []  # rows of complete instants, not evaluated yet
         ready_rows = 0
         pending: list = []  # the rows of the latest instant, perhaps not all in yet
