@@ -132,20 +132,41 @@ class ConsumingEvaluator:
     and a match at a later instant that used such an occurrence would be a match at this one (``matches`` must be
     every basic match of the key at the instant). The state is pruned so whenever it has doubled since it was last
     pruned (and holds more than ``_PRUNE_AT``): it stays within twice the consumed occurrences still in the
-    windows, bounded by the windows' contents rather than by the stream's length."""
+    windows, bounded by the windows' contents rather than by the stream's length.
 
-    def __init__(self, expr, beps: list) -> None:
+    An occurrence is ``(window, element, ts, s, p, o)``: the element's timestamp ``ts`` lets a state carried from
+    one run to the next (live mode's micro-batches) forget what no later window can hold (:meth:`forget_before`).
+    :meth:`snapshot` gives the state as JSON-ready data and :meth:`resume` takes it back; with ``hold`` set to an
+    instant, the state just before the first step at or after it is kept in ``held`` (the instant a later run
+    evaluates again, as R2S's reference)."""
+
+    def __init__(self, expr, beps: list, hold: int | None = None) -> None:
         self.expr = expr
         self.evaluator = Evaluator(expr, beps)
         self.consumed: set = set()
         self.limit = _PRUNE_AT  # the size of ``consumed`` above which it is pruned
         self.instant: int | None = None
+        self.hold = hold
+        self.held: dict | None = None
+
+    def snapshot(self) -> dict:
+        """The state as JSON-ready data: the consumed occurrences, the pruning limit and the last instant."""
+        return {"consumed": [list(occ) for occ in self.consumed], "limit": self.limit, "instant": self.instant}
+
+    def resume(self, state: dict) -> ConsumingEvaluator:
+        """Takes back a :meth:`snapshot` (returns self)."""
+        self.consumed = {tuple(occ) for occ in state["consumed"]}
+        self.limit = max(_PRUNE_AT, int(state["limit"]))
+        self.instant = state["instant"]
+        return self
 
     def step(self, instant: int, matches: list) -> list[tuple]:
         """The events at ``instant``, after every earlier instant of the key, as (instant, mapping, t1, t2);
         ``matches`` lists (index in ``beps``, mapping, ts, occurrences)."""
         if self.instant is not None and instant <= self.instant:
             raise ValueError(f"consumption: instant {instant} after {self.instant} (instants must increase)")
+        if self.held is None and self.hold is not None and instant >= self.hold:
+            self.held = self.snapshot()
         self.instant = instant
         consumed = self.consumed
         if len(consumed) > self.limit:
@@ -159,3 +180,13 @@ class ConsumingEvaluator:
             out.append((instant, mu, t1, t2))
             consumed |= occ
         return out
+
+
+def forget_before(state: dict, floors: dict) -> dict | None:
+    """A :meth:`ConsumingEvaluator.snapshot` without the occurrences that no window can hold again: those of a
+    window whose ``floors`` entry (the least timestamp its later instants may read) is above their timestamp. None
+    when nothing is left (a key with no state starts afresh)."""
+    kept = [occ for occ in state["consumed"] if floors.get(occ[0]) is None or occ[2] >= floors[occ[0]]]
+    if not kept:
+        return None
+    return {"consumed": kept, "limit": max(_PRUNE_AT, 2 * len(kept)), "instant": state["instant"]}

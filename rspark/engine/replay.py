@@ -115,16 +115,22 @@ class Replayer:
         self._numeric_times_warned = False  # "numbers are epoch milliseconds" is said once a replay
         # each query's evaluation instants (ticks), by label, as run_query found them (live mode reads the last one)
         self.instants: dict[str, list[int]] = {}
+        # a consuming query's consumption state after the run, by label (given a carried state: live mode)
+        self.carried: dict[str, dict] = {}
 
     def run(self, queries: list[tuple[str, str]], *, until=None, times=None,
-            after: dict | None = None) -> Iterator[ReplayOutput]:
+            after: dict | None = None, carried: dict | None = None) -> Iterator[ReplayOutput]:
         """``queries``: (text, name) pairs. Returns an iterator of every output record in time order (ties: query
         order). ``until``: the last instant (a number or an ISO 8601 date-time), None for the last element's
         timestamp, or ``"end"``: the streams closed at their last element (``report.closing_instant``; documented at
         ``Engine.replay_iter``). ``after``: query label -> an instant already reported (a time value, as ``until``)
         or None: only the later instants are evaluated (live mode's due instants), and that one again as R2S's
         reference under ISTREAM and DSTREAM; every instant when the query consumes events, whose state depends on
-        every earlier instant.
+        every earlier instant, unless ``carried`` gives that state. ``carried``: query label -> the consumption
+        state of a query that consumes events as the run before this one left it (a
+        :class:`~rspark.cep.carried.CarriedConsumption`'s ``states``; empty for the first run): the run resumes
+        from it, evaluates the reported instant again (the state is the one before it) and leaves the new state in
+        ``self.carried``.
 
         The plans are built (and streams registered, errors raised) now; the records then stream from Spark
         instant by instant (``toLocalIterator`` over the answers partitioned by instant), so the driver holds a
@@ -148,18 +154,20 @@ class Replayer:
                                   f"or engine.add_stream)")
             for i, (plan, label) in ready:
                 streams.append((i, self.run_query(plan, label, until=until, times=times,
-                                                  after=(after or {}).get(label))))
+                                                  after=(after or {}).get(label),
+                                                  carried=(carried or {}).get(label))))
             done = {i for i, _ in ready}
             pending = [(i, p) for i, p in pending if i not in done]
         keyed = [_keyed(i, records) for i, records in streams]
         return (out for _, _, out in heapq.merge(*keyed, key=lambda x: (x[0], x[1])))
 
     def run_query(self, plan: ops.QueryPlan, label: str, *, until=None, times=None,
-                  after=None) -> Iterator[ReplayOutput]:
+                  after=None, carried: dict | None = None) -> Iterator[ReplayOutput]:
         """Builds the query's plan now (registering its output stream, if it has one); returns the iterator of
-        its records, which runs the plan."""
+        its records, which runs the plan. ``after`` and ``carried``: as :meth:`run`'s, for this query."""
+        from rspark.cep.carried import CarriedConsumption
         from rspark.rsp.profiles import get_profile
-        from rspark.rsp.windows import CountSpec, resolve_window
+        from rspark.rsp.windows import CountSpec, TimeSpec, resolve_window
         from rspark.spark.sparql.query import construct_frame, decode_quads, has_graphs, make_env, projected_names
         from rspark.spark.streaming.report import WindowInput, evaluation_instants, instants_after
         from rspark.spark.streaming.windows import LocalInstants
@@ -208,7 +216,10 @@ class Replayer:
                 matches = bw.match_times()
             triples = src.quads if isinstance(rw, CountSpec) and rw.unit == "TRIPLES" else None  # (its count)
             inputs.append(WindowInput(rw, src.elements, triples, matches, src.bounds(), src.stamps))
-        if after is not None and not consumes_events(plan.op, profile):
+        carry = None
+        if carried is not None and consumes_events(plan.op, profile):
+            carry = CarriedConsumption({k: list(v) for k, v in carried.items()})
+        if after is not None and (carry is not None or not consumes_events(plan.op, profile)):
             # the later instants only are collected (a live query's instants since its stream began can be many):
             # on the driver when they can be (time windows, timestamps held there), else by a job
             reported = parse_time(after, timeline)
@@ -224,10 +235,11 @@ class Replayer:
                 # nothing due since the reported instant (a live micro-batch inside a window): no plan to run
                 self.instants[label] = instant_values
                 return iter(())
-            if later and (plan.form == "ASK" or str(r2s).upper() == "RSTREAM"):
+            if later and (plan.form == "ASK" or str(r2s).upper() == "RSTREAM") and carry is None:
                 # the reported instant is R2S's reference for ISTREAM and DSTREAM only: RSTREAM (and ASK) answer
                 # each instant alone, so it is not evaluated again (a REGISTER STREAM query with nothing due
-                # still is: its output stream is registered from it)
+                # still is: its output stream is registered from it; a carried consumption state is the one
+                # before it: it is evaluated again)
                 instant_values = later
         else:
             instant_values = evaluation_instants(inputs, profile, every=every, times=ticks_times, until=ticks_until,
@@ -235,6 +247,11 @@ class Replayer:
         if all(src.stamps is not None for src in sources):  # a live buffer's local relations
             instant_values = LocalInstants(instant_values)
         self.instants[label] = instant_values
+        if carry is not None and len(instant_values):
+            carry.resume = max(instant_values)
+            carry.floors = {E.encode(d.name): (carry.resume - rw.range - rw.slide if isinstance(rw, TimeSpec) else None)
+                            for d, rw in zip(decls, resolved) if d.name is not None}
+        comp.carried = carry
         self._report_instants(label, instant_values, timeline, list(zip(resolved, sources)), every=every,
                               profile=profile, until=until, times=times)
         instants = local_frame(self.spark, [(t,) for t in instant_values], f"{KEY} long")
@@ -270,6 +287,8 @@ class Replayer:
                     memoized(lambda src=src, rw=rw: self._element_graphs(src, rw, instant_values)))
         comp.domain = instants
         sols = S.align(comp.compile(plan.op), (KEY,), instants)
+        if carry is not None:
+            self.carried[label] = carry.states
 
         form = plan.form
         quads = False

@@ -54,7 +54,12 @@ class Evaluation:
                 # the elements they read); the others from their last reported instant
                 fed = {iri for q in group for iri in q.reads}
                 after = {q.label: (None if q.writes and q.writes in fed else q.last) for q in group}
-                records = replayer.run([(q.text, q.name) for q in group], until=value, after=after)
+                for q in group:
+                    if q.writes and q.writes in fed:
+                        q.consumption = None  # evaluated from the start: no state is carried
+                # a query that consumes events resumes from the consumption state the last run left
+                carried = {q.label: q.consumption for q in group if q.consumption is not None}
+                records = replayer.run([(q.text, q.name) for q in group], until=value, after=after, carried=carried)
                 by_label = {q.label: q for q in group}
                 for rec in records:
                     q = by_label[rec.query]
@@ -75,6 +80,8 @@ class Evaluation:
                         newest = max(instants)
                         if q.last is None or newest > parse_time(q.last, tl):
                             q.last = format_time(newest, tl)
+                    if q.label in replayer.carried:
+                        q.consumption = replayer.carried[q.label]
                 self._advance(group, inputs, value, tl)
             self._prune()
         return delivered
@@ -95,8 +102,8 @@ class Evaluation:
         """Whether ``q`` certainly has no instant in (its last reported one, ``until``], known without Spark: each
         of its windows is time-based, reports at its closes or periods (RSEP-QL, Def. 5; the report policies of
         :mod:`rspark.spark.streaming.report`), and none falls there. False when it may have one, or when that
-        depends on the data (content change), on earlier instants (consumed events), or on other queries (a
-        REGISTER STREAM query, a stream another query writes)."""
+        depends on the data (content change), on earlier instants (consumed events, when no consumption state
+        is carried), or on other queries (a REGISTER STREAM query, a stream another query writes)."""
         from rspark.cep.patterns import consumes_events
         from rspark.rsp.profiles import get_profile
         from rspark.rsp.windows import resolve_window
@@ -106,7 +113,7 @@ class Evaluation:
         if q.last is None or (plan.register is not None and plan.register.kind == "STREAM"):
             return False
         profile = get_profile(q.profile)
-        if consumes_events(plan.op, profile):
+        if q.consumption is None and consumes_events(plan.op, profile):
             return False
         every = None
         if plan.register is not None and plan.register.every is not None:
@@ -175,7 +182,8 @@ class Evaluation:
         the range and slide of its time windows (R2S compares the next instant with that one); for a query whose
         output stream feeds other queries, the earliest instant those may still read of it comes first. None: keep
         everything (no query reads the stream yet, or one reads it, or reads what it feeds, through a landmark,
-        interval or count window, or consumes events, which depends on every earlier instant)."""
+        interval or count window, or consumes events without carrying its consumption state from run to run,
+        which then depends on every earlier instant)."""
         readers = [q for q in self.queries.values() if not q.stopped and iri in q.reads]
         if not readers or st.buffer.first is None:
             return None
@@ -196,7 +204,7 @@ class Evaluation:
         from rspark.rsp.windows import TimeSpec, resolve_window
 
         profile = get_profile(q.profile)
-        if q.last is None or q.name in seen or consumes_events(q.plan.op, profile):
+        if q.last is None or q.name in seen or (q.consumption is None and consumes_events(q.plan.op, profile)):
             return None
         reach = 0
         for d in q.plan.dataset.windows:

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from rspark.cep.patterns import consumes_events
 from rspark.errors import InputError, RsparkError
 from rspark.model.time import parse_duration
+from rspark.rsp.profiles import get_profile
 from rspark.rsp.windows import Timeline
 
 
@@ -83,6 +85,10 @@ class LiveQuery:
         self.writes = reg.name.value if reg is not None and reg.kind == "STREAM" and hasattr(reg.name, "value") \
             else None
         self.last = None  # the last instant reported (a time value)
+        # a query that consumes events: its consumption state as the last run left it (rspark.cep.carried), saved
+        # in the checkpoint; None: not carried (a query that does not consume events, or one evaluated from its
+        # stream's start each time: it feeds a query of its group)
+        self.consumption: dict | None = {} if consumes_events(plan.op, get_profile(profile)) else None
         self.horizon = None  # the horizon of the last evaluation (a time value)
         self.evaluations = 0
         self.records = 0

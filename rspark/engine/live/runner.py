@@ -13,9 +13,9 @@ of the same elements gives.
 
 State (``checkpoint/state.json``, written atomically after each batch): per stream, the buffer's segments and
 counters, the last micro-batch of each source applied (and the inbox files it read); per query, the last instant
-reported. A batch run again after a crash (same batch id, same files) is not applied twice; its records are
-evaluated again and the file sinks drop what they already hold (:mod:`rspark.engine.live.sinks`), so a restart
-writes nothing twice.
+reported, and for a query that consumes events its consumption state (:mod:`rspark.cep.carried`). A batch run
+again after a crash (same batch id, same files) is not applied twice; its records are evaluated again and the file
+sinks drop what they already hold (:mod:`rspark.engine.live.sinks`), so a restart writes nothing twice.
 
 The stream and query records are in :mod:`rspark.engine.live.model`, the evaluation (groups, horizons, the
 replay's run, pruning) in :mod:`rspark.engine.live.evaluation`; this module holds the sources, the micro-batches,
@@ -341,6 +341,9 @@ class LiveRunner(Evaluation):
             if saved and saved.get("text") == text:
                 q.last, q.horizon = saved.get("last"), saved.get("horizon")
                 q.evaluations, q.records = saved.get("evaluations", 0), saved.get("records", 0)
+                if q.last is not None or "consumption" in saved:
+                    # a checkpoint without it (an older rspark's) has kept the stream whole: evaluated from its start
+                    q.consumption = saved.get("consumption")
             elif saved:
                 log.warning("live query %s: its text differs from the checkpoint's; it starts afresh", qname)
             for iri in q.reads:
@@ -381,6 +384,8 @@ class LiveRunner(Evaluation):
         for name, q in self.queries.items():
             state["queries"][name] = {"text": q.text, "last": q.last, "horizon": q.horizon,
                                       "evaluations": q.evaluations, "records": q.records}
+            if q.consumption is not None:
+                state["queries"][name]["consumption"] = q.consumption
         # queries not registered again since a restart keep their saved state
         for name, saved in self._saved.get("queries", {}).items():
             state["queries"].setdefault(name, saved)

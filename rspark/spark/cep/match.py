@@ -85,7 +85,18 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
         return planner.match(expr, comp.domain, intervals)
     if consume not in ("CHRONOLOGICAL", "RECENT"):
         raise NotSupportedError(f"MATCH CONSUME {op.consume}: the consumption policies are CHRONOLOGICAL and RECENT")
-    return _consuming(comp, expr, beps, canonical_matches, key, intervals)
+    return _consuming(comp, expr, beps, canonical_matches, key, intervals, _position(comp.query_op, op))
+
+
+def _position(query_op, op: ops.Match) -> int:
+    """``op``'s position among the query's MATCH patterns (its consumption state's name in a carried state)."""
+    found = [n for n in ops.descendants(query_op) if isinstance(n, ops.Match)]
+    for i, n in enumerate(found):
+        if n is op:
+            return i
+    if op in found:  # a pattern the compiler rebuilt: found by equality
+        return found.index(op)
+    raise RsparkError("MATCH: the pattern compiled is not one of the query's")
 
 
 def _canonical(bep: ops.EventPattern) -> tuple[ops.EventPattern, dict[str, str]]:
@@ -211,14 +222,23 @@ class _Shapes:
         return rows.withColumn("__ev_ok", reduce(operator.and_, conditions)).filter(F.col("__ev_ok")).drop("__ev_ok")
 
 
-def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -> Solutions:
+def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool, position: int) -> Solutions:
     """Consumption (RSEP-QL, Def. 10): the evaluator of ``rspark.cep.machine`` run instant after instant, per key
     (``consumption_key``; one group when the pattern has none), inside Spark's Python workers.
 
     The basic event patterns that differ only in the names of their variables (and name the key's variables alike)
     are one shape, whose matches go to Python once: each row carries its shape (``__ev_pat``) and its canonical
-    variables (``__ev_v0``, ...), and the worker reads it as a match of each pattern of that shape."""
+    variables (``__ev_v0``, ...), and the worker reads it as a match of each pattern of that shape.
+
+    With a carried state (``comp.carried``, a :class:`~rspark.cep.carried.CarriedConsumption`: live mode), each
+    key's evaluator resumes from its snapshot, and each group's snapshot just before the run's last instant comes
+    back as a row of its own (``__ev_state``); the events are computed at once (a local checkpoint) and those rows
+    read back into the carried state."""
     from rspark.cep.machine import ConsumingEvaluator, timestamps_needed
+
+    carried = comp.carried
+    initial = carried.keyed(position) if carried is not None else {}
+    hold = carried.resume if carried is not None else None
 
     names = list(event_variables(expr))
     shapes = _Shapes(beps, list(consumption_key(expr)))
@@ -233,7 +253,8 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
     canon_order = [f"e{i}" for i in range(width)]
     triples = [[(E.encode(b.window), *[_term_slot(term, canon_order) for term in (t.subject, t.predicate, t.object)])
                 for t in pattern_triples(c)] for b, c in zip(beps, shapes.canons)]
-    schema = ", ".join([f"`{key}` long", *[f"`{c}` string" for c in cols], f"`{T1}` long", f"`{T2}` long"])
+    schema = ", ".join([f"`{key}` long", *[f"`{c}` string" for c in cols], f"`{T1}` long", f"`{T2}` long",
+                        *(["`__ev_state` string"] if carried is not None else [])])
     needed = timestamps_needed(expr)
     n_patterns = len(shapes.index)
 
@@ -257,7 +278,7 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
                 continue
             n, values, elements, instants, stamps = columns[pattern_of[b]]
             mus = zip(*[zip(repeat(v), values[j]) for v, j in own]) if own else repeat((), n)
-            occs = (map(frozenset, zip(*[zip(repeat(w), elements, *[_terms(values, x, n) for x in spo])
+            occs = (map(frozenset, zip(*[zip(repeat(w), elements, stamps, *[_terms(values, x, n) for x in spo])
                                          for w, *spo in spos])) if spos else repeat(frozenset(), n))
             for t, mu, ts, occ in zip(instants, mus, stamps, occs):
                 matches = by_instant.get(t)
@@ -273,6 +294,20 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
             data[c] = pa.array([dict(mu).get(v) for _, mu, _, _ in out], pa.string())
         data[T1] = pa.array([a for _, _, a, _ in out], pa.int64())
         data[T2] = pa.array([b for _, _, _, b in out], pa.int64())
+        if carried is not None:
+            data["__ev_state"] = pa.nulls(len(out), pa.string())
+        return pa.RecordBatch.from_pydict(data)
+
+    def state_row(group: tuple, state) -> pa.RecordBatch:
+        """The group's snapshot as a row: ``__ev_state`` the JSON of [key, snapshot], the other columns null."""
+        import json
+
+        import pyarrow as pa
+
+        snapshot = state.held if state.held is not None else state.snapshot()
+        data = {key: pa.nulls(1, pa.int64()), **{c: pa.nulls(1, pa.string()) for c in cols},
+                T1: pa.nulls(1, pa.int64()), T2: pa.nulls(1, pa.int64()),
+                "__ev_state": pa.array([json.dumps([list(group), snapshot])], pa.string())}
         return pa.RecordBatch.from_pydict(data)
 
     # complete instants are evaluated once they hold a batch's worth of rows (Spark's Arrow batch size), or at the
@@ -286,7 +321,8 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        state = ConsumingEvaluator(expr, beps)
+        state = ConsumingEvaluator(expr, beps, hold)
+        group = None
         ready: list = []  # rows of complete instants, not evaluated yet
         ready_rows = 0
         pending: list = []  # the rows of the latest instant, perhaps not all in yet
@@ -295,6 +331,10 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
             n = batch.num_rows
             if not n:
                 continue
+            if group is None:
+                group = tuple(batch.column(c)[0].as_py() for c in by)
+                if group in initial:
+                    state.resume(initial[group])
             instants = batch.column(key)
             first, last = instants[0].as_py(), instants[n - 1].as_py()
             if (current is not None and first < current) or (
@@ -316,6 +356,8 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
             out = events(pa.Table.from_batches(ready + pending), state)
             if out is not None:
                 yield out
+        if carried is not None and group is not None:
+            yield state_row(group, state)
 
     import pyarrow as pa  # the iterator form of applyInArrow is chosen by the function's type hints
     run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
@@ -324,6 +366,8 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
     # sorted by instant within a key: applyInArrow keeps that order within a group (its own requirement, the
     # grouping columns' order, is met) and streams the group in batches
     df = rows.sortWithinPartitions(*by, key).groupBy(*by).applyInArrow(run, schema)
+    if carried is not None:
+        df = _carry(df, carried, position)
     out_cols = [F.col(key), *[F.col(c) for c in cols]]
     out_names = list(names)
     if intervals:
@@ -331,3 +375,17 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool) -
         out_names += [START, END]
     df = df.select(*out_cols).distinct()
     return Solutions(df, tuple(out_names), frozenset(out_names), (key,))
+
+
+def _carry(df: DataFrame, carried, position: int) -> DataFrame:
+    """The consumption's output computed now (a local checkpoint: the run's plans read it, and the snapshots are
+    read from it), its snapshot rows put in ``carried``; returns the events."""
+    import json
+
+    df = df.localCheckpoint(eager=True)
+    snapshots = {}
+    for row in df.filter(F.col("__ev_state").isNotNull()).select("__ev_state").collect():
+        group, snapshot = json.loads(row[0])
+        snapshots[tuple(group)] = snapshot
+    carried.update(position, snapshots)
+    return df.filter(F.col("__ev_state").isNull()).drop("__ev_state")

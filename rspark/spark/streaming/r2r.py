@@ -77,6 +77,7 @@ class ReplayCompiler(Compiler):
 
     profile = None  # the replay's engine profile (the default SEQ selection and consumption of MATCH)
     query_op = None  # the whole query's algebra (does it ask for intervals?)
+    carried = None  # a consuming query's state carried from the run before (live mode; rspark.cep.carried)
     interval_mode = False
     timeline = None
 

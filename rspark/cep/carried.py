@@ -1,0 +1,43 @@
+"""A consuming query's state carried from one run to the next: live mode evaluates a query that consumes events
+micro-batch after micro-batch, each run from the instant it last reported, so the consumption state of every key
+(:class:`~rspark.cep.machine.ConsumingEvaluator`) is handed from run to run, and saved in live mode's checkpoint.
+
+The state is JSON-ready data: per MATCH pattern of the query (by its position among the query's MATCH patterns), a
+list of ``[key, snapshot]`` pairs, ``key`` the values of the pattern's consumption key (``[0]`` for a pattern
+without one) and ``snapshot`` the evaluator's. A run takes each key's snapshot just before its last instant
+(``resume``), which the next run evaluates again (R2S's reference instant); the occurrences no later window can
+hold (below a window's ``floors`` entry) are forgotten, and so is a key left with none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rspark.cep.machine import forget_before
+
+
+@dataclass
+class CarriedConsumption:
+    """``states``: MATCH position (a string, as JSON keys are) -> ``[key, snapshot]`` pairs; ``resume``: the run's
+    last instant (ticks; None: the run has none); ``floors``: a named window (encoded IRI) -> the least timestamp
+    its instants from ``resume`` on may read (None: any, a window that is not time-based)."""
+
+    states: dict = field(default_factory=dict)
+    resume: int | None = None
+    floors: dict = field(default_factory=dict)
+
+    def keyed(self, position: int) -> dict[tuple, dict]:
+        """The snapshots of one MATCH pattern by key (a tuple)."""
+        return {tuple(key): state for key, state in self.states.get(str(position), [])}
+
+    def update(self, position: int, snapshots: dict[tuple, dict]) -> None:
+        """The run's snapshots of the keys it evaluated replace theirs; every key's state then forgets what is
+        below the floors."""
+        merged = self.keyed(position)
+        merged.update(snapshots)
+        kept = []
+        for key, state in merged.items():
+            state = forget_before(state, self.floors)
+            if state is not None:
+                kept.append([list(key), state])
+        self.states[str(position)] = kept
