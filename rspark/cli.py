@@ -751,8 +751,9 @@ def build_parser() -> argparse.ArgumentParser:
             "Sources: DIR a directory watched for new TriG / N-Quads files (move files in whole); "
             "tcp://HOST:PORT N-Quads lines from a TCP server; replay:PATH@SPEED a recorded stream written in at "
             "SPEED times its pace (numeric timestamps read as milliseconds). With --checkpoint DIR the sources' "
-            "offsets, the buffered window content and each query's last reported instant survive a restart, and "
-            "--output FILE is written at most once per (query, instant)."))
+            "offsets, the buffered window content, each query's last reported instant and the consumption state of "
+            "queries that consume events survive a restart, and --output FILE is written at most once per (query, "
+            "instant)."))
     run.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files; '-' reads standard input")
     run.add_argument("--source", action="append", metavar="IRI=SOURCE",
                      help="a live stream: IRI=DIR, IRI=tcp://HOST:PORT or IRI=replay:PATH@SPEED; repeatable")
