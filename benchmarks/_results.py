@@ -241,3 +241,11 @@ def pyplot():
         print("matplotlib not installed: no PNG (pip install matplotlib, or .[bench])")
         return None
     return plt
+
+
+def save_plot(fig, path: Path) -> Path:
+    """Writes ``fig`` as a PNG at ``path`` (laid out tight, 120 dpi), says where, and returns ``path``."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}", flush=True)
+    return path

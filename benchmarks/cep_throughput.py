@@ -962,10 +962,7 @@ def plot(rows, path: Path) -> Path | None:
     ax.set_xlabel("stream events")
     ax.set_ylabel("events / s (end to end)")
     ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"plot: {path}")
-    return path
+    return _results.save_plot(fig, path)
 
 
 if __name__ == "__main__":

@@ -115,10 +115,7 @@ def plot(rows: list[dict], path: Path) -> Path | None:
     ax.set_xlabel("stream triples")
     ax.set_ylabel("replay seconds")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"plot: {path}")
-    return path
+    return _results.save_plot(fig, path)
 
 
 if __name__ == "__main__":

@@ -179,10 +179,7 @@ def plot(carried: dict, recomputed: dict, args, path: Path) -> Path | None:
     ax.set_xlabel("stream elements pushed")
     ax.set_ylabel("seconds per micro-batch")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"plot: {path}")
-    return path
+    return _results.save_plot(fig, path)
 
 
 if __name__ == "__main__":

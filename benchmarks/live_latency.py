@@ -723,10 +723,7 @@ def plot(rows, path: Path) -> Path | None:
         ax2.legend(fontsize=6)
     ax2.set_xlabel("s since the start (pushing)")
     ax2.set_ylabel("lag s (wall - evaluated horizon)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"plot: {path}", flush=True)
-    return path
+    return _results.save_plot(fig, path)
 
 
 if __name__ == "__main__":

@@ -1077,10 +1077,7 @@ def plot(rows, cases, path: Path) -> Path | None:
     ax3.set_ylabel("RSS MB")
     if ax3.get_legend_handles_labels()[0]:
         ax3.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"plot: {path}", flush=True)
-    return path
+    return _results.save_plot(fig, path)
 
 
 if __name__ == "__main__":

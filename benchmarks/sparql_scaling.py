@@ -263,10 +263,7 @@ def plot(rows, path: Path) -> Path | None:
     axes[0].set_ylabel("seconds (median)")
     axes[0].legend(fontsize=8)
     axes[1].legend(fontsize=8)  # with the hand-written plan's line
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"plot: {path}")
-    return path
+    return _results.save_plot(fig, path)
 
 
 if __name__ == "__main__":
