@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from rspark.cep import machine
 from rspark.cep.carried import CarriedConsumption
 from rspark.cep.machine import ConsumingEvaluator, forget_before
+from rspark.service.metrics import metrics_text
 from tests.test_cep_properties import E1, E2, Seq, as_ops
 
 EX = "http://example.org/"
@@ -158,10 +160,15 @@ def test_live_consumption_equals_replay_prunes_its_buffer_and_survives_a_restart
                 eng.push(EX + "S", PREFIXES + "\n".join(elements[t] for t in batch) + "\n")
                 assert eng.live.wait_idle(timeout=120)
                 lows.append(eng.live.streams[EX + "S"].buffer.low)
+                status = eng.live_status()
+                assert status["streams"][EX + "S"]["held_from"] == lows[-1]
+                assert status["queries"]["q"]["consumed"] == len(occurrences(live))
                 if live.last is not None:
                     floor = float(live.last) - 10  # the last instant reported less w1's range and slide
                     assert all(occ[2] >= floor for occ in occurrences(live)), live.consumption
                     states.append(len(occurrences(live)))
+            metrics = metrics_text(SimpleNamespace(live=eng.live, streams={}, sse_clients=0, requests=0, refused=0))
+            assert f'rspark_query_consumed_occurrences{{query="q"}} {len(occurrences(live))}' in metrics.splitlines()
             eng.live.close(flush=flush)
     assert [plain(json.loads(line)) for line in out.read_text().splitlines()] == expected
     assert lows[-1] is not None and lows[-1] >= 20  # the first half of the stream is gone from the buffer

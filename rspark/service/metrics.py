@@ -40,6 +40,8 @@ def metrics_text(service) -> str:
     family("rspark_query_latency_seconds", "gauge", "Seconds from a micro-batch's arrival to its records.",
            [({"query": n, "quantile": "0.5"}, q["latency_p50"]) for n, q in queries.items()]
            + [({"query": n, "quantile": "0.99"}, q["latency_p99"]) for n, q in queries.items()])
+    family("rspark_query_consumed_occurrences", "gauge", "Consumed triple occurrences a query that consumes events "
+           "carries to its next evaluation.", [({"query": n}, q["consumed"]) for n, q in queries.items()])
     family("rspark_query_paused", "gauge", "1 when the query is paused.",
            [({"query": n}, int(bool(q["paused"]))) for n, q in queries.items()])
     family("rspark_sse_clients", "gauge", "Connected Server-Sent Events clients.", [({}, service.sse_clients)])

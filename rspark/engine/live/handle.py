@@ -69,8 +69,9 @@ class QueryHandle:
 
     def status(self) -> dict:
         """The query's counters: evaluations, records, the last instant reported, the evaluation horizon and its
-        lag behind the newest element, the elements in and late on the streams it reads, and the latency from a
-        batch's arrival to its records (p50, p99, seconds)."""
+        lag behind the newest element, the elements in and late on the streams it reads, the latency from a
+        batch's arrival to its records (p50, p99, seconds), and for a query that consumes events the consumed
+        triple occurrences its state carries (docs/live.md, Status)."""
         return self._runner.status()["queries"].get(self._query.name, {"stopped": True})
 
     def refresh(self) -> int:

@@ -408,6 +408,7 @@ class LiveRunner(Evaluation):
                 "last": None if st.buffer.last is None else format_time(st.buffer.last, tl),
                 "watermark": None if wm is None else format_time(wm, tl),
                 "evaluated": None if st.evaluated is None else format_time(st.evaluated, tl),
+                "held_from": None if st.buffer.low is None else format_time(st.buffer.low, tl),
                 "directories": list(st.directories), "inbox": st.inbox,
             }
         for name, q in list(self.queries.items()):
@@ -420,6 +421,7 @@ class LiveRunner(Evaluation):
                 "late": sum(self.streams[i].counters["late"] for i in q.reads if i in self.streams),
                 "elements": sum(self.streams[i].counters["elements"] for i in q.reads if i in self.streams),
                 "lag": self._lag(q),
+                "consumed": _consumed(q.consumption),
             }
         return out
 
@@ -513,6 +515,13 @@ class LiveRunner(Evaluation):
                     sink.close()
         if self.temporary:
             shutil.rmtree(self.checkpoint, ignore_errors=True)
+
+
+def _consumed(consumption: dict | None) -> int | None:
+    """The consumed triple occurrences a carried consumption state holds (None: the query carries none)."""
+    if consumption is None:
+        return None
+    return sum(len(state["consumed"]) for pairs in list(consumption.values()) for _key, state in pairs)
 
 
 def _local_path(path: str) -> str:
