@@ -193,3 +193,76 @@ def test_live_consumption_in_any_batches_equals_replay(spark, tmp_path_factory, 
             assert eng.live.wait_idle(timeout=120)
         eng.live.close(flush=True)
         assert records(h.drain()) == expected
+
+
+# ---------------------------------------------------------------------------------------------- a saved state
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=4),
+                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c, max_size=3),
+                     max_leaves=12)
+_OCCURRENCE = st.one_of(st.tuples(st.text(max_size=3), st.text(max_size=3), st.integers(0, 20), st.text(max_size=3),
+                                  st.text(max_size=3), st.text(max_size=3)).map(list), _JSON)
+_STATE = st.one_of(st.fixed_dictionaries({"consumed": st.lists(_OCCURRENCE, max_size=3),
+                                          "limit": st.integers(0, 100) | _JSON,
+                                          "instant": st.none() | st.integers(0, 20)}), _JSON)
+_VALID_OCCURRENCE = st.tuples(st.sampled_from(["w", "v"]), st.text(max_size=3), st.integers(0, 20),
+                              st.text(max_size=3), st.text(max_size=3), st.text(max_size=3)).map(list)
+_VALID = st.dictionaries(st.sampled_from(["0", "1"]), st.lists(st.tuples(
+    st.lists(st.text(max_size=3), min_size=1, max_size=2),
+    st.fixed_dictionaries({"consumed": st.lists(_VALID_OCCURRENCE, max_size=4), "limit": st.integers(0, 100),
+                           "instant": st.none() | st.integers(0, 20)})).map(list), max_size=3), max_size=2)
+# valid states, and states with something wrong somewhere (most of them)
+_STATES = st.one_of(_VALID, st.dictionaries(st.sampled_from(["0", "1", "x"]), st.lists(
+    st.tuples(st.lists(st.text(max_size=3), max_size=2), _STATE).map(list) | _JSON, max_size=3), max_size=2), _JSON)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_STATES)
+def test_a_saved_state_is_read_or_refused_with_a_message(states):
+    from rspark.cep.carried import check_states
+    from rspark.errors import RsparkError
+
+    try:
+        check_states(states, "ckpt/state.json, query q")
+    except RsparkError as exc:
+        assert str(exc).startswith("ckpt/state.json, query q: the consumption state is not valid (")
+        assert str(exc).endswith("); remove the query's entry to start it afresh")
+        return
+    carried = CarriedConsumption(dict(states), floors={"w": 5})
+    for position, pairs in states.items():
+        for state in carried.keyed(int(position)).values():
+            evaluator = ConsumingEvaluator(as_ops(Seq(E1, E2)), [as_ops(E1), as_ops(E2)]).resume(state)
+            assert evaluator.consumed == {tuple(occ) for occ in state["consumed"]}
+        carried.update(int(position), {})
+        # what is left: the states below w's floor forgotten, keys with nothing left dropped
+        left = [occ for _key, state in carried.states[position] for occ in state["consumed"]]
+        by_key = {tuple(key): state for key, state in pairs}  # a key given twice: its last state
+        assert sorted(map(tuple, left)) == sorted(tuple(occ) for state in by_key.values()
+                                                  for occ in state["consumed"] if occ[0] != "w" or occ[2] >= 5)
+
+
+def test_a_checkpoint_with_a_broken_consumption_state_is_refused_by_name(spark, tmp_path):
+    from rspark.engine.engine import Engine
+    from rspark.errors import RsparkError
+
+    query = QUERY.format(policy="CHRONOLOGICAL", r2s="")
+    ckpt = tmp_path / "ckpt"
+    with Engine(spark=spark, checkpoint=str(ckpt)) as eng:
+        eng.register(query, name="q")
+        elements = stream(12, seed=1)
+        eng.push(EX + "S", PREFIXES + "\n".join(elements.values()) + "\n")
+        assert eng.live.wait_idle(timeout=120)
+        eng.live.close(flush=False)
+    saved = json.loads((ckpt / "state.json").read_text())
+    assert saved["queries"]["q"]["last"] is not None and "consumption" in saved["queries"]["q"]
+    saved["queries"]["q"]["consumption"] = {"0": [[["k"], {"consumed": [["w", "G1", "2", "s", "p", "o"]],
+                                                           "limit": 64, "instant": 4}]]}
+    (ckpt / "state.json").write_text(json.dumps(saved))
+    with Engine(spark=spark, checkpoint=str(ckpt)) as eng:
+        with pytest.raises(RsparkError) as info:
+            eng.register(query, name="q")
+        eng.live.close(flush=False)
+    assert str(info.value) == (
+        f"{ckpt / 'state.json'}, query q: the consumption state is not valid (MATCH 0, pair 0: an occurrence is "
+        "[window, element, ts, s, p, o], not ['w', 'G1', '2', 's', 'p', 'o']); remove the query's entry to start "
+        "it afresh")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rspark.cep.machine import forget_before
+from rspark.errors import RsparkError
 
 
 @dataclass
@@ -41,3 +42,32 @@ class CarriedConsumption:
             if state is not None:
                 kept.append([list(key), state])
         self.states[str(position)] = kept
+
+
+def check_states(states, where: str) -> dict:
+    """``states`` (as a checkpoint holds them) if they have the shape :class:`CarriedConsumption` reads, else an
+    :class:`~rspark.errors.RsparkError` naming ``where`` and the first part that is wrong."""
+
+    def bad(what: str):
+        return RsparkError(f"{where}: the consumption state is not valid ({what}); remove the query's entry to "
+                           "start it afresh")
+
+    if not isinstance(states, dict):
+        raise bad("not an object")
+    for position, pairs in states.items():
+        if not str(position).isdigit() or not isinstance(pairs, list):
+            raise bad(f"MATCH {position!r}: not a list of [key, state] pairs")
+        for i, pair in enumerate(pairs):
+            at = f"MATCH {position}, pair {i}"
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], list)
+                    and isinstance(pair[1], dict)):
+                raise bad(f"{at}: not a [key, state] pair")
+            state = pair[1]
+            if not (isinstance(state.get("consumed"), list) and isinstance(state.get("limit"), int)
+                    and (state.get("instant") is None or isinstance(state.get("instant"), int))):
+                raise bad(f"{at}: a state has consumed (a list), limit and instant (integers)")
+            for occ in state["consumed"]:
+                if not (isinstance(occ, list) and len(occ) == 6 and isinstance(occ[2], int)
+                        and all(isinstance(x, str) for k, x in enumerate(occ) if k != 2)):
+                    raise bad(f"{at}: an occurrence is [window, element, ts, s, p, o], not {occ!r}")
+    return states

@@ -33,6 +33,7 @@ import time
 from decimal import Decimal
 
 from rspark.algebra.translate import compile_query
+from rspark.cep.carried import check_states
 from rspark.engine.live.evaluation import Evaluation
 from rspark.engine.live.inbox import InboxReader
 from rspark.engine.live.model import Closing, LiveQuery, LiveStream, check_lateness, stream_key, write_inbox
@@ -344,6 +345,8 @@ class LiveRunner(Evaluation):
                 if q.last is not None or "consumption" in saved:
                     # a checkpoint without it (an older rspark's) has kept the stream whole: evaluated from its start
                     q.consumption = saved.get("consumption")
+                    if q.consumption is not None:
+                        check_states(q.consumption, f"{os.path.join(self.checkpoint, STATE_FILE)}, query {qname}")
             elif saved:
                 log.warning("live query %s: its text differs from the checkpoint's; it starts afresh", qname)
             for iri in q.reads:
