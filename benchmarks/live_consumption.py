@@ -83,7 +83,8 @@ def run_live(spark, texts: list[str], carried: bool, work: Path) -> dict:
             times.append(time.perf_counter() - t)
             b = st.buffer
             held.append(0 if b.low is None else b.last - b.low + 1)  # ticks = elements (one per tick)
-            state.append(sum(len(s["consumed"]) for pairs in (q.consumption or {}).values() for _, s in pairs))
+            matches = (q.consumption or {}).get("matches", {})
+            state.append(sum(len(s["consumed"]) for pairs in matches.values() for _, s in pairs))
         eng.live.close(flush=True)
         return {"times": times, "held": held, "state": state, "records": records(handle.drain())}
 

@@ -66,7 +66,7 @@ def replayed(spark, tmp_path, elements: dict, query: str) -> list:
 
 
 def occurrences(q) -> list:
-    return [occ for pairs in q.consumption.values() for _key, state in pairs for occ in state["consumed"]]
+    return [occ for pairs in q.consumption["matches"].values() for _key, state in pairs for occ in state["consumed"]]
 
 
 # ---------------------------------------------------------------------------------------------- the evaluator
@@ -211,34 +211,40 @@ _VALID = st.dictionaries(st.sampled_from(["0", "1"]), st.lists(st.tuples(
     st.lists(st.text(max_size=3), min_size=1, max_size=2),
     st.fixed_dictionaries({"consumed": st.lists(_VALID_OCCURRENCE, max_size=4), "limit": st.integers(0, 100),
                            "instant": st.none() | st.integers(0, 20)})).map(list), max_size=3), max_size=2)
+_BROKEN = st.dictionaries(st.sampled_from(["0", "1", "x"]), st.lists(
+    st.tuples(st.lists(st.text(max_size=3), max_size=2), _STATE).map(list) | _JSON, max_size=3), max_size=2)
 # valid states, and states with something wrong somewhere (most of them)
-_STATES = st.one_of(_VALID, st.dictionaries(st.sampled_from(["0", "1", "x"]), st.lists(
-    st.tuples(st.lists(st.text(max_size=3), max_size=2), _STATE).map(list) | _JSON, max_size=3), max_size=2), _JSON)
+_SAVED = st.one_of(st.just({}), st.fixed_dictionaries({"scale": st.sampled_from([1, 10]), "matches": _VALID}),
+                   st.fixed_dictionaries({"scale": st.sampled_from([1, 10]) | _JSON, "matches": _BROKEN | _VALID}),
+                   _JSON)
 
 
 @settings(max_examples=400, deadline=None)
-@given(_STATES)
-def test_a_saved_state_is_read_or_refused_with_a_message(states):
-    from rspark.cep.carried import check_states
+@given(_SAVED)
+def test_a_saved_state_is_read_or_refused_with_a_message(saved):
+    from rspark.cep.carried import check_saved
     from rspark.errors import RsparkError
 
     try:
-        check_states(states, "ckpt/state.json, query q")
+        check_saved(saved, "ckpt/state.json, query q")
     except RsparkError as exc:
         assert str(exc).startswith("ckpt/state.json, query q: the consumption state is not valid (")
         assert str(exc).endswith("); remove the query's entry to start it afresh")
         return
-    carried = CarriedConsumption(dict(states), floors={"w": 5})
-    for position, pairs in states.items():
-        for state in carried.keyed(int(position)).values():
-            evaluator = ConsumingEvaluator(as_ops(Seq(E1, E2)), [as_ops(E1), as_ops(E2)]).resume(state)
-            assert evaluator.consumed == {tuple(occ) for occ in state["consumed"]}
-        carried.update(int(position), {})
-        # what is left: the states below w's floor forgotten, keys with nothing left dropped
-        left = [occ for _key, state in carried.states[position] for occ in state["consumed"]]
+    # read at a scale 10 times finer (a finer timestamp arrived): ticks x 10; w's floor at 50 then
+    carried = CarriedConsumption.load(saved, 10 * saved.get("scale", 1))
+    carried.floors = {"w": 50}
+    for position, pairs in saved.get("matches", {}).items():
         by_key = {tuple(key): state for key, state in pairs}  # a key given twice: its last state
-        assert sorted(map(tuple, left)) == sorted(tuple(occ) for state in by_key.values()
-                                                  for occ in state["consumed"] if occ[0] != "w" or occ[2] >= 5)
+        for key, state in carried.keyed(int(position)).items():
+            evaluator = ConsumingEvaluator(as_ops(Seq(E1, E2)), [as_ops(E1), as_ops(E2)]).resume(state)
+            assert evaluator.consumed == {(w, el, 10 * ts, *spo) for w, el, ts, *spo in by_key[key]["consumed"]}
+            assert evaluator.instant == (None if by_key[key]["instant"] is None else 10 * by_key[key]["instant"])
+        carried.update(int(position), {})
+        # what is left: the occurrences below w's floor forgotten, keys with nothing left dropped
+        left = [occ for _key, state in carried.saved()["matches"][position] for occ in state["consumed"]]
+        assert sorted(map(tuple, left)) == sorted((w, el, 10 * ts, *spo) for state in by_key.values()
+                                                  for w, el, ts, *spo in state["consumed"] if w != "w" or ts >= 5)
 
 
 def test_a_checkpoint_with_a_broken_consumption_state_is_refused_by_name(spark, tmp_path):
@@ -255,8 +261,8 @@ def test_a_checkpoint_with_a_broken_consumption_state_is_refused_by_name(spark, 
         eng.live.close(flush=False)
     saved = json.loads((ckpt / "state.json").read_text())
     assert saved["queries"]["q"]["last"] is not None and "consumption" in saved["queries"]["q"]
-    saved["queries"]["q"]["consumption"] = {"0": [[["k"], {"consumed": [["w", "G1", "2", "s", "p", "o"]],
-                                                           "limit": 64, "instant": 4}]]}
+    saved["queries"]["q"]["consumption"]["matches"] = {
+        "0": [[["k"], {"consumed": [["w", "G1", "2", "s", "p", "o"]], "limit": 64, "instant": 4}]]}
     (ckpt / "state.json").write_text(json.dumps(saved))
     with Engine(spark=spark, checkpoint=str(ckpt)) as eng:
         with pytest.raises(RsparkError) as info:
@@ -266,3 +272,37 @@ def test_a_checkpoint_with_a_broken_consumption_state_is_refused_by_name(spark, 
         f"{ckpt / 'state.json'}, query q: the consumption state is not valid (MATCH 0, pair 0: an occurrence is "
         "[window, element, ts, s, p, o], not ['w', 'G1', '2', 's', 'p', 'o']); remove the query's entry to start "
         "it afresh")
+
+
+def test_a_finer_time_scale_arriving_later_rescales_the_carried_state(spark, tmp_path):
+    """Integer timestamps first, then decimal ones (the stream's ticks become tenths) while the occurrences an event
+    consumed are still in the windows: the carried state's timestamps and instants follow the new scale (else the
+    event is found again at the next instants), and the records equal the replay's. (The events' mappings: their
+    intervals, from getSTARTTIME(), are integers in the live records before the change, decimals in the replay.)"""
+    from rspark.engine.engine import Engine
+
+    query = QUERY.format(policy="CHRONOLOGICAL", r2s="").replace("(getSTARTTIME() AS ?t1) (getENDTIME() AS ?t2)", "")
+    # the event at 2 is consumed there; the first run reports 2 and 4 and hands over the state before 4
+    first = {1: element(1, [":a0 :p :b0"]), 2: element(2, [":b0 :q :c0"])}
+    first.update({t: element(t, [":a1 :p :b1"]) for t in (3, 4, 5)})
+    later = {t: element(int(t * 10), [":a1 :p :b1"]).replace(f"generatedAtTime {int(t * 10)} .",
+                                                                f"generatedAtTime {t} .")
+             for t in (5.5, 6.5, 7.5, 8.5)}
+    elements = {**first, **later}
+    expected = replayed(spark, tmp_path, elements, query)
+    assert [t for t, rows in expected if rows] == [2]  # the event (E1 at 1, E2 at 2), consumed: found once
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        h = eng.register(query, name="q")
+        for batch in (first, later):
+            eng.push(EX + "S", PREFIXES + "\n".join(batch.values()) + "\n")
+            assert eng.live.wait_idle(timeout=120)
+            if batch is first:
+                assert eng.live.queries["q"].last == 4 and occurrences(eng.live.queries["q"])
+        assert eng.live.streams[EX + "S"].buffer.scale == 10
+        # every carried timestamp in tenths: G1..G5 at 10..50, G55.. (5.5, ...) at 55, ...
+        held = occurrences(eng.live.queries["q"])
+        assert held and all(ts == (10 * n if n <= 5 else n) for _w, el, ts, *_ in held
+                            for n in [int(el.rsplit("G", 1)[1].rstrip(">"))])
+        assert eng.live.queries["q"].consumption["scale"] == 10
+        eng.live.close(flush=True)
+        assert records(h.drain()) == expected

@@ -2,11 +2,13 @@
 micro-batch after micro-batch, each run from the instant it last reported, so the consumption state of every key
 (:class:`~rspark.cep.machine.ConsumingEvaluator`) is handed from run to run, and saved in live mode's checkpoint.
 
-The state is JSON-ready data: per MATCH pattern of the query (by its position among the query's MATCH patterns), a
-list of ``[key, snapshot]`` pairs, ``key`` the values of the pattern's consumption key (``[0]`` for a pattern
-without one) and ``snapshot`` the evaluator's. A run takes each key's snapshot just before its last instant
-(``resume``), which the next run evaluates again (R2S's reference instant); the occurrences no later window can
-hold (below a window's ``floors`` entry) are forgotten, and so is a key left with none.
+Saved, the state is JSON-ready data: ``{"scale": n, "matches": {position: [[key, snapshot], ...]}}``, per MATCH
+pattern of the query (by its position among the query's MATCH patterns) a list of ``[key, snapshot]`` pairs,
+``key`` the values of the pattern's consumption key (``[0]`` for a pattern without one) and ``snapshot`` the
+evaluator's, whose timestamps and instants are ticks at the time scale ``n`` (a numeric stream's scale grows when
+finer timestamps arrive: the state is rescaled when it is read). A run takes each key's snapshot just before its
+last instant (``resume``), which the next run evaluates again (R2S's reference instant); the occurrences no later
+window can hold (below a window's ``floors`` entry) are forgotten, and so is a key left with none.
 """
 
 from __future__ import annotations
@@ -24,8 +26,26 @@ class CarriedConsumption:
     its instants from ``resume`` on may read (None: any, a window that is not time-based)."""
 
     states: dict = field(default_factory=dict)
+    scale: int = 1
     resume: int | None = None
     floors: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, saved: dict, scale: int) -> CarriedConsumption:
+        """A saved state (:meth:`saved`; ``{}`` for none yet) with its ticks at ``scale``, a multiple of the saved
+        one (a stream's time scale only grows)."""
+        old = saved.get("scale", scale)
+        states = {position: list(pairs) for position, pairs in saved.get("matches", {}).items()}
+        if old != scale:
+            if scale % old:
+                raise RsparkError(f"the consumption state's time scale {old} does not divide the stream's {scale}")
+            states = {position: [[key, _rescaled(state, scale // old)] for key, state in pairs]
+                      for position, pairs in states.items()}
+        return cls(states, scale)
+
+    def saved(self) -> dict:
+        """The state as live mode saves it (:meth:`load` reads it back)."""
+        return {"scale": self.scale, "matches": self.states}
 
     def keyed(self, position: int) -> dict[tuple, dict]:
         """The snapshots of one MATCH pattern by key (a tuple)."""
@@ -44,17 +64,30 @@ class CarriedConsumption:
         self.states[str(position)] = kept
 
 
-def check_states(states, where: str) -> dict:
-    """``states`` (as a checkpoint holds them) if they have the shape :class:`CarriedConsumption` reads, else an
-    :class:`~rspark.errors.RsparkError` naming ``where`` and the first part that is wrong."""
+def _rescaled(state: dict, factor: int) -> dict:
+    """A snapshot with its timestamps and instant ``factor`` times finer."""
+    return {"consumed": [[w, el, ts * factor, *spo] for w, el, ts, *spo in state["consumed"]],
+            "limit": state["limit"], "instant": None if state["instant"] is None else state["instant"] * factor}
+
+
+def check_saved(saved, where: str) -> dict:
+    """``saved`` (a checkpoint's consumption state) if it has the shape :meth:`CarriedConsumption.load` reads,
+    else an :class:`~rspark.errors.RsparkError` naming ``where`` and the first part that is wrong."""
 
     def bad(what: str):
         return RsparkError(f"{where}: the consumption state is not valid ({what}); remove the query's entry to "
                            "start it afresh")
 
-    if not isinstance(states, dict):
+    if not isinstance(saved, dict):
         raise bad("not an object")
-    for position, pairs in states.items():
+    if not saved:
+        return saved
+    if set(saved) != {"scale", "matches"} or not isinstance(saved["matches"], dict):
+        raise bad('not {"scale": n, "matches": {...}}')
+    scale = saved["scale"]
+    if not isinstance(scale, int) or isinstance(scale, bool) or scale < 1:
+        raise bad(f"scale {scale!r}: not a positive integer")
+    for position, pairs in saved["matches"].items():
         if not str(position).isdigit() or not isinstance(pairs, list):
             raise bad(f"MATCH {position!r}: not a list of [key, state] pairs")
         for i, pair in enumerate(pairs):
@@ -70,4 +103,4 @@ def check_states(states, where: str) -> dict:
                 if not (isinstance(occ, list) and len(occ) == 6 and isinstance(occ[2], int)
                         and all(isinstance(x, str) for k, x in enumerate(occ) if k != 2)):
                     raise bad(f"{at}: an occurrence is [window, element, ts, s, p, o], not {occ!r}")
-    return states
+    return saved

@@ -127,8 +127,8 @@ class Replayer:
         or None: only the later instants are evaluated (live mode's due instants), and that one again as R2S's
         reference under ISTREAM and DSTREAM; every instant when the query consumes events, whose state depends on
         every earlier instant, unless ``carried`` gives that state. ``carried``: query label -> the consumption
-        state of a query that consumes events as the run before this one left it (a
-        :class:`~rspark.cep.carried.CarriedConsumption`'s ``states``; empty for the first run): the run resumes
+        state of a query that consumes events as the run before this one left it (as
+        :meth:`~rspark.cep.carried.CarriedConsumption.saved` gives it; empty for the first run): the run resumes
         from it, evaluates the reported instant again (the state is the one before it) and leaves the new state in
         ``self.carried``.
 
@@ -218,7 +218,7 @@ class Replayer:
             inputs.append(WindowInput(rw, src.elements, triples, matches, src.bounds(), src.stamps))
         carry = None
         if carried is not None and consumes_events(plan.op, profile):
-            carry = CarriedConsumption({k: list(v) for k, v in carried.items()})
+            carry = CarriedConsumption.load(carried, timeline.scale)
         if after is not None and (carry is not None or not consumes_events(plan.op, profile)):
             # the later instants only are collected (a live query's instants since its stream began can be many):
             # on the driver when they can be (time windows, timestamps held there), else by a job
@@ -288,7 +288,7 @@ class Replayer:
         comp.domain = instants
         sols = S.align(comp.compile(plan.op), (KEY,), instants)
         if carry is not None:
-            self.carried[label] = carry.states
+            self.carried[label] = carry.saved()
 
         form = plan.form
         quads = False

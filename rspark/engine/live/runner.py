@@ -33,7 +33,7 @@ import time
 from decimal import Decimal
 
 from rspark.algebra.translate import compile_query
-from rspark.cep.carried import check_states
+from rspark.cep.carried import check_saved
 from rspark.engine.live.evaluation import Evaluation
 from rspark.engine.live.inbox import InboxReader
 from rspark.engine.live.model import Closing, LiveQuery, LiveStream, check_lateness, stream_key, write_inbox
@@ -346,7 +346,7 @@ class LiveRunner(Evaluation):
                     # a checkpoint without it (an older rspark's) has kept the stream whole: evaluated from its start
                     q.consumption = saved.get("consumption")
                     if q.consumption is not None:
-                        check_states(q.consumption, f"{os.path.join(self.checkpoint, STATE_FILE)}, query {qname}")
+                        check_saved(q.consumption, f"{os.path.join(self.checkpoint, STATE_FILE)}, query {qname}")
             elif saved:
                 log.warning("live query %s: its text differs from the checkpoint's; it starts afresh", qname)
             for iri in q.reads:
@@ -524,7 +524,8 @@ def _consumed(consumption: dict | None) -> int | None:
     """The consumed triple occurrences a carried consumption state holds (None: the query carries none)."""
     if consumption is None:
         return None
-    return sum(len(state["consumed"]) for pairs in list(consumption.values()) for _key, state in pairs)
+    matches = consumption.get("matches", {})
+    return sum(len(state["consumed"]) for pairs in list(matches.values()) for _key, state in pairs)
 
 
 def _local_path(path: str) -> str:
