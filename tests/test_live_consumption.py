@@ -306,3 +306,30 @@ def test_a_finer_time_scale_arriving_later_rescales_the_carried_state(spark, tmp
         assert eng.live.queries["q"].consumption["scale"] == 10
         eng.live.close(flush=True)
         assert records(h.drain()) == expected
+
+
+def test_a_query_stopped_and_registered_again_starts_afresh(spark, tmp_path):
+    """A query restored from the checkpoint, then stopped: registered again in the same process it starts afresh
+    (its saved progress and consumption state are gone, from memory and from the checkpoint), not from the
+    progress it had when the process started, which the pruned buffer no longer backs."""
+    from rspark.engine.engine import Engine
+
+    query = QUERY.format(policy="CHRONOLOGICAL", r2s="")
+    elements = stream(24, seed=2)
+    ckpt = tmp_path / "ckpt"
+    with Engine(spark=spark, checkpoint=str(ckpt)) as eng:
+        eng.register(query, name="q")
+        eng.push(EX + "S", PREFIXES + "\n".join(elements[t] for t in range(1, 13)) + "\n")
+        assert eng.live.wait_idle(timeout=120)
+        eng.live.close(flush=False)
+    with Engine(spark=spark, checkpoint=str(ckpt)) as eng:
+        h = eng.register(query, name="q")
+        assert eng.live.queries["q"].last == 10  # restored
+        eng.push(EX + "S", PREFIXES + "\n".join(elements[t] for t in range(13, 25)) + "\n")
+        assert eng.live.wait_idle(timeout=120)
+        h.stop()
+        assert "q" not in json.loads((ckpt / "state.json").read_text())["queries"]
+        again = eng.register(query, name="q")  # evaluated at once over what the buffer holds
+        q = eng.live.queries["q"]
+        assert q.records == len(again.drain()) > 0  # its counters are this registration's alone
+        eng.live.close(flush=False)

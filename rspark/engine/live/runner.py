@@ -358,12 +358,15 @@ class LiveRunner(Evaluation):
         return q
 
     def unregister(self, name: str) -> None:
+        """Stops the query and forgets its progress: registered again, it starts afresh (the buffers may no longer
+        hold what it would resume from)."""
         with self.lock:
             q = self.queries.pop(name, None)
             if q is not None:
                 q.stopped = True
                 for sink in q.sinks:
                     sink.close()
+            self._saved.get("queries", {}).pop(name, None)
             self._save_state()
 
     # ------------------------------------------------------------------------------------------------ state
