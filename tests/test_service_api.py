@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from rspark.errors import DataError
 from rspark.service.elements import parse_push
-from tests.test_live import EX, FIG1, PREFIXES
+from tests.test_live import CONSUME, EX, FIG1, PREFIXES
 
 TOKEN = "s3cret-token-of-the-tests"
 COUNT = """PREFIX : <http://example.org/>
@@ -182,6 +182,7 @@ def test_records_observers_pause_and_metrics(make):
         assert [json.loads(e.data) for e in log.events] == received
         view = client.get("/queries/count").json()
         assert view["records"] == 2 and view["paused"] is False and view["observers"][0]["delivered"] == 2
+        assert view["consumed"] is None  # (a query that consumes events: its state's occurrences)
         assert view["windows"] == [{"name": EX + "w", "stream": EX + "S", "kind": "time", "range": 4, "slide": 2,
                                     "size": None}]
         assert client.post("/queries/count/pause").json()["paused"] is True
@@ -306,6 +307,12 @@ def test_a_service_restarted_on_its_checkpoint_has_its_streams_graphs_queries_an
         assert client.put("/queries/count", content=COUNT, headers={"Content-Type": SPARQL_Q}).status_code == 201
         assert client.post("/queries/count/pause").status_code == 200
         assert client.post("/queries/count/observers", json={"url": "http://127.0.0.1:9/x"}).status_code == 201
+        assert client.put("/queries/consume", content=CONSUME, headers={"Content-Type": SPARQL_Q}).status_code == 201
+        for t in (2, 4, 6, 8):
+            assert client.post("/streams/S", content=PREFIXES + FIG1[t]).status_code == 202
+        assert service.live.wait_idle(timeout=120)
+        consumed = client.get("/queries/consume").json()["consumed"]
+        assert consumed > 0  # the events found up to the instant before 8 consumed their occurrences
         gone = service.graphs["gone"]["path"]
     finally:
         service.close()
@@ -321,6 +328,7 @@ def test_a_service_restarted_on_its_checkpoint_has_its_streams_graphs_queries_an
         assert [b["r"]["value"] for b in r.json()["results"]["bindings"]] == [EX + "r1"]
         view = client.get("/queries/count").json()
         assert view["paused"] is True and [o["url"] for o in view["observers"]] == ["http://127.0.0.1:9/x"]
+        assert client.get("/queries/consume").json()["consumed"] == consumed  # the consumption state, restored
     finally:
         service.close()
         engine.close()

@@ -487,7 +487,7 @@ class Service:
             "last": _json_time(status.get("last")), "lag": status.get("lag"), "late": status.get("late", 0),
             "elements": status.get("elements", 0), "latency_p50": status.get("latency_p50"),
             "latency_p99": status.get("latency_p99"), "errors": _errors(live_status["streams"], q.reads),
-            "error": q.error,
+            "error": q.error, "consumed": status.get("consumed"),
             "sse_clients": len(entry.results.subscribers),
         }
         if full:
