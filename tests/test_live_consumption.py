@@ -211,8 +211,8 @@ _VALID = st.dictionaries(st.sampled_from(["0", "1"]), st.lists(st.tuples(
     st.lists(st.text(max_size=3), min_size=1, max_size=2),
     st.fixed_dictionaries({"consumed": st.lists(_VALID_OCCURRENCE, max_size=4), "limit": st.integers(0, 100),
                            "instant": st.none() | st.integers(0, 20)})).map(list), max_size=3), max_size=2)
-_BROKEN = st.dictionaries(st.sampled_from(["0", "1", "x"]), st.lists(
-    st.tuples(st.lists(st.text(max_size=3), max_size=2), _STATE).map(list) | _JSON, max_size=3), max_size=2)
+_BROKEN = st.dictionaries(st.sampled_from(["0", "1", "x", "\u00b2"]), st.lists(
+    st.tuples(st.lists(st.text(max_size=3), max_size=2) | _JSON, _STATE).map(list) | _JSON, max_size=3), max_size=2)
 # valid states, and states with something wrong somewhere (most of them)
 _SAVED = st.one_of(st.just({}), st.fixed_dictionaries({"scale": st.sampled_from([1, 10]), "matches": _VALID}),
                    st.fixed_dictionaries({"scale": st.sampled_from([1, 10]) | _JSON, "matches": _BROKEN | _VALID}),

@@ -21,9 +21,10 @@ from rspark.errors import RsparkError
 
 @dataclass
 class CarriedConsumption:
-    """``states``: MATCH position (a string, as JSON keys are) -> ``[key, snapshot]`` pairs; ``resume``: the run's
-    last instant (ticks; None: the run has none); ``floors``: a named window (encoded IRI) -> the least timestamp
-    its instants from ``resume`` on may read (None: any, a window that is not time-based)."""
+    """``states``: MATCH position (a string, as JSON keys are) -> ``[key, snapshot]`` pairs; ``scale``: the time
+    scale of their ticks; ``resume``: the run's last instant (ticks; None: the run has none); ``floors``: a named
+    window (encoded IRI) -> the least timestamp its instants from ``resume`` on may read (None: any, a window that
+    is not time-based)."""
 
     states: dict = field(default_factory=dict)
     scale: int = 1
@@ -88,12 +89,12 @@ def check_saved(saved, where: str) -> dict:
     if not isinstance(scale, int) or isinstance(scale, bool) or scale < 1:
         raise bad(f"scale {scale!r}: not a positive integer")
     for position, pairs in saved["matches"].items():
-        if not str(position).isdigit() or not isinstance(pairs, list):
+        if not (position.isascii() and position.isdigit()) or not isinstance(pairs, list):
             raise bad(f"MATCH {position!r}: not a list of [key, state] pairs")
         for i, pair in enumerate(pairs):
             at = f"MATCH {position}, pair {i}"
             if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], list)
-                    and isinstance(pair[1], dict)):
+                    and all(isinstance(k, (str, int)) for k in pair[0]) and isinstance(pair[1], dict)):
                 raise bad(f"{at}: not a [key, state] pair")
             state = pair[1]
             if not (isinstance(state.get("consumed"), list) and isinstance(state.get("limit"), int)
