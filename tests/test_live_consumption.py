@@ -9,7 +9,7 @@ import random
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rspark.cep import machine
@@ -221,6 +221,8 @@ _SAVED = st.one_of(st.just({}), st.fixed_dictionaries({"scale": st.sampled_from(
 
 @settings(max_examples=400, deadline=None)
 @given(_SAVED)
+@example({"scale": 1, "matches": {"0": [[[["k"]], {"consumed": [], "limit": 64, "instant": None}]]}})  # a list key
+@example({"scale": 1, "matches": {"\u00b2": []}})  # a digit int() refuses
 def test_a_saved_state_is_read_or_refused_with_a_message(saved):
     from rspark.cep.carried import check_saved
     from rspark.errors import RsparkError
