@@ -30,6 +30,13 @@ REGISTER RSTREAM :out AS
 SELECT ?s (COUNT(*) AS ?n)
 FROM NAMED WINDOW :w ON :obs [RANGE PT10S STEP PT2S]
 WHERE { WINDOW :w { ?s :p ?o } } GROUP BY ?s"""
+# two observations of one subject in order, consumed once found (its state carries their occurrences)
+CONSUMING = """PREFIX : <http://example.org/>
+SELECT ?s ?a ?b
+FROM NAMED WINDOW :w ON :obs [RANGE PT10S STEP PT2S]
+EVENT ON :w { ?s :p ?a } AS E1
+EVENT ON :w { ?s :p ?b } AS E2
+WHERE { MATCH CONSUME CHRONOLOGICAL { E1 SEQ[CHRONOLOGICAL] E2 } }"""
 PREFIXES = ("@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
             "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n")
 # one element a push, at increasing times; the window at 13:00:08, (12:59:58, 13:00:08], holds e1..e4: :s1 three
@@ -134,6 +141,7 @@ def test_dashboard_shows_queries_elements_answers_and_late_data(serve, tmp_path)
             assert page.locator('#streams tbody tr[data-name="obs"] td').first.text_content() == "obs"
             wait_for("() => document.querySelector('#q-name').textContent === 'q1'", None, "q1's panel", 10)
             assert page.locator("#query-panel").is_visible()
+            assert page.locator("#q-consumed").is_hidden()  # q1 consumes no events
             assert page.locator(MARKS).count() == 0
 
             # every push adds exactly one mark to the time line
@@ -179,6 +187,26 @@ def test_dashboard_shows_queries_elements_answers_and_late_data(serve, tmp_path)
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(screenshot), full_page=True)
             assert screenshot.stat().st_size > 10_000
+
+            # a query that consumes events, registered now (evaluated over what the stream holds) and selected: its
+            # consumed counter shows what the service reports
+            status, body = request("PUT", base + "/queries/q2", CONSUMING.encode(), "application/sparql-query")
+            assert status == 201, body
+            wait_for("() => document.querySelector('#queries tbody tr[data-name=\"q2\"]') !== null", None,
+                     "the query q2 in the list", 30)
+            page.locator('#queries tbody tr[data-name="q2"]').click()
+            wait_for("() => document.querySelector('#q-name').textContent === 'q2'", None, "q2's panel", 10)
+            consumed = None
+            for _ in range(60):
+                status, view = request("GET", base + "/queries/q2")
+                consumed = view["consumed"]
+                if consumed:
+                    break
+                page.wait_for_timeout(500)
+            assert consumed and consumed > 0, view
+            wait_for("n => document.querySelector('[data-counter=\"consumed\"]').textContent === String(n)",
+                     consumed, "q2's consumed counter", 10)
+            assert page.locator("#q-consumed").is_visible()
             assert page_errors == []
         finally:
             browser.close()

@@ -417,7 +417,10 @@
       latency: seconds(info.latency_p50) + " / " + seconds(info.latency_p99),
       late: info.late || 0,
       errors: info.errors || 0,
+      consumed: info.consumed === null || info.consumed === undefined ? "-" : String(info.consumed),
     };
+    // a query that consumes events: the occurrences its state carries (the counter is hidden for the others)
+    $("#q-consumed").hidden = info.consumed === null || info.consumed === undefined;
     for (const [k, v] of Object.entries(counters)) {
       const node = document.querySelector('#q-counters [data-counter="' + k + '"]');
       setText(node, v);
