@@ -67,6 +67,7 @@ def records(recs) -> list:
 def run_live(spark, texts: list[str], carried: bool, work: Path) -> dict:
     """One live run over ``texts``: per batch its seconds, buffer elements and state occurrences; the records."""
     from rspark import Engine
+    from rspark.cep.carried import occurrence_count
 
     with Engine(spark=spark, checkpoint=str(work)) as eng:
         handle = eng.register(live_query(), name="q")
@@ -83,8 +84,7 @@ def run_live(spark, texts: list[str], carried: bool, work: Path) -> dict:
             times.append(time.perf_counter() - t)
             b = st.buffer
             held.append(0 if b.low is None else b.last - b.low + 1)  # ticks = elements (one per tick)
-            matches = (q.consumption or {}).get("matches", {})
-            state.append(sum(len(s["consumed"]) for pairs in matches.values() for _, s in pairs))
+            state.append(occurrence_count(q.consumption or {}))
         eng.live.close(flush=True)
         return {"times": times, "held": held, "state": state, "records": records(handle.drain())}
 

@@ -65,6 +65,12 @@ class CarriedConsumption:
         self.states[str(position)] = kept
 
 
+def occurrence_count(saved: dict) -> int:
+    """The consumed occurrences a saved state (:meth:`CarriedConsumption.saved`) holds, over its keys and MATCH
+    patterns."""
+    return sum(len(state["consumed"]) for pairs in list(saved.get("matches", {}).values()) for _key, state in pairs)
+
+
 def _rescaled(state: dict, factor: int) -> dict:
     """A snapshot with its timestamps and instant ``factor`` times finer."""
     return {"consumed": [[w, el, ts * factor, *spo] for w, el, ts, *spo in state["consumed"]],

@@ -249,7 +249,7 @@ class Replayer:
         self.instants[label] = instant_values
         if carry is not None and len(instant_values):
             carry.resume = max(instant_values)
-            carry.floors = {E.encode(d.name): (carry.resume - rw.range - rw.slide if isinstance(rw, TimeSpec) else None)
+            carry.floors = {E.encode(d.name): (carry.resume - rw.reach if isinstance(rw, TimeSpec) else None)
                             for d, rw in zip(decls, resolved) if d.name is not None}
         comp.carried = carry
         self._report_instants(label, instant_values, timeline, list(zip(resolved, sources)), every=every,

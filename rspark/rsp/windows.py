@@ -199,6 +199,12 @@ class TimeSpec:
             raise WindowError(f"window bounds / close rule: {exc}") from None
 
     @property
+    def reach(self) -> int:
+        """How far back from an instant t the window evaluated at t or later may read: no element before
+        ``t - reach`` (the range, and a slide for the window that closed before t) is read again."""
+        return self.range + self.slide
+
+    @property
     def anchor(self) -> int:
         """The close of window ``k = 0``."""
         return self.t0 if self.windows_before_t0 else self.t0 + self.range

@@ -53,9 +53,10 @@ class Evaluation:
                 # start: its records at the instants before its last one are that stream's content (_need keeps
                 # the elements they read); the others from their last reported instant
                 fed = {iri for q in group for iri in q.reads}
-                after = {q.label: (None if q.writes and q.writes in fed else q.last) for q in group}
+                feeding = {q.label for q in group if q.writes and q.writes in fed}
+                after = {q.label: (None if q.label in feeding else q.last) for q in group}
                 for q in group:
-                    if q.writes and q.writes in fed:
+                    if q.label in feeding:
                         q.consumption = None  # evaluated from the start: no state is carried
                 # a query that consumes events resumes from the consumption state the last run left
                 carried = {q.label: q.consumption for q in group if q.consumption is not None}
@@ -213,7 +214,7 @@ class Evaluation:
             rw = resolve_window(d.spec, profile, tl, first_ts=first)
             if not isinstance(rw, TimeSpec):
                 return None
-            reach = max(reach, rw.range + rw.slide)
+            reach = max(reach, rw.reach)
         start = parse_time(q.last, tl)
         if q.writes:  # its records at the instants its readers' windows still cover are evaluated again
             for reader in self.queries.values():

@@ -33,7 +33,7 @@ import time
 from decimal import Decimal
 
 from rspark.algebra.translate import compile_query
-from rspark.cep.carried import check_saved
+from rspark.cep.carried import check_saved, occurrence_count
 from rspark.engine.live.evaluation import Evaluation
 from rspark.engine.live.inbox import InboxReader
 from rspark.engine.live.model import Closing, LiveQuery, LiveStream, check_lateness, stream_key, write_inbox
@@ -427,7 +427,7 @@ class LiveRunner(Evaluation):
                 "late": sum(self.streams[i].counters["late"] for i in q.reads if i in self.streams),
                 "elements": sum(self.streams[i].counters["elements"] for i in q.reads if i in self.streams),
                 "lag": self._lag(q),
-                "consumed": _consumed(q.consumption),
+                "consumed": None if q.consumption is None else occurrence_count(q.consumption),
             }
         return out
 
@@ -521,14 +521,6 @@ class LiveRunner(Evaluation):
                     sink.close()
         if self.temporary:
             shutil.rmtree(self.checkpoint, ignore_errors=True)
-
-
-def _consumed(consumption: dict | None) -> int | None:
-    """The consumed triple occurrences a carried consumption state holds (None: the query carries none)."""
-    if consumption is None:
-        return None
-    matches = consumption.get("matches", {})
-    return sum(len(state["consumed"]) for pairs in list(matches.values()) for _key, state in pairs)
 
 
 def _local_path(path: str) -> str:

@@ -92,10 +92,8 @@ def _position(query_op, op: ops.Match) -> int:
     """``op``'s position among the query's MATCH patterns (its consumption state's name in a carried state)."""
     found = [n for n in ops.descendants(query_op) if isinstance(n, ops.Match)]
     for i, n in enumerate(found):
-        if n is op:
+        if n is op:  # by identity: two equal MATCH patterns of one query have states of their own
             return i
-    if op in found:  # a pattern the compiler rebuilt: found by equality
-        return found.index(op)
     raise RsparkError("MATCH: the pattern compiled is not one of the query's")
 
 
@@ -249,7 +247,7 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool, p
     # mapping as the sorted tuple of (variable, term) pairs the evaluator keys events by
     slots = [[(v, int(mine[v][1:])) for v in sorted(bep_variables(b))] for b, mine in zip(beps, shapes.names)]
     # per basic event pattern, its triple patterns as (window, s, p, o) with a constant's encoded term or a
-    # variable's canonical column position: a match's triple occurrences are (window, element, s, p, o)
+    # variable's canonical column position: a match's triple occurrences are (window, element, ts, s, p, o)
     canon_order = [f"e{i}" for i in range(width)]
     triples = [[(E.encode(b.window), *[_term_slot(term, canon_order) for term in (t.subject, t.predicate, t.object)])
                 for t in pattern_triples(c)] for b, c in zip(beps, shapes.canons)]
