@@ -2,13 +2,17 @@
 micro-batch after micro-batch, each run from the instant it last reported, so the consumption state of every key
 (:class:`~rspark.cep.machine.ConsumingEvaluator`) is handed from run to run, and saved in live mode's checkpoint.
 
-Saved, the state is JSON-ready data: ``{"scale": n, "matches": {position: [[key, snapshot], ...]}}``, per MATCH
-pattern of the query (by its position among the query's MATCH patterns) a list of ``[key, snapshot]`` pairs,
-``key`` the values of the pattern's consumption key (``[0]`` for a pattern without one) and ``snapshot`` the
+Saved, the state is JSON-ready data: ``{"scale": n, "from": t, "matches": {position: [[key, snapshot], ...]}}``,
+per MATCH pattern of the query (by its position among the query's MATCH patterns) a list of ``[key, snapshot]``
+pairs, ``key`` the values of the pattern's consumption key (``[0]`` for a pattern without one) and ``snapshot`` the
 evaluator's, whose timestamps and instants are ticks at the time scale ``n`` (a numeric stream's scale grows when
-finer timestamps arrive: the state is rescaled when it is read). A run takes each key's snapshot just before its
-last instant (``resume``), which the next run evaluates again (R2S's reference instant); the occurrences no later
-window can hold (below a window's ``floors`` entry) are forgotten, and so is a key left with none.
+finer timestamps arrive: the state is rescaled when it is read). A run takes each key's snapshot just before the
+instant ``t`` (``resume``), from which the next run evaluates again: the run's last instant (R2S's reference for the
+next run), or, for a query whose output stream other queries read, the last instant before the earliest one whose
+records those queries may still read (its records from there on are that stream's content, evaluated again with
+each run). The occurrences no later window can hold (below a window's ``floors`` entry) are forgotten, and so is
+a key left with none. A state saved without ``from`` (none yet, or an older rspark's) resumes from the query's
+last reported instant.
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ from rspark.errors import RsparkError
 @dataclass
 class CarriedConsumption:
     """``states``: MATCH position (a string, as JSON keys are) -> ``[key, snapshot]`` pairs; ``scale``: the time
-    scale of their ticks; ``resume``: the run's last instant (ticks; None: the run has none); ``floors``: a named
-    window (encoded IRI) -> the least timestamp its instants from ``resume`` on may read (None: any, a window that
-    is not time-based)."""
+    scale of their ticks; ``resume``: the instant the snapshots are taken just before, which the next run evaluates
+    first (ticks; None: not known yet); ``floors``: a named window (encoded IRI) -> the least timestamp its
+    instants from ``resume`` on may read (None: any, a window that is not time-based)."""
 
     states: dict = field(default_factory=dict)
     scale: int = 1
@@ -42,11 +46,14 @@ class CarriedConsumption:
                 raise RsparkError(f"the consumption state's time scale {old} does not divide the stream's {scale}")
             states = {position: [[key, _rescaled(state, scale // old)] for key, state in pairs]
                       for position, pairs in states.items()}
-        return cls(states, scale)
+        return cls(states, scale, resume_ticks(saved, scale))
 
     def saved(self) -> dict:
         """The state as live mode saves it (:meth:`load` reads it back)."""
-        return {"scale": self.scale, "matches": self.states}
+        out = {"scale": self.scale, "matches": self.states}
+        if self.resume is not None:
+            out["from"] = self.resume
+        return out
 
     def keyed(self, position: int) -> dict[tuple, dict]:
         """The snapshots of one MATCH pattern by key (a tuple)."""
@@ -63,6 +70,13 @@ class CarriedConsumption:
             if state is not None:
                 kept.append([list(key), state])
         self.states[str(position)] = kept
+
+
+def resume_ticks(saved: dict, scale: int) -> int | None:
+    """The instant a saved state resumes from (its ``from``), in ticks at ``scale`` (a multiple of the saved one);
+    None when it does not say."""
+    start = saved.get("from")
+    return None if start is None else start * (scale // saved.get("scale", scale))
 
 
 def occurrence_count(saved: dict) -> int:
@@ -89,11 +103,14 @@ def check_saved(saved, where: str) -> dict:
         raise bad("not an object")
     if not saved:
         return saved
-    if set(saved) != {"scale", "matches"} or not isinstance(saved["matches"], dict):
-        raise bad('not {"scale": n, "matches": {...}}')
+    if not {"scale", "matches"} <= set(saved) <= {"scale", "from", "matches"} or not isinstance(saved["matches"], dict):
+        raise bad('not {"scale": n, "from": t, "matches": {...}}')
     scale = saved["scale"]
     if not isinstance(scale, int) or isinstance(scale, bool) or scale < 1:
         raise bad(f"scale {scale!r}: not a positive integer")
+    start = saved.get("from")
+    if start is not None and (not isinstance(start, int) or isinstance(start, bool)):
+        raise bad(f"from {start!r}: not an integer")
     for position, pairs in saved["matches"].items():
         if not (position.isascii() and position.isdigit()) or not isinstance(pairs, list):
             raise bad(f"MATCH {position!r}: not a list of [key, state] pairs")

@@ -59,6 +59,8 @@ log = logging.getLogger("rspark.replay")
 # per instant); a live micro-batch's evaluation (the instants since the last reported one) up to LIVE_FEW_INSTANTS
 FEW_INSTANTS = 4
 LIVE_FEW_INSTANTS = 1_000
+# a carried consumption state is taken just before the run's last instant (Replayer.run's holds)
+_LAST = object()
 
 
 @dataclass
@@ -119,7 +121,8 @@ class Replayer:
         self.carried: dict[str, dict] = {}
 
     def run(self, queries: list[tuple[str, str]], *, until=None, times=None,
-            after: dict | None = None, carried: dict | None = None) -> Iterator[ReplayOutput]:
+            after: dict | None = None, carried: dict | None = None,
+            holds: dict | None = None) -> Iterator[ReplayOutput]:
         """``queries``: (text, name) pairs. Returns an iterator of every output record in time order (ties: query
         order). ``until``: the last instant (a number or an ISO 8601 date-time), None for the last element's
         timestamp, or ``"end"``: the streams closed at their last element (``report.closing_instant``; documented at
@@ -130,7 +133,11 @@ class Replayer:
         state of a query that consumes events as the run before this one left it (as
         :meth:`~rspark.cep.carried.CarriedConsumption.saved` gives it; empty for the first run): the run resumes
         from it, evaluates the reported instant again (the state is the one before it) and leaves the new state in
-        ``self.carried``.
+        ``self.carried``, taken just before the run's last instant, which the next run evaluates again. ``holds``:
+        query label -> the earliest instant (ticks) whose records the next run must give again, or None for every
+        instant of this one, for a query in ``carried`` whose output stream other queries read: its state is then
+        taken just before the last instant below that one (R2S's reference for it), which the next run is given as
+        ``after``.
 
         The plans are built (and streams registered, errors raised) now; the records then stream from Spark
         instant by instant (``toLocalIterator`` over the answers partitioned by instant), so the driver holds a
@@ -155,16 +162,18 @@ class Replayer:
             for i, (plan, label) in ready:
                 streams.append((i, self.run_query(plan, label, until=until, times=times,
                                                   after=(after or {}).get(label),
-                                                  carried=(carried or {}).get(label))))
+                                                  carried=(carried or {}).get(label),
+                                                  hold=(holds or {}).get(label, _LAST))))
             done = {i for i, _ in ready}
             pending = [(i, p) for i, p in pending if i not in done]
         keyed = [_keyed(i, records) for i, records in streams]
         return (out for _, _, out in heapq.merge(*keyed, key=lambda x: (x[0], x[1])))
 
     def run_query(self, plan: ops.QueryPlan, label: str, *, until=None, times=None,
-                  after=None, carried: dict | None = None) -> Iterator[ReplayOutput]:
+                  after=None, carried: dict | None = None, hold=_LAST) -> Iterator[ReplayOutput]:
         """Builds the query's plan now (registering its output stream, if it has one); returns the iterator of
-        its records, which runs the plan. ``after`` and ``carried``: as :meth:`run`'s, for this query."""
+        its records, which runs the plan. ``after`` and ``carried``: as :meth:`run`'s, for this query; ``hold``: its
+        entry of :meth:`run`'s ``holds`` (``_LAST`` when it has none)."""
         from rspark.cep.carried import CarriedConsumption
         from rspark.rsp.profiles import get_profile
         from rspark.rsp.windows import CountSpec, TimeSpec, resolve_window
@@ -248,7 +257,7 @@ class Replayer:
             instant_values = LocalInstants(instant_values)
         self.instants[label] = instant_values
         if carry is not None and len(instant_values):
-            carry.resume = max(instant_values)
+            carry.resume = _resume_instant(instant_values, hold)
             carry.floors = {E.encode(d.name): (carry.resume - rw.reach if isinstance(rw, TimeSpec) else None)
                             for d, rw in zip(decls, resolved) if d.name is not None}
         comp.carried = carry
@@ -631,6 +640,16 @@ def _patterns_outside_graph(op) -> list:
 
 def _keyed(i: int, records: Iterator[ReplayOutput]) -> Iterator[tuple[int, int, ReplayOutput]]:
     return ((out.ticks, i, out) for out in records)
+
+
+def _resume_instant(instants, hold) -> int:
+    """The instant a carried consumption state is taken just before (:meth:`Replayer.run`): the last of
+    ``instants``, or, with ``hold`` the earliest instant whose records the next run must give again, the last one
+    below it (its first one when there is none below it, or when ``hold`` is None)."""
+    if hold is _LAST:
+        return max(instants)
+    below = [t for t in instants if hold is not None and t < hold]
+    return max(below) if below else min(instants)
 
 
 def _static_part(plan: ops.QueryPlan) -> ops.QueryPlan:

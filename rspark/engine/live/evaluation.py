@@ -51,16 +51,20 @@ class Evaluation:
                         replayer.sources[iri] = self.streams[iri].buffer.source()
                 # a query whose output stream another query of the group reads is evaluated from the buffer's
                 # start: its records at the instants before its last one are that stream's content (_need keeps
-                # the elements they read); the others from their last reported instant
+                # the elements they read); the others from their last reported instant. A query that consumes
+                # events resumes from the consumption state the last run left, and from the instant that state
+                # was taken before; feeding others, it is taken before the earliest records they may still read
                 fed = {iri for q in group for iri in q.reads}
                 feeding = {q.label for q in group if q.writes and q.writes in fed}
-                after = {q.label: (None if q.label in feeding else q.last) for q in group}
+                after, holds = {}, {}
                 for q in group:
-                    if q.label in feeding:
-                        q.consumption = None  # evaluated from the start: no state is carried
-                # a query that consumes events resumes from the consumption state the last run left
+                    after[q.label] = self._resumes_after(q, q.label in feeding, tl)
+                    if q.label in feeding and q.consumption is not None:
+                        first = min(self.streams[iri].buffer.first for iri in inputs if iri in self.streams)
+                        holds[q.label] = self._readers_need(q, tl, first, frozenset({q.name}))
                 carried = {q.label: q.consumption for q in group if q.consumption is not None}
-                records = replayer.run([(q.text, q.name) for q in group], until=value, after=after, carried=carried)
+                records = replayer.run([(q.text, q.name) for q in group], until=value, after=after, carried=carried,
+                                       holds=holds)
                 by_label = {q.label: q for q in group}
                 for rec in records:
                     q = by_label[rec.query]
@@ -98,6 +102,18 @@ class Evaluation:
             if st is not None:
                 h = parse_time(value, st.timeline())
                 st.evaluated = h if st.evaluated is None else max(st.evaluated, h)
+
+    @staticmethod
+    def _resumes_after(q: LiveQuery, feeding: bool, tl: Timeline):
+        """The instant ``q``'s run starts after (a time value; None: the buffer's start): the instant its carried
+        consumption state was taken before, else its last reported instant, or the buffer's start when its
+        output stream feeds a query of its group."""
+        from rspark.cep.carried import resume_ticks
+
+        if q.consumption is not None:
+            start = resume_ticks(q.consumption, tl.scale)
+            return q.last if start is None else format_time(start, tl)
+        return None if feeding else q.last
 
     def _nothing_due(self, q: LiveQuery, tl: Timeline, until: int) -> bool:
         """Whether ``q`` certainly has no instant in (its last reported one, ``until``], known without Spark: each
@@ -200,6 +216,7 @@ class Evaluation:
     def _need(self, q: LiveQuery, iri: str, tl: Timeline, first: int, seen: frozenset) -> int | None:
         """The earliest timestamp (ticks) of ``iri`` that ``q``, or a query ``q``'s output feeds, may still read;
         None: every one."""
+        from rspark.cep.carried import resume_ticks
         from rspark.cep.patterns import consumes_events
         from rspark.rsp.profiles import get_profile
         from rspark.rsp.windows import TimeSpec, resolve_window
@@ -216,11 +233,23 @@ class Evaluation:
                 return None
             reach = max(reach, rw.reach)
         start = parse_time(q.last, tl)
+        if q.consumption is not None:  # the next run starts where its carried state was taken
+            resume = resume_ticks(q.consumption, tl.scale)
+            if resume is not None:
+                start = min(start, resume)
         if q.writes:  # its records at the instants its readers' windows still cover are evaluated again
-            for reader in self.queries.values():
-                if not reader.stopped and q.writes in reader.reads:
-                    need = self._need(reader, q.writes, tl, first, seen | {q.name})
-                    if need is None:
-                        return None
-                    start = min(start, need)
+            start = self._readers_need(q, tl, first, seen | {q.name}, start)
+            if start is None:
+                return None
         return start - reach
+
+    def _readers_need(self, q: LiveQuery, tl: Timeline, first: int, seen: frozenset, need=None) -> int | None:
+        """The earliest timestamp (ticks) of ``q``'s output stream that a query reading it may still read, or
+        ``need`` if that is earlier; None: every one (or no query reads it and ``need`` is None)."""
+        for reader in self.queries.values():
+            if not reader.stopped and q.writes in reader.reads:
+                theirs = self._need(reader, q.writes, tl, first, seen)
+                if theirs is None:
+                    return None
+                need = theirs if need is None else min(need, theirs)
+        return need

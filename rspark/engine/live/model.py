@@ -86,8 +86,8 @@ class LiveQuery:
             else None
         self.last = None  # the last instant reported (a time value)
         # a query that consumes events: its consumption state as the last run left it (rspark.cep.carried), saved
-        # in the checkpoint; None: not carried (a query that does not consume events, or one evaluated from its
-        # stream's start each time: it feeds a query of its group)
+        # in the checkpoint; None: not carried (a query that does not consume events, or one restored from an
+        # older rspark's checkpoint without that state, evaluated from its stream's start each time)
         self.consumption: dict | None = {} if consumes_events(plan.op, get_profile(profile)) else None
         self.horizon = None  # the horizon of the last evaluation (a time value)
         self.evaluations = 0
