@@ -1,7 +1,9 @@
 """Live consumption: a query that consumes events, evaluated live micro-batch after micro-batch, with its consumption
 state carried from one run to the next (rspark's way) against the same query evaluated from its stream's start at
-every micro-batch (the baseline: the path a query takes when no state is carried, as one whose output feeds another
-query does), in the same run.
+every micro-batch (the baseline: the path a query takes when no state is carried, as one restored from an older
+rspark's checkpoint does), in the same run. ``--feeding``: the consuming query registers a stream that a second
+query reads (its state then taken before what the reader may still read, which each run evaluates again), the same
+two modes compared on the reader's records (section ``live_consumption_feeding``).
 
 The stream is cep_throughput.py's (element i at tick i, one triple ``:cK :price "v"``; ``--companies`` keys,
 ``--prices`` prices, a fixed seed), pushed in batches of ``--batch`` elements (``engine.push``, one inbox file
@@ -18,7 +20,7 @@ printed loudly and written into the section, and the run exits with 1. Before th
 warms the JVM and the Python workers. Prints a table, writes it to benchmarks/RESULTS.md (its section, see
 ``_results.py``; ``--no-results`` skips it), saves JSON and a PNG.
 
-    python benchmarks/live_consumption.py [--events 100000] [--batch 2000] [--companies 50]
+    python benchmarks/live_consumption.py [--events 100000] [--batch 2000] [--companies 50] [--feeding]
 """
 
 from __future__ import annotations
@@ -44,6 +46,18 @@ def live_query() -> str:
     return query("consume-chronological", STREAM).replace("SLIDE 1000", f"SLIDE {SLIDE}")
 
 
+def feeding_queries() -> list[tuple[str, str]]:
+    """``--feeding``: the consuming query registers the stream of its matches' last prices, which a second query
+    reads (a count per company over the same sliding window)."""
+    feeder = live_query().replace(
+        "SELECT ?company ?p1 ?p2 ?p3 (getSTARTTIME() AS ?t1) (getENDTIME() AS ?t2)",
+        "REGISTER STREAM :found AS CONSTRUCT { ?company :found ?p3 }")
+    reader = ("PREFIX : <http://example.org/>\nSELECT ?company (COUNT(*) AS ?n)\n"
+              f"FROM NAMED WINDOW :v ON :found [RANGE 1000 SLIDE {SLIDE}]\n"
+              "WHERE { WINDOW :v { ?company :found ?p } } GROUP BY ?company")
+    return [("feeder", feeder), ("reader", reader)]
+
+
 def batches(n: int, size: int, companies: int, prices: int, seed: int) -> list[str]:
     """The stream as N-Quads texts of ``size`` elements each."""
     integer = f"^^<{XSD}integer>"
@@ -64,14 +78,21 @@ def records(recs) -> list:
             for r in recs]
 
 
-def run_live(spark, texts: list[str], carried: bool, work: Path) -> dict:
-    """One live run over ``texts``: per batch its seconds, buffer elements and state occurrences; the records."""
+def run_live(spark, texts: list[str], carried: bool, work: Path, feeding: bool = False) -> dict:
+    """One live run over ``texts``: per batch its seconds, buffer elements and state occurrences; the records (of
+    the reader, with ``feeding``)."""
     from rspark import Engine
     from rspark.cep.carried import occurrence_count
 
     with Engine(spark=spark, checkpoint=str(work)) as eng:
-        handle = eng.register(live_query(), name="q")
-        q = eng.live.queries["q"]
+        if feeding:
+            (feeder, feeder_text), (reader, reader_text) = feeding_queries()
+            eng.register(feeder_text, name=feeder)
+            handle = eng.register(reader_text, name=reader)
+            q = eng.live.queries[feeder]
+        else:
+            handle = eng.register(live_query(), name="q")
+            q = eng.live.queries["q"]
         if not carried:
             q.consumption = None  # evaluated from the stream's start at every micro-batch
         st = eng.live.stream(STREAM)
@@ -89,13 +110,17 @@ def run_live(spark, texts: list[str], carried: bool, work: Path) -> dict:
         return {"times": times, "held": held, "state": state, "records": records(handle.drain())}
 
 
-def replayed(spark, texts: list[str], work: Path) -> list:
+def replayed(spark, texts: list[str], work: Path, feeding: bool = False) -> list:
     from rspark import Engine
 
     path = work / "stream.nq"
     path.write_text("".join(texts))
     with Engine(spark=spark) as eng:
         eng.add_stream(STREAM, str(path))
+        if feeding:
+            names, texts = zip(*feeding_queries())
+            return records(r for r in eng.replay_iter(list(texts), names=list(names), until="end")
+                           if r.query == "reader")
         return records(eng.replay_iter(live_query(), until="end"))
 
 
@@ -107,10 +132,14 @@ def main() -> None:
     ap.add_argument("--prices", type=int, default=100)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--every", type=int, default=5, help="a table row every n-th batch")
+    ap.add_argument("--feeding", action="store_true",
+                    help="the consuming query registers a stream another query reads (its records compared); "
+                         "section live_consumption_feeding")
     ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
     _results.add_argument(ap)
     args = ap.parse_args()
-    report = _results.Report("live_consumption", enabled=not args.no_results)
+    section = "live_consumption_feeding" if args.feeding else "live_consumption"
+    report = _results.Report(section, enabled=not args.no_results)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from rspark.spark.session import get_session
 
@@ -119,19 +148,25 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rspark-live-consumption-") as tmp:
         work = Path(tmp)
         warm = batches(4 * args.batch, args.batch, args.companies, args.prices, args.seed + 1)
-        run_live(spark, warm, True, work / "warm-carried")
-        run_live(spark, warm, False, work / "warm-recomputed")
-        carried = run_live(spark, texts, True, work / "carried")
-        recomputed = run_live(spark, texts, False, work / "recomputed")
-        expected = replayed(spark, texts, work)
+        run_live(spark, warm, True, work / "warm-carried", args.feeding)
+        run_live(spark, warm, False, work / "warm-recomputed", args.feeding)
+        carried = run_live(spark, texts, True, work / "carried", args.feeding)
+        recomputed = run_live(spark, texts, False, work / "recomputed", args.feeding)
+        expected = replayed(spark, texts, work, args.feeding)
     problems = []
     for name, res in (("carried", carried), ("recomputed", recomputed)):
         if res["records"] != expected:
             problems.append(f"{name}: {len(res['records'])} records differ from the replay's {len(expected)}")
     events = sum(len(rows) for _, rows in expected)
+    if args.feeding:
+        what = (f"the query: consume-chronological 3-step SEQ, [RANGE 1000 SLIDE {SLIDE}], registering the stream "
+                f":found of its matches (?company :found ?p3), which a second query reads (COUNT per company over "
+                f"[RANGE 1000 SLIDE {SLIDE}]); the reader's {len(expected)} records, {events:,} rows")
+    else:
+        what = (f"the query: consume-chronological 3-step SEQ, [RANGE 1000 SLIDE {SLIDE}]; {len(expected)} records, "
+                f"{events:,} events found")
     report.print(f"Stream: {args.events:,} events in batches of {args.batch:,} ({len(texts)} micro-batches), "
-                 f"{args.companies} companies; the query: consume-chronological 3-step SEQ, [RANGE 1000 SLIDE "
-                 f"{SLIDE}]; {len(expected)} records, {events:,} events found.")
+                 f"{args.companies} companies; {what}.")
     report.print()
     report.print("| batch | stream elements | carried: s | recomputed: s | recomputed / carried | carried: buffer "
                  "elements | recomputed: buffer elements | carried: state occurrences |")
@@ -160,8 +195,8 @@ def main() -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     data = {k: {kk: vv for kk, vv in v.items() if kk != "records"} for k, v in
             (("carried", carried), ("recomputed", recomputed))}
-    (out_dir / "live_consumption.json").write_text(json.dumps({"args": vars(args), **data}, indent=1))
-    png = plot(carried, recomputed, args, out_dir / "live_consumption.png")
+    (out_dir / f"{section}.json").write_text(json.dumps({"args": vars(args), **data}, indent=1))
+    png = plot(carried, recomputed, args, out_dir / f"{section}.png")
     if png:
         report.plot(png)
     report.write()
