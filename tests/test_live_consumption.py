@@ -237,6 +237,33 @@ def test_a_consuming_query_feeding_another_carries_its_state(spark, tmp_path):
     assert resumed[-1][2] >= 14
 
 
+def test_a_consuming_query_feeding_a_landmark_window_keeps_its_stream(spark, tmp_path):
+    """The reader's landmark window reads every record the feeding query ever gave: the state stays the one before
+    the feeding query's first instant, which each run evaluates from, and its input buffer is kept whole; the
+    reader's records equal the replay's."""
+    from rspark.engine.engine import Engine
+
+    feeder = FEEDER.format(r2s="ISTREAM")
+    reader = READER.replace("[RANGE 6 SLIDE 2]", "[LANDMARK 0]")
+    elements = stream(16, seed=4)
+    path = tmp_path / "s.trig"
+    path.write_text(PREFIXES + "\n".join(elements[t] for t in sorted(elements)) + "\n")
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "S", path)
+        expected = records(r for r in eng.replay([feeder, reader], names=["feeder", "reader"]) if r.query == "reader")
+    assert sum(len(rows) for _, rows in expected) >= 5
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        eng.register(feeder, name="feeder")
+        h = eng.register(reader, name="reader")
+        for lo, hi in ((1, 5), (6, 11), (12, 16)):
+            eng.push(EX + "S", PREFIXES + "\n".join(elements[t] for t in range(lo, hi + 1)) + "\n")
+            assert eng.live.wait_idle(timeout=120)
+            assert eng.live.queries["feeder"].consumption["from"] == 2  # its first instant
+            assert eng.live.streams[EX + "S"].buffer.low == 1
+        eng.live.close(flush=True)
+        assert records(h.drain()) == expected
+
+
 @settings(max_examples=5, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 10_000), policy=st.sampled_from(["CHRONOLOGICAL", "RECENT"]),
        cuts=st.lists(st.integers(1, 29), max_size=6, unique=True))
