@@ -203,6 +203,21 @@ def test_query_network_register_stream(engine):
     assert consumer_rows == [(T0, [":axel", ":darko"]), (T1, [":axel", ":minh"]), (T2, [":axel", ":darko", ":minh"])]
 
 
+def test_a_registered_stream_goes_on_to_its_query_s_last_instant(engine):
+    """The producer's output has one element (at 6: :a2 :p :b2 in G2, :b2 :q :c2 in G3) but the producer runs to
+    10: the consumer is evaluated up to 10 (the windows at 8 and 10, the second empty), as live mode evaluates it up
+    to the instant its input streams reached, not only up to the registered stream's last element."""
+    producer = P + ("REGISTER STREAM :pq AS CONSTRUCT { ?x :pq ?z } FROM NAMED WINDOW :w ON :S [RANGE 4 SLIDE 2] "
+                    "WHERE { WINDOW :w { ?x :p ?y . ?y :q ?z } }")
+    consumer = P + ("REGISTER QUERY :n AS SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW :v ON :pq [RANGE 4 SLIDE 2] "
+                    "WHERE { WINDOW :v { ?x :pq ?z } }")
+    outs = engine.replay([producer, consumer])
+    assert [(o.time, [tuple(t.value for t in triple) for triple in o.triples]) for o in outs
+            if o.query == EX + "pq"] == [(2, []), (4, []), (6, [(EX + "a2", EX + "pq", EX + "c2")]), (8, []), (10, [])]
+    assert [(o.time, [int(r["n"].lexical) for r in o.rows]) for o in outs if o.query == EX + "n"] == [
+        (6, [1]), (8, [1]), (10, [0])]
+
+
 def test_ask_per_instant(engine):
     q = P + "ASK FROM NAMED WINDOW :w ON :S [RANGE 2 SLIDE 2] WHERE { WINDOW :w { ?x :q ?y } }"
     assert [(o.time, o.boolean) for o in engine.replay(q)] == [(2, False), (4, False), (6, True), (8, True), (10, True)]

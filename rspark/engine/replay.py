@@ -338,7 +338,8 @@ class Replayer:
                 if quads:
                     raise NotSupportedError(f"{label}: GRAPH blocks in the template of a REGISTER STREAM query "
                                             "(its output stream is one element per instant)")
-                self._register_stream(plan.register.name.value, df, sources[0])
+                self._register_stream(plan.register.name.value, df, sources[0],
+                                      max(instant_values) if len(instant_values) else None)
             df = df.select(KEY, "s", "p", "o", *(["g"] if quads else []))
 
             def item(row):
@@ -503,14 +504,16 @@ class Replayer:
                              background=comp.dataset.default)
         return BGPWindow(decl.name.n3(), rw.size, window_blocks(pattern, decl.name), positioned, scan)
 
-    def _register_stream(self, iri: str, triples: DataFrame, like: StreamSource) -> None:
+    def _register_stream(self, iri: str, triples: DataFrame, like: StreamSource, last: int | None) -> None:
         """The output of REGISTER STREAM :out AS CONSTRUCT ... as a stream other queries read: one element per
-        instant, stamped with the instant."""
+        instant, stamped with the instant (an instant without triples gives none), which goes on to the query's
+        ``last`` instant: the queries reading it are evaluated up to there, as live mode evaluates them up to the
+        instant their group's input streams reached, not only up to its last element."""
         elem = F.concat(F.lit(f"<{iri}#t"), F.col(KEY).cast("string"), F.lit(">"))
         quads = triples.select("s", "p", "o", elem.alias("element"), F.col(KEY).alias("ts"), F.col(KEY).alias("seq"))
         elements = quads.select("element", "ts", "seq").distinct()
         self.sources[iri] = StreamSource(iri, elements, quads, None, quoted_table(quads), like.time_kind,
-                                         like.time_scale, checks_duplicates=False)
+                                         like.time_scale, checks_duplicates=False, end=last)
 
     # ---------------------------------------------------------------------------------- what the log tells
 

@@ -46,6 +46,9 @@ class StreamSource:
     # the elements' timestamps (a sorted numpy int64 array) when the driver holds them (a live buffer's segments
     # read on the driver): a micro-batch's instants are then found without a job (report.instants_after)
     stamps: object | None = None
+    # a registered stream's end: the last instant of the query that writes it (its bounds reach it even when the
+    # query's output there is empty, so the stream has no element there)
+    end: int | None = None
 
     def triples_unique(self, predicates: frozenset | None = None) -> bool:
         """Whether every triple of the stream occurs once, in one element (one aggregate job, once per predicate
@@ -93,7 +96,10 @@ class StreamSource:
         if self._bounds is None:
             from rspark.spark.streaming.windows import stream_bounds
 
-            self._bounds = stream_bounds(self.elements)
+            lo, hi = stream_bounds(self.elements)
+            if hi is not None and self.end is not None:
+                hi = max(hi, self.end)
+            self._bounds = (lo, hi)
         return self._bounds
 
     def timeline(self):
