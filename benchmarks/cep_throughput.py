@@ -551,6 +551,13 @@ def rspark_match(row: dict) -> tuple:
             _number(row["t1"]), _number(row["t2"]))
 
 
+def rspark_settings(conf: list[str]) -> dict:
+    """The Spark settings of rspark's session in this benchmark's processes, ``--conf`` KEY=VALUE items on top."""
+    settings = {"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}
+    settings.update(item.split("=", 1) for item in conf)
+    return settings
+
+
 def worker_rspark(path: str, policies: list[str], conf: list[str], warm_path: str | None = None,
                   keyless: bool = True) -> dict:
     """rspark: the JVM and Python workers started (timed apart), the stream loaded once (timed), then each policy's
@@ -563,8 +570,7 @@ def worker_rspark(path: str, policies: list[str], conf: list[str], warm_path: st
     from rspark import Engine
 
     start = time.perf_counter()
-    settings = {"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}
-    settings.update(item.split("=", 1) for item in conf)
+    settings = rspark_settings(conf)
     with Engine(conf=settings) as engine:
         engine.spark.range(1).count()
 
@@ -601,8 +607,7 @@ def worker_floor(path: str, conf: list[str]) -> dict:
     from rspark import Engine
     from rspark.spark import jvm
 
-    settings = {"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}
-    settings.update(item.split("=", 1) for item in conf)
+    settings = rspark_settings(conf)
     out: dict = {}
     with Engine(conf=settings) as engine:
         spark = engine.spark

@@ -651,7 +651,7 @@ def _resume_instant(instants, hold) -> int:
     below it (its first one when there is none below it, or when ``hold`` is None)."""
     if hold is _LAST:
         return max(instants)
-    below = [t for t in instants if hold is not None and t < hold]
+    below = [] if hold is None else [t for t in instants if t < hold]
     return max(below) if below else min(instants)
 
 

@@ -56,12 +56,12 @@ class Evaluation:
                 # was taken before; feeding others, it is taken before the earliest records they may still read
                 fed = {iri for q in group for iri in q.reads}
                 feeding = {q.label for q in group if q.writes and q.writes in fed}
-                after, holds = {}, {}
-                for q in group:
-                    after[q.label] = self._resumes_after(q, q.label in feeding, tl)
-                    if q.label in feeding and q.consumption is not None:
-                        first = min(self.streams[iri].buffer.first for iri in inputs if iri in self.streams)
-                        holds[q.label] = self._readers_need(q, tl, first, frozenset({q.name}))
+                after = {q.label: self._resumes_after(q, q.label in feeding, tl) for q in group}
+                holds = {}
+                carrying = [q for q in group if q.label in feeding and q.consumption is not None]
+                if carrying:
+                    first = min(self.streams[iri].buffer.first for iri in inputs if iri in self.streams)
+                    holds = {q.label: self._readers_need(q, tl, first, frozenset({q.name})) for q in carrying}
                 carried = {q.label: q.consumption for q in group if q.consumption is not None}
                 records = replayer.run([(q.text, q.name) for q in group], until=value, after=after, carried=carried,
                                        holds=holds)
