@@ -614,7 +614,7 @@ def worker_floor(path: str, conf: list[str]) -> dict:
         spark.range(1).count()
         for name in ("scan_s", "scan_warm_s"):
             t = time.perf_counter()
-            lines = jvm.lines_source(spark, path, quads=True, prefix="_:bfloor_")
+            lines = jvm.lines_source(spark, str(Path(path).resolve()), quads=True, prefix="_:bfloor_")
             if lines is None:
                 return {"error": "rspark's data source is not available"}
             row = lines.agg(F.count("s"), F.count("g")).collect()[0]
