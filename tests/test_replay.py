@@ -110,6 +110,38 @@ def test_default_until_is_the_last_element(engine):
     assert [rec.time for rec in engine.replay(WHO_IS_WHERE)] == [T0, T1]
 
 
+SPARQLSTREAM = Path(__file__).parent / "queries" / "seeds" / "s002_25_istream_sparqlstream.rq"
+
+
+@pytest.mark.parametrize("profile", ["sparqlstream", "default"])
+def test_seed002_sparqlstream_named_stream_is_read_by_the_default_graph(engine, profile):
+    # the requirements' SPARQLstream example, as written: FROM NAMED STREAM ex:social [1 MINUTES SLIDE 1 MINUTES] and a
+    # body without WINDOW or GRAPH, which reads the stream's window in the default graph (as SPARQLstream does);
+    # ISTREAM: each minute's people are all new. (ex: is <http://example.org/streams/>; the stream loaded as :social
+    # is registered under that name here.)
+    q = SPARQLSTREAM.read_text(encoding="utf-8").replace("ex:social", ":social")
+    assert table(engine.replay(q, until=T2, profile=profile), "person", "room") == [
+        (T0, [(":axel", ":RedRoom"), (":darko", ":RedRoom")]),
+        (T1, [(":axel", ":BlueRoom"), (":minh", ":RedRoom")]),
+        (T2, [(":axel", ":room2"), (":darko", ":room1"), (":minh", ":room1")]),
+    ]
+
+
+def test_a_sparqlstream_window_is_also_read_by_its_name(engine):
+    # WINDOW :social { ... } reads the same window alone, and WINDOW ?w ranges over it; the default graph keeps
+    # it too (the static :degrees graph is not in the default graph: one FROM STREAM-like window is)
+    base = P + "SELECT ?w ?person FROM NAMED STREAM :social [1 MINUTES SLIDE 1 MINUTES] WHERE { %s }"
+    by_name = base % "WINDOW :social { ?person :isIn :BlueRoom } BIND(:social AS ?w)"
+    assert table(engine.replay(by_name, until=T2), "w", "person") == [
+        (T0, []), (T1, [(":social", ":axel")]), (T2, [])]
+    by_var = base % "WINDOW ?w { ?person :isIn :room1 }"
+    assert table(engine.replay(by_var, until=T2), "w", "person") == [
+        (T0, []), (T1, []), (T2, [(":social", ":darko"), (":social", ":minh")])]
+    both = base % "?person :isIn :RedRoom . WINDOW :social { ?person :isIn :RedRoom } BIND(:x AS ?w)"
+    assert table(engine.replay(both, until=T2), "w", "person") == [
+        (T0, [(":x", ":axel"), (":x", ":darko")]), (T1, [(":x", ":minh")]), (T2, [])]
+
+
 def test_seed002_where_is_axel_filter(engine):
     q = P + ("SELECT ?room FROM NAMED WINDOW :win ON :social [RANGE PT1M SLIDE PT1M] "
              "WHERE { WINDOW :win { ?person :isIn ?room . FILTER(?person = :axel) } }")

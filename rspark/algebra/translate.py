@@ -198,6 +198,7 @@ class _Translator:
         self.query = query
         self.windows: list[ops.WindowDecl] = []
         self.window_names: set = set()
+        self.stream_windows: dict = {}  # SPARQLstream FROM NAMED STREAM :s [...]: its name -> the source
         self.anonymous = 0
         self.events: dict[str, ops.EventPattern] = {}
         self.fresh = 0
@@ -232,6 +233,7 @@ class _Translator:
             else:
                 self._declare_window(source)
         for decl in q.events:
+            self._read_by_name(decl.window)
             if decl.window not in self.window_names:
                 raise QueryError(f"EVENT {decl.name} is declared ON {decl.window.n3()}, which is not a declared "
                                  f"window (declare it with FROM NAMED WINDOW {decl.window.n3()} ON <stream> [...])",
@@ -269,9 +271,23 @@ class _Translator:
             if name in self.window_names:
                 raise QueryError(f"window {name.n3()} is declared twice", **_at(source))
             self.window_names.add(name)
+        if source.merged and name is not None:
+            # SPARQLstream: the window's content is in the default graph; its name is declared as a named window
+            # too once a block reads it by that name (WINDOW :s { ... }, EVENT ON :s)
+            self.stream_windows[name] = source
+            name = None
         decl = ops.WindowDecl(name, source.stream, source.spec, source.merged)
         self.windows.append(decl)
         return decl
+
+    def _read_by_name(self, name) -> None:
+        """A block reads the window ``name`` (``WINDOW ?w`` reads them all): a SPARQLstream window of that name
+        becomes a named window too."""
+        names = [name] if isinstance(name, IRI) else list(self.stream_windows) if isinstance(name, Variable) else []
+        for n in names:
+            source = self.stream_windows.pop(n, None)
+            if source is not None:
+                self.windows.append(ops.WindowDecl(n, source.stream, source.spec, False))
 
     def select_like(self, q: ast.Query, top: bool = False) -> ops.Op:
         """SPARQL 1.1 section 18.2.4: grouping, aggregates, HAVING, VALUES, select expressions, modifiers."""
@@ -515,6 +531,7 @@ class _Translator:
         if isinstance(element, ast.ValuesPattern):
             return ops.Table(element.vars, element.rows)
         if isinstance(element, ast.WindowPattern):
+            self._read_by_name(element.name)
             if isinstance(element.name, IRI) and element.name not in self.window_names:
                 declared = ", ".join(sorted(n.n3() for n in self.window_names)) or "none"
                 raise QueryError(f"WINDOW {element.name.n3()} names an undeclared window (declared: {declared})",

@@ -209,9 +209,10 @@ class NamedGraphSource:
 
 @dataclass(frozen=True, slots=True)
 class WindowSource:
-    """A window over a stream. ``merged``: C-SPARQL ``FROM STREAM`` (content joins the default graph)."""
+    """A window over a stream. ``merged``: its content joins the default graph (C-SPARQL ``FROM STREAM``, with
+    ``name`` None; SPARQLstream ``FROM NAMED STREAM :s``, with ``name`` the stream's IRI, which also names it)."""
 
-    name: object  # IRI, or None when merged / anonymous
+    name: object  # IRI, or None when merged (C-SPARQL) / anonymous
     stream: IRI
     spec: object  # None: no window given (the query's profile decides)
     merged: bool = False

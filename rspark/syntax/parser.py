@@ -849,8 +849,9 @@ class _Builder(Transformer):
                                 line=self.at(children[0])[0], column=self.at(children[0])[1])
 
     def named_stream(self, children):
-        # SPARQLstream FROM NAMED STREAM :s [...]: the stream IRI names its window
-        return ast.WindowSource(children[1], children[1], children[2] if len(children) > 2 else None,
+        # SPARQLstream FROM NAMED STREAM :s [...]: the window's content is read by the query's default graph (as
+        # SPARQLstream reads it), and the stream IRI also names the window (WINDOW :s { ... } reads it alone)
+        return ast.WindowSource(children[1], children[1], children[2] if len(children) > 2 else None, merged=True,
                                 line=self.at(children[0])[0], column=self.at(children[0])[1])
 
     def seed_window(self, children):

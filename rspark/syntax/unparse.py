@@ -290,6 +290,8 @@ def _source(source) -> str:
         return f"FROM NAMED {unparse_term(source.iri)}"
     if isinstance(source, ast.WindowSource):
         spec = f" {_window_spec(source.spec)}" if source.spec is not None else ""
+        if source.merged and source.name is not None:
+            return f"FROM NAMED STREAM {unparse_term(source.stream)}{spec}"
         if source.merged:
             return f"FROM STREAM {unparse_term(source.stream)}{spec}"
         if source.name is None:
