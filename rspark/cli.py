@@ -269,16 +269,20 @@ def _read(path: str) -> str:
         raise UsageError(f"query: cannot read {path}: {exc.strerror}") from None
 
 
-def _queries(paths: list[str], base: str | None = None) -> list[_Query]:
-    """Read, parse and translate the query files (a syntax or translation error raises, exit code 2)."""
-    from rspark.algebra.translate import compile_query
+def _queries(paths: list[str], base: str | None = None, *, evaluated: bool = True) -> list[_Query]:
+    """Read, parse and translate the query files (a syntax or translation error raises, exit code 2); when they
+    are to be ``evaluated``, a construct rspark does not evaluate is refused too (exit code 2)."""
+    from rspark.algebra.translate import compile_query, ensure_evaluable
 
     if paths.count("-") > 1:
         raise UsageError("standard input ('-') can give one query only")
     out = []
     for path in paths:
         text = _read(path)
-        out.append(_Query(path, text, compile_query(text, base_iri=base, source=path)))
+        plan = compile_query(text, base_iri=base, source=path)
+        if evaluated:
+            ensure_evaluable(plan, source=path)
+        out.append(_Query(path, text, plan))
     return out
 
 
@@ -387,11 +391,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
     """Print the algebra of each query file."""
     from rspark.algebra.sse import to_sse
 
-    queries = _queries(args.queries, args.base)
+    queries = _queries(args.queries, args.base, evaluated=False)
     for i, q in enumerate(queries):
         if len(queries) > 1:
             print(("\n" if i else "") + f"# {q.path}")
         print(to_sse(q.plan))
+        for r in q.plan.refusals:  # the algebra is printed; that it would not run is said
+            where = f"{q.path}:{r.line}:{r.column}" if r.line else q.path
+            log.warning("%s: not supported%s: %s: %s", where, " in a continuous query" if r.continuous_only else "",
+                        r.construct, r.reason)
     return EXIT_OK
 
 
@@ -407,12 +415,14 @@ def _load_static(engine, data: list[str], graphs: list[tuple[str, str]]) -> None
 
 def cmd_sparql(args: argparse.Namespace) -> int:
     """Answer a SPARQL 1.1 query over static data files."""
+    from rspark.algebra.translate import ensure_evaluable
     from rspark.engine.writers import Head, check_sparql_format, default_sparql_format
 
-    [query] = _queries([args.query], args.base)
+    [query] = _queries([args.query], args.base, evaluated=False)
     if query.plan.is_continuous:
         raise UsageError(f"{query.path} reads a stream or registers a continuous query: use `rspark replay` "
                          f"(`rspark sparql` answers queries over static data)")
+    ensure_evaluable(query.plan, continuous=False, source=query.path)
     head = Head.of(query.plan, query.path)
     fmt = args.format or default_sparql_format(head, _stdout_is_terminal())
     check_sparql_format(fmt, head)

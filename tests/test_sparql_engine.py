@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rspark.errors import DataError, NotSupportedError
+from rspark.errors import DataError
 
 DATA = """@prefix : <http://example.org/> .
 :alice :knows :bob ; :age 30 ; :name "Alice"@en .
@@ -140,7 +140,10 @@ def test_the_session_jvm_runs_with_rspark_s_options(spark):
 
 
 def test_service_is_reported_not_supported(engine):
-    with pytest.raises(NotSupportedError, match="not supported: SERVICE"):
+    # refused with its position before any Spark job (a query error: the construct is not evaluated)
+    from rspark.algebra.translate import QueryError
+
+    with pytest.raises(QueryError, match=r"^<query>:1:18: not supported: SERVICE <http://example.org/sparql>: "):
         engine.sparql("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }")
 
 

@@ -12,11 +12,14 @@ import dataclasses
 from decimal import Decimal
 
 from rspark.algebra import ops
+from rspark.algebra.refusals import refusals
 from rspark.model.terms import IRI, RDF_TYPE, BlankNode, Literal, QuotedTriple, Variable, variables_of
 from rspark.syntax import ast
 from rspark.syntax.parser import QuerySyntaxError, build_chain, node_children, parse_query
 
 _EP_OPS = {"SEQ": "seq-join", "EQUALS": "eq-join", "OPTIONALSEQ": "seq-right-join", "EQUALSOPTIONAL": "eq-left-join"}
+# the operators written between groups, loosest first (translate's _chain)
+_PRECEDENCE = (("UNION",), ("SEQ", "OPTIONALSEQ"), ("EQUALS", "EQUALSOPTIONAL"))
 
 # The deepest algebra a query may translate to, counting operators and the expressions inside them. The walks
 # over the algebra (printing it, Spark compiling it) are recursive and take a few Python frames per level: 200
@@ -41,6 +44,17 @@ def _at(node) -> dict:
     else:
         line, column = getattr(node, "line", 0), getattr(node, "column", 0)
     return {"line": line or None, "column": column or None}
+
+
+def ensure_evaluable(plan: ops.QueryPlan, *, continuous: bool | None = None, source: str | None = None) -> None:
+    """Raise a located QueryError (``not supported: CONSTRUCT: why``) for the first construct of ``plan`` that
+    rspark parses but does not evaluate when the query runs continuously (``continuous``; by default when it reads
+    a stream) or once (rspark.algebra.refusals)."""
+    continuous = plan.is_continuous if continuous is None else continuous
+    for r in plan.refusals:
+        if continuous or not r.continuous_only:
+            raise QueryError(f"not supported: {r.construct}: {r.reason}", line=r.line, column=r.column,
+                             source=source)
 
 
 def translate(query: ast.Query) -> ops.QueryPlan:
@@ -254,7 +268,7 @@ class _Translator:
             form=q.form, op=op,
             dataset=ops.Dataset(tuple(default_graphs), tuple(named_graphs), tuple(self.windows)),
             template=template, describe=q.describe, r2s=r2s, register=q.register,
-            events=tuple(self.events.values()), prefixes=q.prefixes, base=q.base)
+            events=tuple(self.events.values()), prefixes=q.prefixes, base=q.base, refusals=refusals(q))
 
     def _template(self, triples, q):
         for t in triples:
@@ -519,11 +533,7 @@ class _Translator:
                         paired.append(branches[-1])
                     branches = paired
                 return self._bounded(branches[0], element)
-            op = branches[0]
-            for kind, right in zip(element.ops, branches[1:]):
-                op = ops.Union(op, right) if kind == "UNION" else ops.IntervalJoin(_EP_OPS[kind], op, right)
-                self._bounded(op, element)
-            return op
+            return self._chain(branches, element)
         if isinstance(element, ast.GraphPattern):
             return ops.Graph(element.name, self.group(element.group))
         if isinstance(element, ast.ServicePattern):
@@ -547,6 +557,34 @@ class _Translator:
         if isinstance(element, ast.MatchPattern):
             return ops.Match(self._event(element.expr), element.consume)
         raise TypeError(f"unknown pattern {type(element).__name__}")
+
+    def _chain(self, branches: list, element: ast.UnionPattern):
+        """``{P0} op1 {P1} op2 {P2} ...`` by precedence, each level left-associative: EQUALS and EQUALSOPTIONAL
+        (simultaneous patterns) bind tighter than SEQ and OPTIONALSEQ (one pattern after another), which bind
+        tighter than UNION (alternatives), so ``{A} EQUALS {B} SEQ {C} EQUALS {D}`` is ``(A EQUALS B) SEQ (C EQUALS
+        D)``, as the W3C RSP CG requirements read it (docs/events.md)."""
+        def combine(kinds, parts, level):
+            if level == len(_PRECEDENCE):
+                return parts[0]
+            tighter, group_kinds, group_parts = [], [], [parts[0]]
+            outer = []
+            for kind, part in zip(kinds, parts[1:]):
+                if kind in _PRECEDENCE[level]:
+                    tighter.append((group_kinds, group_parts))
+                    outer.append(kind)
+                    group_kinds, group_parts = [], [part]
+                else:
+                    group_kinds.append(kind)
+                    group_parts.append(part)
+            tighter.append((group_kinds, group_parts))
+            operands = [combine(k, p, level + 1) for k, p in tighter]
+            op = operands[0]
+            for kind, right in zip(outer, operands[1:]):
+                op = ops.Union(op, right) if kind == "UNION" else ops.IntervalJoin(_EP_OPS[kind], op, right)
+                self._bounded(op, element)
+            return op
+
+        return combine(list(element.ops), branches, 0)
 
     def _event(self, expr):
         if isinstance(expr, ast.EventRef):
@@ -646,4 +684,4 @@ def _bnode_labels(term) -> list[str]:
     return []
 
 
-__all__ = ["QueryError", "compile_query", "in_scope", "translate", "RDF_TYPE"]
+__all__ = ["QueryError", "compile_query", "ensure_evaluable", "in_scope", "translate", "RDF_TYPE"]

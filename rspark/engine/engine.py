@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from rspark import results as R
 from rspark.algebra.ops import QueryPlan
-from rspark.algebra.translate import compile_query
+from rspark.algebra.translate import compile_query, ensure_evaluable
 from rspark.errors import RsparkError
 from rspark.model.codec import encode
 from rspark.model.terms import IRI, XSD, Literal
@@ -360,6 +360,7 @@ class Engine:
                 if plan.is_continuous:
                     raise RsparkError(
                         "this query reads streams or registers a continuous query: use engine.replay(...)")
+                ensure_evaluable(plan, continuous=False, source=source)
                 prepared = prepare_query(self.spark, plan, self.dataset_for(plan), make_env(plan.base))
             value = prepared.execute()
         except Exception as exc:

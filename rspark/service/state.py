@@ -383,7 +383,7 @@ class Service:
     # ------------------------------------------------------------------------------------------------ queries
 
     def register(self, name: str, text: str, profile: str | None, *, save: bool = True) -> QueryEntry:
-        from rspark.algebra.translate import QuerySyntaxError, compile_query
+        from rspark.algebra.translate import QuerySyntaxError, compile_query, ensure_evaluable
         from rspark.rsp.profiles import ProfileError, get_profile
 
         _check_name(name, "query")
@@ -397,6 +397,7 @@ class Service:
             if profile is not None:
                 get_profile(profile)
             plan = compile_query(text, source=name)
+            ensure_evaluable(plan, continuous=True, source=name)
         except QuerySyntaxError as exc:
             raise ServiceError(400, str(exc), line=getattr(exc, "line", None),
                                column=getattr(exc, "column", None)) from None

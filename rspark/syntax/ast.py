@@ -239,7 +239,9 @@ class Register:
     kind: str | None = None  # STREAM | QUERY
     r2s: str | None = None
     every: Duration | None = None
-    entailment: IRI | None = None  # UNDER ENTAILMENT REGIME <iri> (recorded; no regime is applied)
+    entailment: IRI | None = None  # UNDER ENTAILMENT REGIME <iri> (refused before evaluation: no regime is applied)
+    line: int = field(default=0, compare=False)  # of UNDER ENTAILMENT REGIME
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

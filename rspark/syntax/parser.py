@@ -863,7 +863,7 @@ class _Builder(Transformer):
         return ast.WindowSource(name, stream, spec, line=self.at(keyword)[0], column=self.at(keyword)[1])
 
     def entailment(self, children):
-        return ("entailment", children[0])
+        return ("entailment", children[-1], *self.at(children[0]))
 
     # ----------------------------------------------------------------------------------------- expressions
     def or_expr(self, children):
@@ -1151,9 +1151,10 @@ class _Builder(Transformer):
         r2s = kind = every = None
         name = None
         entailment = None
+        entailment_at = (0, 0)
         for child in children:
             if isinstance(child, tuple):
-                entailment = child[1]
+                _, entailment, *entailment_at = child
             elif isinstance(child, Duration):
                 every = child
             elif isinstance(child, IRI):
@@ -1164,7 +1165,7 @@ class _Builder(Transformer):
                 r2s = child
             elif child in ("STREAM", "QUERY"):
                 kind = child
-        return ast.Register(name, kind, r2s, every, entailment)
+        return ast.Register(name, kind, r2s, every, entailment, *entailment_at)
 
     def start(self, children):
         register = None

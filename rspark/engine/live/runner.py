@@ -32,7 +32,7 @@ import threading
 import time
 from decimal import Decimal
 
-from rspark.algebra.translate import compile_query
+from rspark.algebra.translate import compile_query, ensure_evaluable
 from rspark.cep.carried import check_saved, occurrence_count
 from rspark.engine.live.evaluation import Evaluation
 from rspark.engine.live.inbox import InboxReader
@@ -329,6 +329,7 @@ class LiveRunner(Evaluation):
         from rspark.engine.replay import query_label
 
         plan = compile_query(text, source=name or "query")
+        ensure_evaluable(plan, continuous=True, source=name or "query")
         if not plan.dataset.windows:
             raise RsparkError(f"{name or 'the query'} reads no stream (no window or FROM STREAM); "
                               "use engine.sparql for static data")
