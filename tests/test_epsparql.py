@@ -528,3 +528,54 @@ def test_seed003_rule_feeds_the_stream(engine, stocks):
         "q2": oracle_records(STOCK_CASES["q2"], stocks, rules=[RULE_ORACLE]),
         "after": oracle_records(Case(AFTER, AFTER_COLUMNS, AFTER_WHERE, "stocks", None), stocks, rules=[RULE_ORACLE]),
     }
+
+
+# The W3C RSP CG requirements' EP-SPARQL chain (Sec. 4.8.1, SEQ): Axel and Darko exactly together in ?room_x, then
+# together in ?room_y, written without grouping: { A } EQUALS { B } SEQ { C } EQUALS { D }. The document's prose reads
+# it as (A EQUALS B) SEQ (C EQUALS D): EQUALS binds tighter than SEQ (docs/events.md). Four people-entering-rooms
+# elements: at 1 both in the red room (one element: equal intervals), at 2 Axel and at 3 Darko in the green room (not
+# simultaneous), at 4 both in the blue room.
+ROOMS_TRIG = """@prefix : <http://example.org/> .
+@prefix prov: <http://www.w3.org/ns/prov#> .
+:r1 { :axel :isIn :RedRoom . :darko :isIn :RedRoom . }
+:r1 prov:generatedAtTime 1 .
+:r2 { :axel :isIn :GreenRoom . }
+:r2 prov:generatedAtTime 2 .
+:r3 { :darko :isIn :GreenRoom . }
+:r3 prov:generatedAtTime 3 .
+:r4 { :axel :isIn :BlueRoom . :darko :isIn :BlueRoom . }
+:r4 prov:generatedAtTime 4 .
+"""
+TOGETHER = PREFIXES + "SELECT DISTINCT ?room_x ?room_y FROM STREAM :rooms [LANDMARK 0] WHERE { %s }"
+A, B = "{ :axel :isIn ?room_x }", "{ :darko :isIn ?room_x }"
+C, D = "{ :axel :isIn ?room_y }", "{ :darko :isIn ?room_y }"
+
+
+@pytest.mark.parametrize("written", [
+    f"{A} EQUALS {B} SEQ {C} EQUALS {D}",
+    f"{{ {A} EQUALS {B} }} SEQ {{ {C} EQUALS {D} }}",
+], ids=["ungrouped", "grouped"])
+def test_equals_binds_tighter_than_seq(spark, tmp_path, written):
+    from rspark import explain
+    from rspark.engine.engine import Engine
+
+    query = TOGETHER % written
+    ops = re.findall(r"\((seq-join|eq-join)\b", explain(query))
+    assert ops == ["seq-join", "eq-join", "eq-join"]  # (seq-join (eq-join A B) (eq-join C D))
+    path = tmp_path / "rooms.trig"
+    path.write_text(ROOMS_TRIG, encoding="utf-8")
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "rooms", path)
+        got = engine_records(eng.replay(query, profile=PROFILE), ["room_x", "room_y"])
+    assert got == [(4, [(":RedRoom", ":BlueRoom")])]
+
+
+def test_the_ep_operators_precedence_levels():
+    from rspark import explain
+
+    # loosest first: UNION, then SEQ / OPTIONALSEQ, then EQUALS / EQUALSOPTIONAL; each level left-associative
+    p = [f"{{ ?a :p {i} }}" for i in range(1, 7)]
+    chained = explain(TOGETHER.replace("?room_x ?room_y", "?a") % (
+        f"{p[0]} UNION {p[1]} SEQ {p[2]} EQUALSOPTIONAL {p[3]} UNION {p[4]} OPTIONALSEQ {p[5]} SEQ {p[0]}"))
+    shape = re.sub(r"\(bgp \(triple \?a :p (\d)\)\)", r"\1", re.sub(r"\s+", " ", chained))
+    assert "(union (union 1 (seq-join 2 (eq-left-join 3 4))) (seq-join (seq-right-join 5 6) 1))" in shape
