@@ -349,3 +349,84 @@ def test_a_bad_stream_setting_is_refused_and_changes_nothing(make):
     assert client.service.live.streams[EX + "S"].lateness == 2
     r = client.put("/streams/S", json={"iri": EX + "T"})
     assert r.status_code == 409 and "delete it first" in r.json()["error"]
+
+
+def test_a_client_resuming_after_a_restart_gets_the_held_records_or_a_gap_first(spark, tmp_path):
+    """The records kept for clients that reconnect survive a restart on the same checkpoint: on the restarted
+    service, ``Last-Event-ID`` (or ``?from=start``) gives the held records after the id, with an ``event: gap`` first
+    when records after it are no longer held (``--keep-events``). A checkpoint that holds no record log (written
+    before the service kept one) gives the gap up to the query's last reported instant."""
+    import os
+
+    import httpx2 as httpx
+
+    from rspark.engine.engine import Engine
+    from rspark.service.app import create_app
+    from rspark.service.state import Limits, Service
+    from tests.support.sse import AppServer, SSEReader
+
+    ckpt = str(tmp_path / "ckpt")
+
+    def start():
+        engine = Engine(spark=spark, checkpoint=ckpt)
+        service = Service(engine, limits=Limits(keep_events=2))
+        service.restore()
+        return engine, service, AppServer(create_app(service), service)
+
+    def push(url, *times):
+        r = httpx.post(f"{url}/streams/S", content=PREFIXES + "\n".join(
+            FIG1.get(t, f":G{t} {{ :a{t} :p :b{t} . }} :G{t} prov:generatedAtTime {t} .") for t in times),
+            headers={"Content-Type": "application/trig"}, timeout=60)
+        assert r.status_code == 202, r.text
+
+    def shown(events):
+        return [(e["event"], e.get("id")) for e in events]
+
+    engine, service, server = start()
+    try:
+        assert httpx.put(f"{server.url}/streams/S", json={"iri": EX + "S"}, timeout=60).status_code == 201
+        r = httpx.put(f"{server.url}/queries/count", content=COUNT, headers={"Content-Type": SPARQL_Q}, timeout=120)
+        assert r.status_code == 201, r.text
+        push(server.url, 2, 4, 6, 8, 10)
+        assert service.live.wait_idle(timeout=120)
+        # the records at 2, 4, 6 and 8 were given; the service holds the latest two
+        held = {e.id: e.data for e in service.queries["count"].results.events}
+        assert list(held) == ["6", "8"]
+    finally:
+        server.stop()
+        engine.close()
+
+    engine, service, server = start()
+    try:
+        url = f"{server.url}/queries/count/results"
+        after_6 = SSEReader(url, headers={"Last-Event-ID": "6"})
+        after_2 = SSEReader(url, headers={"Last-Event-ID": "2"})
+        from_start = SSEReader(url + "?from=start")
+        push(server.url, 12)  # the instant 10 becomes due: the first record of the restarted service
+        events = after_6.wait_for_id("10")
+        assert shown(events) == [("result", "8"), ("result", "10")]
+        assert events[0]["data"] == held["8"]
+        for reader, after in ((after_2, "2"), (from_start, "start")):
+            events = reader.wait_for_id("10")
+            assert shown(events) == [("gap", None), ("result", "6"), ("result", "8"), ("result", "10")], after
+            assert json.loads(events[0]["data"]) == {"after": after, "dropped_upto": "4"}
+            assert [e["data"] for e in events[1:3]] == [held["6"], held["8"]]
+        assert json.loads(events[3]["data"])["time"] == 10
+        for reader in (after_6, after_2, from_start):
+            reader.close()
+    finally:
+        server.stop()
+        engine.close()
+
+    os.remove(os.path.join(ckpt, "service", "results", "count.jsonl"))  # as a checkpoint without the log
+    engine, service, server = start()
+    try:
+        reader = SSEReader(f"{server.url}/queries/count/results", headers={"Last-Event-ID": "2"})
+        push(server.url, 14)
+        events = reader.wait_for_id("12")
+        assert shown(events) == [("gap", None), ("result", "12")]
+        assert json.loads(events[0]["data"]) == {"after": "2", "dropped_upto": "10"}
+        reader.close()
+    finally:
+        server.stop()
+        engine.close()

@@ -259,7 +259,7 @@ def create_app(service: Service, *, token: str | None = None, cors: list[str] | 
             service.sse_clients += 1
             try:
                 if gap is not None:
-                    yield {"event": "gap", "data": json.dumps({"after": after, "dropped_upto": str(gap)})}
+                    yield {"event": "gap", "data": json.dumps({"after": after, "dropped_upto": gap})}
                 last = None
                 for ev in backlog:
                     last = ev.key

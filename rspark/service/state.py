@@ -403,12 +403,14 @@ class Service:
         except (ProfileError, RsparkError) as exc:
             raise ServiceError(400, str(exc)) from None
         self._check_cost(name, plan, profile)
-        results = ResultLog(self.limits.keep_events)
+        results = ResultLog(self.limits.keep_events, path=self._results_path(name))
         with self.live.lock:
             try:  # the log is the query's sink before a micro-batch can evaluate it
                 q = self.live.register(text, name=name, profile=profile, sinks=(results,))
             except RsparkError as exc:
+                results.close()
                 raise ServiceError(400, str(exc)) from None
+            results.resume(q.last)  # the records held before a restart, as far as the query's progress goes
             entry = QueryEntry(name, text, profile, q, results)
             with self.lock:
                 self.queries[name] = entry
@@ -416,6 +418,10 @@ class Service:
         if save:
             self.save()
         return entry
+
+    def _results_path(self, name: str) -> str:
+        """Where the records kept for resuming SSE clients of query ``name`` are (they survive a restart)."""
+        return os.path.join(self.folder, "results", f"{name}.jsonl")
 
     def _check_cost(self, name: str, plan, profile: str | None) -> None:
         from rspark.rsp.profiles import get_profile
@@ -442,7 +448,7 @@ class Service:
         self.live.unregister(name)
         with self.lock:
             self.queries.pop(name, None)
-        entry.results.close()
+        entry.results.discard()
         self.save()
 
     def pause(self, name: str, paused: bool) -> None:
