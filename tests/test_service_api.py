@@ -71,6 +71,29 @@ def test_state_changing_requests_need_the_token(make):
     assert r.status_code == 202 and r.json() == {"accepted": 1, "triples": 1}
 
 
+def test_sparql_queries_need_no_token_by_get_or_post(make):
+    """The SPARQL 1.1 Protocol's query operation changes nothing: by GET, by POST with a form or with
+    application/sparql-query, it needs no token; what changes state still does."""
+    client = make(token=TOKEN)
+    nt = "<http://example.org/s1> <http://example.org/room> <http://example.org/r1> .\n"
+    assert client.put("/graphs/rooms?iri=http://example.org/rooms", content=nt,
+                      headers={"Content-Type": "application/n-triples"}).status_code == 401
+    r = client.put("/graphs/rooms?iri=http://example.org/rooms", content=nt,
+                   headers={"Content-Type": "application/n-triples", "Authorization": f"Bearer {TOKEN}"})
+    assert r.status_code == 201, r.text
+    q = "SELECT ?r WHERE { GRAPH <http://example.org/rooms> { ?s <http://example.org/room> ?r } }"
+    for r in (client.get("/sparql", params={"query": q}),
+              client.post("/sparql", data={"query": q}),
+              client.post("/sparql", content=q, headers={"Content-Type": SPARQL_Q})):
+        assert r.status_code == 200, (r.request.method, r.text)
+        assert [b["r"]["value"] for b in r.json()["results"]["bindings"]] == [EX + "r1"]
+    # a query that would register a continuous query is refused as any bad query (400), and registers nothing
+    r = client.post("/sparql", content=COUNT.replace("SELECT", "REGISTER QUERY :q AS SELECT"),
+                    headers={"Content-Type": SPARQL_Q})
+    assert r.status_code == 400 and client.get("/queries").json() == {"queries": []}
+    assert client.delete("/graphs/rooms").status_code == 401
+
+
 def test_a_body_over_the_limit_gets_413(make):
     client = make(max_body=200)
     declare(client)

@@ -6,8 +6,9 @@ time), ``/queries`` (register, pause, resume, delete, status; results as Server-
 dashboard at ``/``. Errors are JSON, ``{"error": message, ...}`` with ``line`` / ``column`` / ``element`` when the
 problem has a place.
 
-Security (:class:`Guard`): with a token, every request that changes state (PUT, POST, DELETE) must carry
-``Authorization: Bearer TOKEN`` (401 otherwise); a request body over the limit gets 413 before it is read whole;
+Security (:class:`Guard`): with a token, every request that changes state (PUT, POST, DELETE; not ``POST
+/sparql``, a SPARQL query, which changes nothing) must carry ``Authorization: Bearer TOKEN`` (401 otherwise); a
+request body over the limit gets 413 before it is read whole;
 no CORS headers unless origins are configured."""
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from rspark.service.state import Service, ServiceError
 log = logging.getLogger("rspark.service")
 
 STATE_CHANGING = {"PUT", "POST", "DELETE", "PATCH"}
+READ_ONLY_POSTS = {"/sparql"}  # the SPARQL 1.1 Protocol's query by POST: it reads the static graphs only
 
 
 class BodyTooLarge(Exception):
@@ -39,7 +41,8 @@ class BodyTooLarge(Exception):
 
 
 class Guard:
-    """ASGI middleware: the bearer token for state-changing requests and the body size limit."""
+    """ASGI middleware: the bearer token for state-changing requests (``POST /sparql`` is a query: it needs none)
+    and the body size limit."""
 
     def __init__(self, app, *, token: str | None, max_body: int, service: Service) -> None:
         self.app, self.token, self.max_body, self.service = app, token, max_body, service
@@ -50,7 +53,8 @@ class Guard:
         self.service.requests += 1
         method = scope["method"]
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if self.token is not None and method in STATE_CHANGING:
+        if self.token is not None and method in STATE_CHANGING \
+                and not (method == "POST" and scope["path"] in READ_ONLY_POSTS):
             given = headers.get("authorization", "")
             if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip(), self.token)):
                 self.service.refused += 1
