@@ -94,6 +94,21 @@ def test_sparql_queries_need_no_token_by_get_or_post(make):
     assert client.delete("/graphs/rooms").status_code == 401
 
 
+def test_a_results_request_refused_for_a_bad_last_event_id_leaves_no_client_counted(make):
+    client = make()
+    declare(client)
+    assert client.put("/queries/count", content=COUNT, headers={"Content-Type": SPARQL_Q}).status_code == 201
+    for bad in ({"headers": {"Last-Event-ID": "yesterday"}}, {"params": {"last_event_id": "2026-13-45T99:00:00Z"}},
+                {"headers": {"Last-Event-ID": "NaN-ish"}}, {"headers": {"Last-Event-ID": "NaN"}}):
+        r = client.get("/queries/count/results", **bad)
+        assert r.status_code == 400, (bad, r.text)
+        assert "is not an event id of this stream" in r.json()["error"]
+    assert client.head("/queries/count/results").status_code == 200  # headers only: no stream, no client
+    assert client.get("/queries/count").json()["sse_clients"] == 0
+    assert [q["sse_clients"] for q in client.get("/queries").json()["queries"]] == [0]
+    assert "rspark_sse_clients 0" in client.get("/metrics").text.splitlines()
+
+
 def test_a_body_over_the_limit_gets_413(make):
     client = make(max_body=200)
     declare(client)

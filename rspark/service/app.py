@@ -20,6 +20,7 @@ import logging
 from importlib import resources
 
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -279,7 +280,10 @@ def create_app(service: Service, *, token: str | None = None, cors: list[str] | 
                 service.sse_clients -= 1
                 entry.results.unsubscribe(sub)
 
-        return EventSourceResponse(events(), ping=15, send_timeout=30)
+        # the subscriber is released when the response ends, also when its stream never started (a HEAD request,
+        # a client gone before the first event): its count comes back
+        return EventSourceResponse(events(), ping=15, send_timeout=30,
+                                   background=BackgroundTask(entry.results.unsubscribe, sub))
 
     # ------------------------------------------------------------------------------------------------ SPARQL
 

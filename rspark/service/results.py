@@ -171,7 +171,11 @@ class ResultLog(Sink):
     def subscribe(self, loop: asyncio.AbstractEventLoop, after: str | None) -> tuple[Subscriber, list[Event],
                                                                                      str | None]:
         """A new subscriber, the logged events after ``after`` (an event id; ``"start"``: every logged event; None:
-        none), and, when events after ``after`` left the log already, the id of the newest one that left."""
+        none), and, when events after ``after`` left the log already, the id of the newest one that left. An
+        ``after`` that is no event id raises ValueError (or ArithmeticError) before anything is subscribed."""
+        key = None if after in (None, "start") else time_key(after)
+        if key is not None and not key.is_finite():
+            raise ValueError(f"{after!r} is not an instant")
         sub = Subscriber(loop, self.client_limit)
         with self.lock:
             self.subscribers.add(sub)
@@ -180,7 +184,6 @@ class ResultLog(Sink):
             dropped = self.dropped_upto
             if after == "start":
                 return sub, list(self.events), None if dropped is None else dropped.id
-            key = time_key(after)
             backlog = [e for e in self.events if e.key > key]
             gap = dropped.id if dropped is not None and dropped.key > key else None
             return sub, backlog, gap
