@@ -68,7 +68,7 @@ def test_state_changing_requests_need_the_token(make):
     assert client.get("/streams").status_code == 200
     assert client.get("/metrics").status_code == 200
     r = client.post("/streams/S", content=PREFIXES + FIG1[2], headers={**auth, "Content-Type": "application/trig"})
-    assert r.status_code == 202 and r.json() == {"accepted": 1, "triples": 1}
+    assert r.status_code == 202 and r.json() == {"accepted": 1, "triples": 1, "late": 0}
 
 
 def test_sparql_queries_need_no_token_by_get_or_post(make):
@@ -107,6 +107,32 @@ def test_a_results_request_refused_for_a_bad_last_event_id_leaves_no_client_coun
     assert client.get("/queries/count").json()["sse_clients"] == 0
     assert [q["sse_clients"] for q in client.get("/queries").json()["queries"]] == [0]
     assert "rspark_sse_clients 0" in client.get("/metrics").text.splitlines()
+
+
+def test_a_push_answer_says_how_many_elements_are_late_and_where_they_go(make):
+    import hashlib
+    from pathlib import Path
+
+    client = make()
+    declare(client)
+    assert client.put("/queries/count", content=COUNT, headers={"Content-Type": SPARQL_Q}).status_code == 201
+    r = client.post("/streams/S", content=PREFIXES + "\n".join(FIG1[t] for t in (2, 4, 6, 10)))
+    assert r.status_code == 202 and r.json() == {"accepted": 4, "triples": 6, "late": 0}
+    assert client.service.live.wait_idle(timeout=120)  # the instants before 10 are reported
+    late_to = str(Path(client.service.live.checkpoint) / "late"
+                  / f"example.org_S-{hashlib.sha1((EX + 'S').encode()).hexdigest()[:8]}") + "/"
+    r = client.post("/streams/S", content=PREFIXES + FIG1[8])  # G4 at 8: late
+    assert r.status_code == 202
+    assert r.json() == {"accepted": 0, "triples": 0, "late": 1, "late_to": late_to}
+    r = client.post("/streams/S", content=PREFIXES + FIG1[4].replace("G2", "G7") + "\n"
+                    + ":G8 { :a8 :p :b8 . :a8 :q :c8 . } :G8 prov:generatedAtTime 12 .")
+    assert r.status_code == 202
+    assert r.json() == {"accepted": 1, "triples": 2, "late": 1, "late_to": late_to}
+    assert client.service.live.wait_idle(timeout=120)
+    assert client.get("/streams/S").json()["late"] == 2
+    dead = sorted(line for f in Path(late_to).glob("*.nq") for line in f.read_text().splitlines())
+    assert [line.split()[0] for line in dead if "generatedAtTime" in line] == ["<http://example.org/G4>",
+                                                                               "<http://example.org/G7>"]
 
 
 def test_a_body_over_the_limit_gets_413(make):

@@ -146,9 +146,8 @@ def create_app(service: Service, *, token: str | None = None, cors: list[str] | 
         name = request.path_params["name"]
         service.stream(name)
         body = await request.body()
-        elements = await call(service.push, name, body, request.headers.get("content-type"))
-        return JSONResponse({"accepted": len(elements), "triples": sum(e.triples for e in elements)},
-                            status_code=202)
+        answer = await call(service.push, name, body, request.headers.get("content-type"))
+        return JSONResponse(answer, status_code=202)
 
     @handler
     async def delete_stream(request: Request):

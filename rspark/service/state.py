@@ -202,8 +202,10 @@ class Service:
             self.streams.pop(name, None)
         self.save()
 
-    def push(self, name: str, body: bytes, media_type: str | None) -> list[Element]:
-        """Checks and appends a push's elements to the stream's inbox; refused whole (400, 422) or accepted whole."""
+    def push(self, name: str, body: bytes, media_type: str | None) -> dict:
+        """Checks and appends a push's elements to the stream's inbox; refused whole (400, 422) or accepted whole.
+        Returns the answer: the elements that go on to be evaluated (``accepted``) and their ``triples``, and the
+        ``late`` ones (at or before an instant already reported: written to ``late_to`` instead)."""
         entry = self.stream(name)
         st = self.live.streams.get(entry.iri)
         predicate = entry.timestamp_predicate or (st.timestamp_predicate if st else
@@ -224,7 +226,12 @@ class Service:
             entry.pushes.append((time.time(), len(pushed.elements)))
             for el, is_late in zip(pushed.elements, late):
                 entry.recent.append((el, is_late))
-        return pushed.elements
+        on_time = [el for el, is_late in zip(pushed.elements, late) if not is_late]
+        answer = {"accepted": len(on_time), "triples": sum(el.triples for el in on_time),
+                  "late": len(pushed.elements) - len(on_time)}
+        if answer["late"]:
+            answer["late_to"] = os.path.join(self.live.late_directory(entry.iri), "")
+        return answer
 
     def _late(self, entry: StreamEntry, elements: list[Element]) -> list[bool]:
         """Whether each element is at or before an instant already reported (live mode counts it late)."""

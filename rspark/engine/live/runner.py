@@ -292,7 +292,7 @@ class LiveRunner(Evaluation):
                                                                         file=origin))
                     for origin, errors in by_file.items():
                         self._quarantine(st, origin, errors)
-            dead = os.path.join(self.checkpoint, "late", readable_key(st.iri), f"{source}-{batch_id:08d}.nq")
+            dead = os.path.join(self.late_directory(st.iri), f"{source}-{batch_id:08d}.nq")
             scale = st.buffer.scale
             try:
                 result = st.buffer.append(loaded, st.evaluated, dead)
@@ -309,6 +309,10 @@ class LiveRunner(Evaluation):
                             format_time(st.evaluated, st.timeline()), dead, ", ".join(result.late_elements[:5]))
         finally:
             loaded.unpersist()
+
+    def late_directory(self, iri: str) -> str:
+        """Where the late elements of the stream ``iri`` are written (docs/live.md)."""
+        return os.path.join(self.checkpoint, "late", readable_key(iri))
 
     def _quarantine(self, st: LiveStream, path: str, errors: list) -> None:
         """A file with problems: its messages are logged and kept in ``errors``; a copy of the file and the messages
