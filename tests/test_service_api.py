@@ -494,3 +494,36 @@ def test_a_client_resuming_after_a_restart_gets_the_held_records_or_a_gap_first(
     finally:
         server.stop()
         engine.close()
+
+
+def test_the_record_log_file_holds_what_the_log_holds_across_closes_and_compactions(tmp_path):
+    """A query's record log as its file keeps it: records written after ``close`` (the micro-batch running when the
+    service stops) are kept too; the file is rewritten with the held records past twice ``keep`` lines; a line a
+    crash left unfinished is cut; a record at or before the newest held one is not taken twice."""
+    from rspark.engine.replay import ReplayOutput
+    from rspark.service.results import ResultLog
+
+    path = str(tmp_path / "results" / "q.jsonl")
+
+    def record(t: int) -> ReplayOutput:
+        return ReplayOutput("q", t, t, "ASK", boolean=t % 4 == 0)
+
+    log = ResultLog(keep=3, path=path)
+    for t in range(1, 8):  # 7 lines > 2 * 3: rewritten as the held 5, 6, 7 and the gap up to 4
+        log.write(record(t))
+    log.close()
+    log.write(record(8))  # after close
+    log.write(record(8))  # again: taken once
+    with open(path, encoding="utf-8") as f:
+        lines = [json.loads(line) for line in f]
+    assert lines[0] == {"dropped_upto": "4"} and [x["id"] for x in lines[1:]] == ["5", "6", "7", "8"]
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"id": "9", "da')  # a crash in the middle of a line
+    again = ResultLog(keep=3, path=path)
+    assert [(e.id, json.loads(e.data)) for e in again.events] == [(str(t), record(t).to_json()) for t in (6, 7, 8)]
+    assert again.dropped_upto.id == "5"
+    again.write(record(7))  # a batch evaluated again after a crash
+    again.write(record(9))
+    assert [e.id for e in again.events] == ["7", "8", "9"]
+    again.discard()
+    assert not (tmp_path / "results" / "q.jsonl").exists()

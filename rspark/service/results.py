@@ -122,23 +122,38 @@ class ResultLog(Sink):
             newest = self.events[-1] if self.events else self.dropped_upto
             if newest is not None and event.key <= newest.key:
                 return  # held already: a micro-batch evaluated again after a crash
-            if self.out is not None and not self.out.closed:
-                self.out.write(json.dumps({"id": event.id, "data": data}, ensure_ascii=False) + "\n")
-                self.out.flush()
-                os.fsync(self.out.fileno())
-                self.lines += 1
+            self._append(json.dumps({"id": event.id, "data": data}, ensure_ascii=False) + "\n")
             self._hold(event)
-            if self.out is not None and self.lines > 2 * max(self.keep, 1):
+            if self.lines > 2 * max(self.keep, 1):
                 self._rewrite()
             self.published += 1
             subs = list(self.subscribers)
         _hand_over(subs, event)
 
+    def _append(self, line: str) -> None:
+        """``line`` at the end of the file, synced (under the lock). Also after :meth:`close`: the micro-batch that
+        is running when the service stops still delivers its records, and live mode saves their instants as
+        reported."""
+        if self.path is None:
+            return
+        if self.out is None or self.out.closed:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+        else:
+            self.out.write(line)
+            self.out.flush()
+            os.fsync(self.out.fileno())
+        self.lines += 1
+
     def _rewrite(self) -> None:
         """The file as the log holds it (under the lock), replaced atomically."""
-        if self.path is None or self.out is None or self.out.closed:
+        if self.path is None:
             return
-        self.out.close()
+        reopen = self.out is not None and not self.out.closed
+        if reopen:
+            self.out.close()
         tmp = self.path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             if self.dropped_upto is not None:
@@ -149,7 +164,8 @@ class ResultLog(Sink):
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
         self.lines = len(self.events) + (self.dropped_upto is not None)
-        self.out = open(self.path, "a", encoding="utf-8")
+        if reopen:
+            self.out = open(self.path, "a", encoding="utf-8")
 
     def close(self) -> None:
         with self.lock:
@@ -162,9 +178,11 @@ class ResultLog(Sink):
     def discard(self) -> None:
         """Closes the log and removes its file (the query is unregistered: registered again, it starts afresh)."""
         self.close()
-        if self.path is not None:
+        with self.lock:
+            path, self.path = self.path, None
+        if path is not None:
             try:
-                os.remove(self.path)
+                os.remove(path)
             except FileNotFoundError:
                 pass
 
