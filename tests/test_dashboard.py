@@ -4,6 +4,7 @@ The test starts ``python3 -m rspark serve`` on a free loopback port, declares a 
 HTTP, opens the dashboard, then pushes elements over HTTP and checks what the page shows: the query in the list,
 one element mark on the time line per element pushed, the latest answer's values in the answers table, and the
 late counter after a late push. It writes the screenshot that docs/service.md shows (docs/images/dashboard.png).
+Another test holds the page's first polls and checks that it says it is loading until they answer.
 
 It drives the system Chromium (Debian's ``chromium``) through Playwright, without ``playwright install``: a machine
 without ``chromium`` fails this test (it does not skip)."""
@@ -208,5 +209,51 @@ def test_dashboard_shows_queries_elements_answers_and_late_data(serve, tmp_path)
                      consumed, "q2's consumed counter", 10)
             assert page.locator("#q-consumed").is_visible()
             assert page_errors == []
+        finally:
+            browser.close()
+
+
+@pytest.mark.slow
+def test_dashboard_says_it_is_loading_until_its_first_poll_answers(serve, tmp_path):
+    """Until ``GET /streams`` and ``GET /queries`` first answer, the page says it is loading: not that no stream or
+    query is declared, nor counts of 0. The two requests are held by the browser (Playwright's routing) while the
+    page is checked, then let through."""
+    chromium_bin = chromium()
+    from playwright.sync_api import sync_playwright
+
+    base, log_tail = serve()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_bin, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 480})
+            page_errors: list[str] = []
+            page.on("pageerror", lambda exc: page_errors.append(str(exc)))
+            held: list = []
+            lists = (base + "/streams", base + "/queries")
+            page.route(lambda url: url in lists, lambda route: held.append(route))
+            page.goto(base + "/")
+            page.wait_for_function("() => document.readyState === 'complete'")
+            for _ in range(600):  # until both polls have asked (neither is answered)
+                if len(held) == 2:
+                    break
+                page.wait_for_timeout(50)
+            assert sorted(route.request.url for route in held) == sorted(lists)
+            assert page.text_content("#streams-empty") == "Loading the streams…"
+            assert page.text_content("#queries-empty") == "Loading the queries…"
+            assert page.locator("#streams-empty").is_visible() and page.locator("#queries-empty").is_visible()
+            assert [page.text_content(f"#total-{k}") for k in ("streams", "queries", "late", "errors")] == ["-"] * 4
+            assert page.text_content("#conn") == "connecting"
+            screenshot = tmp_path / "dashboard-loading.png"
+            page.screenshot(path=str(screenshot), full_page=True)
+            assert screenshot.stat().st_size > 5_000
+
+            for route in held:
+                route.continue_()
+            page.wait_for_function("() => document.querySelector('#conn').textContent === 'live'", timeout=30_000)
+            assert page.text_content("#streams-empty") == "No stream declared yet (PUT /streams/{name})."
+            assert page.text_content("#queries-empty") == "No query registered yet (PUT /queries/{name})."
+            assert [page.text_content(f"#total-{k}") for k in ("streams", "queries", "late", "errors")] == ["0"] * 4
+            page.screenshot(path=str(tmp_path / "dashboard-empty.png"), full_page=True)
+            assert page_errors == [], log_tail()
         finally:
             browser.close()

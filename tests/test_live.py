@@ -180,16 +180,24 @@ def test_a_live_evaluation_reads_the_quads_of_its_patterns_predicates(engine, re
     assert None in asked
 
 
-def test_late_elements_are_counted_and_dead_lettered(engine, replayed, tmp_path):
+def test_late_elements_are_counted_and_dead_lettered(engine, replayed, tmp_path, caplog):
+    import hashlib
+
     engine.live_stream(EX + "S", lateness=0)
     h = engine.register(COUNT, name="count")
     push(engine, 2, 4, 6, 10)  # the instants before 10 are reported
-    push(engine, 8)  # G4 at 8 would have changed the instants 8 and 10: late
+    with caplog.at_level("WARNING", logger="rspark.live"):
+        push(engine, 8)  # G4 at 8 would have changed the instants 8 and 10: late
     status = engine.live_status()["streams"][EX + "S"]
     assert (status["elements"], status["late"]) == (4, 1)
     assert h.status()["late"] == 1
+    # CHECKPOINT/late/<the IRI without its scheme, '_' for '/' ...>-<8 hex digits of its SHA-1>/ (docs/live.md)
     late_dir = Path(status["inbox"]).parents[2] / "late"
-    [dead] = list(late_dir.rglob("*.nq"))
+    stream_dir = late_dir / f"example.org_S-{hashlib.sha1((EX + 'S').encode()).hexdigest()[:8]}"
+    assert [p.name for p in late_dir.iterdir()] == [stream_dir.name]
+    [dead] = list(stream_dir.glob("*.nq"))
+    [warning] = [r.getMessage() for r in caplog.records if "late element" in r.getMessage()]
+    assert f"written to {dead}:" in warning
     assert sorted(dead.read_text().splitlines()) == [
         '<http://example.org/G4> <http://www.w3.org/ns/prov#generatedAtTime> '
         '"8"^^<http://www.w3.org/2001/XMLSchema#integer> .',
@@ -214,6 +222,7 @@ def test_a_malformed_file_is_quarantined_and_the_stream_goes_on(engine):
     assert message.endswith(".trig:4:14: } is not a valid RDF object (element <http://example.org/G2>)")
     quarantine = Path(status["inbox"]).parents[2] / "quarantine"
     assert len(list(quarantine.rglob("*.errors.txt"))) == 1
+    assert [p.name.rsplit("-", 1)[0] for p in quarantine.iterdir()] == ["example.org_S"]  # as late/ (docs/live.md)
     engine.live.close(flush=True)
     assert [(t, r) for _, t, r in rows(h.drain())] == [
         (2, [(("n", '"1"^^<http://www.w3.org/2001/XMLSchema#integer>'),)]),

@@ -62,7 +62,7 @@ def test_serve_end_to_end_equals_replay_and_resumes(tmp_path, replayed):
             r = httpx.post(f"{url}/streams/S", content=PREFIXES + element,
                            headers={"Content-Type": "application/trig"}, timeout=30)
             assert r.status_code == 202, r.text
-            assert r.json() == {"accepted": 1, "triples": TRIPLES[t]}
+            assert r.json() == {"accepted": 1, "triples": TRIPLES[t], "late": 0}
         # the newest element is at 10: every instant before it is due (allowed lateness 0)
         expected = {name: [rec for rec in records if rec["time"] <= 9] for name, records in replayed.items()}
         got = {}

@@ -68,7 +68,71 @@ def test_state_changing_requests_need_the_token(make):
     assert client.get("/streams").status_code == 200
     assert client.get("/metrics").status_code == 200
     r = client.post("/streams/S", content=PREFIXES + FIG1[2], headers={**auth, "Content-Type": "application/trig"})
-    assert r.status_code == 202 and r.json() == {"accepted": 1, "triples": 1}
+    assert r.status_code == 202 and r.json() == {"accepted": 1, "triples": 1, "late": 0}
+
+
+def test_sparql_queries_need_no_token_by_get_or_post(make):
+    """The SPARQL 1.1 Protocol's query operation changes nothing: by GET, by POST with a form or with
+    application/sparql-query, it needs no token; what changes state still does."""
+    client = make(token=TOKEN)
+    nt = "<http://example.org/s1> <http://example.org/room> <http://example.org/r1> .\n"
+    assert client.put("/graphs/rooms?iri=http://example.org/rooms", content=nt,
+                      headers={"Content-Type": "application/n-triples"}).status_code == 401
+    r = client.put("/graphs/rooms?iri=http://example.org/rooms", content=nt,
+                   headers={"Content-Type": "application/n-triples", "Authorization": f"Bearer {TOKEN}"})
+    assert r.status_code == 201, r.text
+    q = "SELECT ?r WHERE { GRAPH <http://example.org/rooms> { ?s <http://example.org/room> ?r } }"
+    for r in (client.get("/sparql", params={"query": q}),
+              client.post("/sparql", data={"query": q}),
+              client.post("/sparql", content=q, headers={"Content-Type": SPARQL_Q})):
+        assert r.status_code == 200, (r.request.method, r.text)
+        assert [b["r"]["value"] for b in r.json()["results"]["bindings"]] == [EX + "r1"]
+    # a query that would register a continuous query is refused as any bad query (400), and registers nothing
+    r = client.post("/sparql", content=COUNT.replace("SELECT", "REGISTER QUERY :q AS SELECT"),
+                    headers={"Content-Type": SPARQL_Q})
+    assert r.status_code == 400 and client.get("/queries").json() == {"queries": []}
+    assert client.delete("/graphs/rooms").status_code == 401
+
+
+def test_a_results_request_refused_for_a_bad_last_event_id_leaves_no_client_counted(make):
+    client = make()
+    declare(client)
+    assert client.put("/queries/count", content=COUNT, headers={"Content-Type": SPARQL_Q}).status_code == 201
+    for bad in ({"headers": {"Last-Event-ID": "yesterday"}}, {"params": {"last_event_id": "2026-13-45T99:00:00Z"}},
+                {"headers": {"Last-Event-ID": "NaN-ish"}}, {"headers": {"Last-Event-ID": "NaN"}}):
+        r = client.get("/queries/count/results", **bad)
+        assert r.status_code == 400, (bad, r.text)
+        assert "is not an event id of this stream" in r.json()["error"]
+    assert client.head("/queries/count/results").status_code == 200  # headers only: no stream, no client
+    assert client.get("/queries/count").json()["sse_clients"] == 0
+    assert [q["sse_clients"] for q in client.get("/queries").json()["queries"]] == [0]
+    assert "rspark_sse_clients 0" in client.get("/metrics").text.splitlines()
+
+
+def test_a_push_answer_says_how_many_elements_are_late_and_where_they_go(make):
+    import hashlib
+    from pathlib import Path
+
+    client = make()
+    declare(client)
+    assert client.put("/queries/count", content=COUNT, headers={"Content-Type": SPARQL_Q}).status_code == 201
+    r = client.post("/streams/S", content=PREFIXES + "\n".join(FIG1[t] for t in (2, 4, 6, 10)))
+    assert r.status_code == 202 and r.json() == {"accepted": 4, "triples": 6, "late": 0}
+    assert client.service.live.wait_idle(timeout=120)  # the instants before 10 are reported
+    late_to = str(Path(client.service.live.checkpoint) / "late"
+                  / f"example.org_S-{hashlib.sha1((EX + 'S').encode()).hexdigest()[:8]}") + "/"
+    r = client.post("/streams/S", content=PREFIXES + FIG1[8])  # G4 at 8: late
+    assert r.status_code == 202
+    assert r.json() == {"accepted": 0, "triples": 0, "late": 1, "late_to": late_to}
+    r = client.post("/streams/S", content=PREFIXES + FIG1[4].replace("G2", "G7") + "\n"
+                    + ":G8 { :a8 :p :b8 . :a8 :q :c8 . } :G8 prov:generatedAtTime 12 .")
+    assert r.status_code == 202
+    assert r.json() == {"accepted": 1, "triples": 2, "late": 1, "late_to": late_to}
+    assert client.service.live.wait_idle(timeout=120)
+    assert client.get("/streams/S").json()["late"] == 2
+    dead = sorted(line for f in Path(late_to).glob("*.nq") for line in f.read_text().splitlines())
+    assert [line.split()[0] for line in dead if "generatedAtTime" in line] == ["<http://example.org/G4>",
+                                                                               "<http://example.org/G7>"]
 
 
 def test_a_body_over_the_limit_gets_413(make):
@@ -349,3 +413,117 @@ def test_a_bad_stream_setting_is_refused_and_changes_nothing(make):
     assert client.service.live.streams[EX + "S"].lateness == 2
     r = client.put("/streams/S", json={"iri": EX + "T"})
     assert r.status_code == 409 and "delete it first" in r.json()["error"]
+
+
+def test_a_client_resuming_after_a_restart_gets_the_held_records_or_a_gap_first(spark, tmp_path):
+    """The records kept for clients that reconnect survive a restart on the same checkpoint: on the restarted
+    service, ``Last-Event-ID`` (or ``?from=start``) gives the held records after the id, with an ``event: gap`` first
+    when records after it are no longer held (``--keep-events``). A checkpoint that holds no record log (written
+    before the service kept one) gives the gap up to the query's last reported instant."""
+    import os
+
+    import httpx2 as httpx
+
+    from rspark.engine.engine import Engine
+    from rspark.service.app import create_app
+    from rspark.service.state import Limits, Service
+    from tests.support.sse import AppServer, SSEReader
+
+    ckpt = str(tmp_path / "ckpt")
+
+    def start():
+        engine = Engine(spark=spark, checkpoint=ckpt)
+        service = Service(engine, limits=Limits(keep_events=2))
+        service.restore()
+        return engine, service, AppServer(create_app(service), service)
+
+    def push(url, *times):
+        r = httpx.post(f"{url}/streams/S", content=PREFIXES + "\n".join(
+            FIG1.get(t, f":G{t} {{ :a{t} :p :b{t} . }} :G{t} prov:generatedAtTime {t} .") for t in times),
+            headers={"Content-Type": "application/trig"}, timeout=60)
+        assert r.status_code == 202, r.text
+
+    def shown(events):
+        return [(e["event"], e.get("id")) for e in events]
+
+    engine, service, server = start()
+    try:
+        assert httpx.put(f"{server.url}/streams/S", json={"iri": EX + "S"}, timeout=60).status_code == 201
+        r = httpx.put(f"{server.url}/queries/count", content=COUNT, headers={"Content-Type": SPARQL_Q}, timeout=120)
+        assert r.status_code == 201, r.text
+        push(server.url, 2, 4, 6, 8, 10)
+        assert service.live.wait_idle(timeout=120)
+        # the records at 2, 4, 6 and 8 were given; the service holds the latest two
+        held = {e.id: e.data for e in service.queries["count"].results.events}
+        assert list(held) == ["6", "8"]
+    finally:
+        server.stop()
+        engine.close()
+
+    engine, service, server = start()
+    try:
+        url = f"{server.url}/queries/count/results"
+        after_6 = SSEReader(url, headers={"Last-Event-ID": "6"})
+        after_2 = SSEReader(url, headers={"Last-Event-ID": "2"})
+        from_start = SSEReader(url + "?from=start")
+        push(server.url, 12)  # the instant 10 becomes due: the first record of the restarted service
+        events = after_6.wait_for_id("10")
+        assert shown(events) == [("result", "8"), ("result", "10")]
+        assert events[0]["data"] == held["8"]
+        for reader, after in ((after_2, "2"), (from_start, "start")):
+            events = reader.wait_for_id("10")
+            assert shown(events) == [("gap", None), ("result", "6"), ("result", "8"), ("result", "10")], after
+            assert json.loads(events[0]["data"]) == {"after": after, "dropped_upto": "4"}
+            assert [e["data"] for e in events[1:3]] == [held["6"], held["8"]]
+        assert json.loads(events[3]["data"])["time"] == 10
+        for reader in (after_6, after_2, from_start):
+            reader.close()
+    finally:
+        server.stop()
+        engine.close()
+
+    os.remove(os.path.join(ckpt, "service", "results", "count.jsonl"))  # as a checkpoint without the log
+    engine, service, server = start()
+    try:
+        reader = SSEReader(f"{server.url}/queries/count/results", headers={"Last-Event-ID": "2"})
+        push(server.url, 14)
+        events = reader.wait_for_id("12")
+        assert shown(events) == [("gap", None), ("result", "12")]
+        assert json.loads(events[0]["data"]) == {"after": "2", "dropped_upto": "10"}
+        reader.close()
+    finally:
+        server.stop()
+        engine.close()
+
+
+def test_the_record_log_file_holds_what_the_log_holds_across_closes_and_compactions(tmp_path):
+    """A query's record log as its file keeps it: records written after ``close`` (the micro-batch running when the
+    service stops) are kept too; the file is rewritten with the held records past twice ``keep`` lines; a line a
+    crash left unfinished is cut; a record at or before the newest held one is not taken twice."""
+    from rspark.engine.replay import ReplayOutput
+    from rspark.service.results import ResultLog
+
+    path = str(tmp_path / "results" / "q.jsonl")
+
+    def record(t: int) -> ReplayOutput:
+        return ReplayOutput("q", t, t, "ASK", boolean=t % 4 == 0)
+
+    log = ResultLog(keep=3, path=path)
+    for t in range(1, 8):  # 7 lines > 2 * 3: rewritten as the held 5, 6, 7 and the gap up to 4
+        log.write(record(t))
+    log.close()
+    log.write(record(8))  # after close
+    log.write(record(8))  # again: taken once
+    with open(path, encoding="utf-8") as f:
+        lines = [json.loads(line) for line in f]
+    assert lines[0] == {"dropped_upto": "4"} and [x["id"] for x in lines[1:]] == ["5", "6", "7", "8"]
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"id": "9", "da')  # a crash in the middle of a line
+    again = ResultLog(keep=3, path=path)
+    assert [(e.id, json.loads(e.data)) for e in again.events] == [(str(t), record(t).to_json()) for t in (6, 7, 8)]
+    assert again.dropped_upto.id == "5"
+    again.write(record(7))  # a batch evaluated again after a crash
+    again.write(record(9))
+    assert [e.id for e in again.events] == ["7", "8", "9"]
+    again.discard()
+    assert not (tmp_path / "results" / "q.jsonl").exists()

@@ -6,8 +6,9 @@ time), ``/queries`` (register, pause, resume, delete, status; results as Server-
 dashboard at ``/``. Errors are JSON, ``{"error": message, ...}`` with ``line`` / ``column`` / ``element`` when the
 problem has a place.
 
-Security (:class:`Guard`): with a token, every request that changes state (PUT, POST, DELETE) must carry
-``Authorization: Bearer TOKEN`` (401 otherwise); a request body over the limit gets 413 before it is read whole;
+Security (:class:`Guard`): with a token, every request that changes state (PUT, POST, DELETE; not ``POST
+/sparql``, a SPARQL query, which changes nothing) must carry ``Authorization: Bearer TOKEN`` (401 otherwise); a
+request body over the limit gets 413 before it is read whole;
 no CORS headers unless origins are configured."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import logging
 from importlib import resources
 
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -32,6 +34,7 @@ from rspark.service.state import Service, ServiceError
 log = logging.getLogger("rspark.service")
 
 STATE_CHANGING = {"PUT", "POST", "DELETE", "PATCH"}
+READ_ONLY_POSTS = {"/sparql"}  # the SPARQL 1.1 Protocol's query by POST: it reads the static graphs only
 
 
 class BodyTooLarge(Exception):
@@ -39,7 +42,8 @@ class BodyTooLarge(Exception):
 
 
 class Guard:
-    """ASGI middleware: the bearer token for state-changing requests and the body size limit."""
+    """ASGI middleware: the bearer token for state-changing requests (``POST /sparql`` is a query: it needs none)
+    and the body size limit."""
 
     def __init__(self, app, *, token: str | None, max_body: int, service: Service) -> None:
         self.app, self.token, self.max_body, self.service = app, token, max_body, service
@@ -50,7 +54,8 @@ class Guard:
         self.service.requests += 1
         method = scope["method"]
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if self.token is not None and method in STATE_CHANGING:
+        if self.token is not None and method in STATE_CHANGING \
+                and not (method == "POST" and scope["path"] in READ_ONLY_POSTS):
             given = headers.get("authorization", "")
             if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip(), self.token)):
                 self.service.refused += 1
@@ -141,9 +146,8 @@ def create_app(service: Service, *, token: str | None = None, cors: list[str] | 
         name = request.path_params["name"]
         service.stream(name)
         body = await request.body()
-        elements = await call(service.push, name, body, request.headers.get("content-type"))
-        return JSONResponse({"accepted": len(elements), "triples": sum(e.triples for e in elements)},
-                            status_code=202)
+        answer = await call(service.push, name, body, request.headers.get("content-type"))
+        return JSONResponse(answer, status_code=202)
 
     @handler
     async def delete_stream(request: Request):
@@ -259,7 +263,7 @@ def create_app(service: Service, *, token: str | None = None, cors: list[str] | 
             service.sse_clients += 1
             try:
                 if gap is not None:
-                    yield {"event": "gap", "data": json.dumps({"after": after, "dropped_upto": str(gap)})}
+                    yield {"event": "gap", "data": json.dumps({"after": after, "dropped_upto": gap})}
                 last = None
                 for ev in backlog:
                     last = ev.key
@@ -275,7 +279,10 @@ def create_app(service: Service, *, token: str | None = None, cors: list[str] | 
                 service.sse_clients -= 1
                 entry.results.unsubscribe(sub)
 
-        return EventSourceResponse(events(), ping=15, send_timeout=30)
+        # the subscriber is released when the response ends, also when its stream never started (a HEAD request,
+        # a client gone before the first event): its count comes back
+        return EventSourceResponse(events(), ping=15, send_timeout=30,
+                                   background=BackgroundTask(entry.results.unsubscribe, sub))
 
     # ------------------------------------------------------------------------------------------------ SPARQL
 

@@ -202,8 +202,10 @@ class Service:
             self.streams.pop(name, None)
         self.save()
 
-    def push(self, name: str, body: bytes, media_type: str | None) -> list[Element]:
-        """Checks and appends a push's elements to the stream's inbox; refused whole (400, 422) or accepted whole."""
+    def push(self, name: str, body: bytes, media_type: str | None) -> dict:
+        """Checks and appends a push's elements to the stream's inbox; refused whole (400, 422) or accepted whole.
+        Returns the answer: the elements that go on to be evaluated (``accepted``) and their ``triples``, and the
+        ``late`` ones (at or before an instant already reported: written to ``late_to`` instead)."""
         entry = self.stream(name)
         st = self.live.streams.get(entry.iri)
         predicate = entry.timestamp_predicate or (st.timestamp_predicate if st else
@@ -224,7 +226,12 @@ class Service:
             entry.pushes.append((time.time(), len(pushed.elements)))
             for el, is_late in zip(pushed.elements, late):
                 entry.recent.append((el, is_late))
-        return pushed.elements
+        on_time = [el for el, is_late in zip(pushed.elements, late) if not is_late]
+        answer = {"accepted": len(on_time), "triples": sum(el.triples for el in on_time),
+                  "late": len(pushed.elements) - len(on_time)}
+        if answer["late"]:
+            answer["late_to"] = os.path.join(self.live.late_directory(entry.iri), "")
+        return answer
 
     def _late(self, entry: StreamEntry, elements: list[Element]) -> list[bool]:
         """Whether each element is at or before an instant already reported (live mode counts it late)."""
@@ -404,12 +411,14 @@ class Service:
         except (ProfileError, RsparkError) as exc:
             raise ServiceError(400, str(exc)) from None
         self._check_cost(name, plan, profile)
-        results = ResultLog(self.limits.keep_events)
+        results = ResultLog(self.limits.keep_events, path=self._results_path(name))
         with self.live.lock:
             try:  # the log is the query's sink before a micro-batch can evaluate it
                 q = self.live.register(text, name=name, profile=profile, sinks=(results,))
             except RsparkError as exc:
+                results.close()
                 raise ServiceError(400, str(exc)) from None
+            results.resume(q.last)  # the records held before a restart, as far as the query's progress goes
             entry = QueryEntry(name, text, profile, q, results)
             with self.lock:
                 self.queries[name] = entry
@@ -417,6 +426,10 @@ class Service:
         if save:
             self.save()
         return entry
+
+    def _results_path(self, name: str) -> str:
+        """Where the records kept for resuming SSE clients of query ``name`` are (they survive a restart)."""
+        return os.path.join(self.folder, "results", f"{name}.jsonl")
 
     def _check_cost(self, name: str, plan, profile: str | None) -> None:
         from rspark.rsp.profiles import get_profile
@@ -443,7 +456,7 @@ class Service:
         self.live.unregister(name)
         with self.lock:
             self.queries.pop(name, None)
-        entry.results.close()
+        entry.results.discard()
         self.save()
 
     def pause(self, name: str, paused: bool) -> None:

@@ -1,5 +1,5 @@
-"""Helpers of the service tests: a free loopback port, ``rspark serve`` as a subprocess, a Server-Sent Events
-reader on a thread."""
+"""Helpers of the service tests: a free loopback port, ``rspark serve`` as a subprocess, the service's app served
+by uvicorn on a thread of the test process, a Server-Sent Events reader on a thread."""
 
 from __future__ import annotations
 
@@ -62,6 +62,34 @@ class Server:
         return self.proc.returncode
 
 
+class AppServer:
+    """The app of ``rspark serve`` (``create_app`` over a ``Service``) served by uvicorn on a free loopback port, on a
+    thread of the test process: real HTTP for clients, the service's engine in the test's own SparkSession.
+    ``stop()`` ends the service's Server-Sent Events streams, then the server."""
+
+    def __init__(self, app, service) -> None:
+        import uvicorn
+
+        self.service = service
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off",
+                                timeout_graceful_shutdown=5)
+        self.server = uvicorn.Server(config)  # on a thread: uvicorn installs no signal handler
+        self._thread = threading.Thread(target=self.server.run, daemon=True)
+        self._thread.start()
+        deadline = time.time() + 30
+        while not self.server.started:
+            if not self._thread.is_alive() or time.time() > deadline:
+                raise AssertionError(f"uvicorn did not start on port {self.port}")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.service.close()  # the SSE streams end: their connections close
+        self.server.should_exit = True
+        self._thread.join(30)
+
+
 class SSEReader:
     """Reads a Server-Sent Events stream on a thread into ``events`` (dicts with id, event, data)."""
 
@@ -104,6 +132,19 @@ class SSEReader:
         while len(self.events) < n and time.time() < deadline:
             if self.error is not None:
                 raise AssertionError(f"SSE reader failed: {self.error!r}")
+            time.sleep(0.1)
+        return list(self.events)
+
+    def wait_for_id(self, event_id: str, timeout: float = 240.0) -> list[dict]:
+        """The events read up to the one with id ``event_id`` (all read so far when it did not come in time)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.error is not None:
+                raise AssertionError(f"SSE reader failed: {self.error!r}")
+            events = list(self.events)
+            ids = [e.get("id") for e in events]
+            if event_id in ids:
+                return events[:ids.index(event_id) + 1]
             time.sleep(0.1)
         return list(self.events)
 

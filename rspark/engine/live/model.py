@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,6 +22,17 @@ from rspark.rsp.windows import Timeline
 def stream_key(iri: str) -> str:
     """A directory name for a stream IRI (a hash: IRIs hold characters file systems refuse)."""
     return hashlib.sha1(iri.encode("utf-8")).hexdigest()[:16]
+
+
+def readable_key(iri: str) -> str:
+    """A directory name for a stream IRI that a person reads (the checkpoint's ``late/`` and ``quarantine/``): the
+    IRI without its scheme (``http://``), each character other than an ASCII letter or digit, ``.``, ``-`` or ``_``
+    written ``_``, at most its last 60 characters (no leading ``.``), then ``-`` and the first 8 hex digits of the
+    IRI's SHA-1, which keeps apart IRIs that read the same: ``http://example.org/obs`` ->
+    ``example.org_obs-<8 hex digits>``."""
+    rest = re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:/*", "", iri)
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", rest)[-60:].lstrip(".")
+    return f"{safe or 'stream'}-{hashlib.sha1(iri.encode('utf-8')).hexdigest()[:8]}"
 
 
 @dataclass

@@ -36,7 +36,15 @@ from rspark.algebra.translate import compile_query, ensure_evaluable
 from rspark.cep.carried import check_saved, occurrence_count
 from rspark.engine.live.evaluation import Evaluation
 from rspark.engine.live.inbox import InboxReader
-from rspark.engine.live.model import Closing, LiveQuery, LiveStream, check_lateness, stream_key, write_inbox
+from rspark.engine.live.model import (
+    Closing,
+    LiveQuery,
+    LiveStream,
+    check_lateness,
+    readable_key,
+    stream_key,
+    write_inbox,
+)
 from rspark.errors import InputError, RsparkError
 from rspark.rsp.windows import format_time, parse_time
 
@@ -284,7 +292,7 @@ class LiveRunner(Evaluation):
                                                                         file=origin))
                     for origin, errors in by_file.items():
                         self._quarantine(st, origin, errors)
-            dead = os.path.join(self.checkpoint, "late", stream_key(st.iri), f"{source}-{batch_id:08d}.nq")
+            dead = os.path.join(self.late_directory(st.iri), f"{source}-{batch_id:08d}.nq")
             scale = st.buffer.scale
             try:
                 result = st.buffer.append(loaded, st.evaluated, dead)
@@ -302,11 +310,15 @@ class LiveRunner(Evaluation):
         finally:
             loaded.unpersist()
 
+    def late_directory(self, iri: str) -> str:
+        """Where the late elements of the stream ``iri`` are written (docs/live.md)."""
+        return os.path.join(self.checkpoint, "late", readable_key(iri))
+
     def _quarantine(self, st: LiveStream, path: str, errors: list) -> None:
         """A file with problems: its messages are logged and kept in ``errors``; a copy of the file and the messages
         go to ``checkpoint/quarantine`` (the file itself stays where it is: it may be the user's). The elements
         that loaded are kept."""
-        folder = os.path.join(self.checkpoint, "quarantine", stream_key(st.iri))
+        folder = os.path.join(self.checkpoint, "quarantine", readable_key(st.iri))
         os.makedirs(folder, exist_ok=True)
         name = os.path.basename(path)
         try:

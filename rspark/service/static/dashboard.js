@@ -4,7 +4,8 @@
  * query, GET /queries/{name} (its counters and windows) and GET /streams/{name}/elements for each stream it reads
  * (the time line's marks). The selected query's records arrive as Server-Sent Events from
  * GET /queries/{name}/results?from=start: the latest one is the answers table, and its matched events (the values
- * of getSTARTTIME() / getENDTIME()) are drawn on the time line as intervals. */
+ * of getSTARTTIME() / getENDTIME()) are drawn on the time line as intervals. Until the two lists first answer,
+ * the page says it is loading (index.html's text), never that nothing is declared. */
 (function () {
   "use strict";
 
@@ -27,6 +28,7 @@
     esInfo: "",
     samples: {},          // query name -> [[ms, records], ...] for the client-side record rate
     online: null,
+    loaded: false,        // whether GET /streams and GET /queries have answered once: until then, "loading"
   };
 
   const $ = (sel) => document.querySelector(sel);
@@ -45,6 +47,7 @@
       const [s, q] = await Promise.all([getJSON("streams"), getJSON("queries")]);
       state.streams = s.streams || [];
       state.queries = q.queries || [];
+      state.loaded = true;
       sampleRates();
       chooseSelected();
       if (state.selected !== null) await pollSelected();
@@ -315,6 +318,7 @@
   }
 
   function renderTotals() {
+    if (!state.loaded) return; // "-" until the first answer
     const late = state.streams.reduce((a, s) => a + (s.late || 0), 0);
     // the problems of the streams' elements (rejected elements, quarantined files) and the queries that failed
     const errors = state.streams.reduce((a, s) => a + (s.rejected || 0) + (s.quarantined || 0), 0) +
@@ -344,7 +348,17 @@
       el("td", { title: s.watermark === null || s.watermark === undefined ? "" : String(s.watermark) },
         shortTime(s.watermark)),
     )));
-    $("#streams-empty").hidden = state.streams.length > 0;
+    showEmpty("#streams-empty", state.streams.length, "No stream declared yet (", "PUT /streams/{name}", ").");
+  }
+
+  // a list's line under its table: "Loading ..." (as the page comes) until the first answer, then whether it is empty
+  function showEmpty(sel, count, before, code, after) {
+    const node = $(sel);
+    node.hidden = count > 0;
+    if (state.loaded && !node.dataset.loaded) {
+      node.replaceChildren(before, el("code", {}, code), after);
+      node.dataset.loaded = "1";
+    }
   }
 
   function streamName(iri) {
@@ -383,7 +397,7 @@
       row.addEventListener("click", () => { select(q.name); renderAll(); });
       return row;
     }));
-    $("#queries-empty").hidden = state.queries.length > 0;
+    showEmpty("#queries-empty", state.queries.length, "No query registered yet (", "PUT /queries/{name}", ").");
   }
 
   // ----------------------------------------------------------------------------------------------- query panel
