@@ -235,6 +235,16 @@ def test_query_network_register_stream(engine):
     assert consumer_rows == [(T0, [":axel", ":darko"]), (T1, [":axel", ":minh"]), (T2, [":axel", ":darko", ":minh"])]
 
 
+def test_a_stream_registered_by_a_select_is_not_read_as_rdf(engine):
+    # REGISTER STREAM on a SELECT is answered (RSP-QL draft syntax), but its records are solutions: a query reading
+    # that stream is told so, not sent to look for a stream file
+    select = P + ("REGISTER STREAM :s1 AS SELECT ?who FROM STREAM :social [RANGE PT1M SLIDE PT1M] "
+                  "WHERE { ?who :isIn ?room }")
+    with pytest.raises(RsparkError, match=r"^http://example.org/s2: stream <http://example.org/s1> is registered by "
+                                          r"http://example.org/s1, a SELECT query, whose records are solutions"):
+        engine.replay([CONSUMER, select], until=T2)
+
+
 def test_a_registered_stream_goes_on_to_its_query_s_last_instant(engine):
     """The producer's output has one element (at 6: :a2 :p :b2 in G2, :b2 :q :c2 in G3) but the producer runs to
     10: the consumer is evaluated up to 10 (the windows at 8 and 10, the second empty), as live mode evaluates it up

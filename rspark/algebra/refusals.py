@@ -126,6 +126,11 @@ def refusals(query: ast.Query) -> tuple[Refusal, ...]:
 def _registration(query: ast.Query) -> list[Refusal]:
     reg = query.register
     out = []
+    r2s = query.r2s or (reg.r2s if reg is not None else None)
+    if query.form == "ASK" and r2s is not None and str(r2s).upper() in ("ISTREAM", "DSTREAM"):
+        out.append(Refusal(f"{str(r2s).upper()} on an ASK query", "an ASK query answers each instant alone "
+                           "(RSTREAM); ask for the solutions that are new or gone with a SELECT", continuous_only=True,
+                           **_where(query)))
     if reg is None or reg.kind != "STREAM" or not isinstance(reg.name, IRI):
         return out
     if query.template is not None and any(isinstance(t, QuadPattern) for t in query.template):

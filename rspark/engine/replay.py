@@ -158,6 +158,13 @@ class Replayer:
             if not ready:
                 i, (plan, label) = pending[0]
                 missing = [w.stream.value for w in plan.dataset.windows if w.stream.value not in self.sources]
+                by = next((lb for p, lb in plans if p.form != "CONSTRUCT" and p.register is not None
+                           and p.register.kind == "STREAM" and isinstance(p.register.name, IRI)
+                           and p.register.name.value == missing[0]), None)
+                if by is not None:  # a SELECT or ASK registered as a stream: its records are no RDF stream
+                    raise RsparkError(f"{label}: stream <{missing[0]}> is registered by {by}, a {_form(plans, by)} "
+                                      "query, whose records are solutions, not RDF: only a CONSTRUCT query's output "
+                                      "is a stream other queries read")
                 raise RsparkError(f"{label}: unknown stream <{missing[0]}> (give it with --stream {missing[0]}=PATH "
                                   f"or engine.add_stream)")
             for i, (plan, label) in ready:
@@ -611,6 +618,10 @@ def _is_number(value) -> bool:
         return True
     except (InvalidOperation, ValueError):
         return False
+
+
+def _form(plans: list, label: str) -> str:
+    return next(p.form for p, lb in plans if lb == label)
 
 
 def _window_name(decl: ops.WindowDecl) -> str:
