@@ -36,6 +36,10 @@ REFUSED = {
                      False, "2:46: not supported: a quoted triple pattern with variables inside an EP-SPARQL pattern"),
     "describe": (P + "DESCRIBE ?s " + W + "WHERE { WINDOW :w { ?s ?p ?o } }", True,
                  "2:1: not supported: DESCRIBE: a continuous query describes nothing"),
+    # an ASK answers each instant alone: an ISTREAM it would ignore is refused (a one-shot ASK has no instants)
+    "istream-ask": (P + "REGISTER ISTREAM QUERY :q AS ASK " + W + "WHERE { WINDOW :w { ?x :q ?y } }", True,
+                    "2:30: not supported: ISTREAM on an ASK query: an ASK query answers each instant alone "
+                    "(RSTREAM); ask for the solutions that are new or gone with a SELECT"),
     "graph-template": (P + "REGISTER STREAM :out AS CONSTRUCT { GRAPH :g { ?s ?p ?o } } " + W +
                        "WHERE { WINDOW :w { ?s ?p ?o } }", True,
                        "not supported: GRAPH blocks in the template of a REGISTER STREAM query"),
