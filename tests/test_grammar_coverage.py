@@ -363,6 +363,8 @@ COVERAGE: dict[str, tuple[str, Evaluated | Refused]] = {
     "count_window": (TRIPLE_COUNT, evaluated("tests/test_replay.py::test_seed002_triple_count_window")),
     "integer_value": (TRIPLE_COUNT, evaluated("tests/test_replay.py::test_seed002_triple_count_window")),
     "now_window": (windowed("[NOW]"), evaluated("tests/test_windows.py::test_now_window")),
+    "all_window": (P + "CONSTRUCT { ?s ?p ?o } FROM NAMED WINDOW :w ON :S [ALL] WHERE { WINDOW :w { ?s ?p ?o } }",
+                   evaluated("tests/test_replay.py::test_all_and_landmark_without_t0_start_at_the_profile_s_t0")),
     "stream_range": (SPARQLSTREAM, evaluated(
         "tests/test_replay.py::test_seed002_sparqlstream_named_stream_is_read_by_the_default_graph")),
     # [RSEP] events
@@ -565,6 +567,10 @@ _WINDOW_OPTIONS: dict[str, Option] = {
         Node("count_window", shape=("COUNT_UNIT", "integer_value"))),
     "LANDMARK t0": (TWO_WINDOWS, evaluated("tests/test_replay.py::test_two_windows_on_one_stream_join"),
                     Tok("_LANDMARK")),
+    "[LANDMARK] without t0": (
+        P + "CONSTRUCT { ?s ?p ?o } FROM NAMED WINDOW :w ON :S [LANDMARK] WHERE { WINDOW :w { ?s ?p ?o } }",
+        evaluated("tests/test_replay.py::test_all_and_landmark_without_t0_start_at_the_profile_s_t0"),
+        Node("landmark_window", lacks=("instant",))),
     "LND t0": (EXAMPLE9, evaluated("tests/test_cep_properties.py::test_example9_match_is_a_set_of_mappings"),
                Tok("_LND")),
     "FROM NOW-d TO NOW (RSP-QL draft)": (
@@ -735,19 +741,12 @@ OPTIONS: dict[str, Option] = {**_REGISTRATION_OPTIONS, **_WINDOW_OPTIONS, **_EVE
 # (what rspark gave for each, in a scratch replay over tests/data/fig1.trig or social.trig, the RDF-star stream of
 # tests/test_rdf_star_stream.py, or rspark sparql: no test asserts it)
 UNTESTED: dict[str, tuple[str, str, Tok | Node | Both | None]] = {
-    "all_window": (
-        P + "CONSTRUCT { ?s ?p ?o } FROM NAMED WINDOW :w ON :S [ALL] WHERE { WINDOW :w { ?s ?p ?o } }",
-        "[ALL] is a landmark window without t0 ((landmark), as [LANDMARK]); over fig1 at 8 it held G1..G4, as "
-        "[LANDMARK 1] does", None),
     "annotation_path": (
         HEART + "SELECT ?obs ?hr ?c FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT1M STEP PT10S] "
         "WHERE { WINDOW :w { ?obs sosa:hasSimpleResult ?hr {| ex:confidence ?c |} } }",
         "an annotation in a pattern ({| |} after a triple pattern): over the RDF-star heart-rate stream it matched "
         "the asserted and annotated reading (:o1 80 0.95), not the one only quoted (:o2); the W3C RDF-star CG "
         "evaluation suite has no such query and tests/test_rdf_star_stream.py none either", None),
-    "[LANDMARK] without t0": (
-        P + "CONSTRUCT { ?s ?p ?o } FROM NAMED WINDOW :w ON :S [LANDMARK] WHERE { WINDOW :w { ?s ?p ?o } }",
-        "the same algebra as [ALL]; over fig1 at 8 it held G1..G4", Node("landmark_window", lacks=("instant",))),
     "SEQ[UNRESTRICTED]": (
         rsep("E1 SEQ[UNRESTRICTED] E2"),
         "under the default profile it is a plain SEQ; under csparql (whose SEQ is naive) it overrode the profile: "
@@ -776,7 +775,7 @@ UNTESTED: dict[str, tuple[str, str, Tok | Node | Both | None]] = {
         "DESCRIBE evaluation test; continuous DESCRIBE is refused)", Node("describe_query", lacks=("dataset_clause",))),
 }
 KNOWN_UNTESTED = frozenset({
-    "all_window", "annotation_path", "[LANDMARK] without t0", "SEQ[UNRESTRICTED]", "MATCH CONSUME NONE",
+    "annotation_path", "SEQ[UNRESTRICTED]", "MATCH CONSUME NONE",
     "CONSTRUCT DSTREAM", "CONSTRUCT RSTREAM", "DESCRIBE over static data",
 })
 

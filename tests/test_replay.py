@@ -41,6 +41,11 @@ def table(outputs, *names) -> list:
     return out
 
 
+def graphs(outputs) -> list:
+    """[(time, sorted triples as tuples of local names)] of CONSTRUCT outputs."""
+    return [(rec.time, sorted(tuple(local(t) for t in tr) for tr in rec.triples)) for rec in outputs]
+
+
 # -------------------------------------------------------------------------------- RSEP-QL (RSEP-QL) section 3
 
 
@@ -68,6 +73,22 @@ def test_seed000_example2_window_contents_at_8(engine):
         (":a1", ":p", ":b1"), (":a2", ":p", ":b2"), (":b1", ":q", ":c1"), (":b2", ":q", ":c2")]
     assert sorted(tuple(local(t) for t in tr) for tr in b.triples) == [
         (":a2", ":p", ":b2"), (":b1", ":q", ":c1"), (":b2", ":q", ":c2")]
+
+
+def test_all_and_landmark_without_t0_start_at_the_profile_s_t0(engine):
+    # [ALL] and [LANDMARK] without an instant are the landmark window from the profile's t0, zero under the default
+    # profile (docs/profiles.md): at t it holds every element with 0 <= ti <= t, so all of Figure 1 up to t. A
+    # landmark window reports on content change, at each element's timestamp: 2, 4, 6, 8, 10. Its content is the
+    # union of its elements' graphs, a set: at 2 G1; at 4 + G2; at 6 + G3's two triples; at 8 the same (G4's
+    # :b2 :q :c2 is G3's again); at 10 + G5's :a3 :p :b3 (its :b1 :q :c1 is G3's again).
+    g1 = [(":a1", ":p", ":b1")]
+    g2 = sorted(g1 + [(":a2", ":p", ":b2")])
+    g3 = sorted(g2 + [(":b1", ":q", ":c1"), (":b2", ":q", ":c2")])
+    g5 = sorted(g3 + [(":a3", ":p", ":b3")])
+    expected = [(2, g1), (4, g2), (6, g3), (8, g3), (10, g5)]
+    q = P + "CONSTRUCT { ?s ?p ?o } FROM NAMED WINDOW :w ON :S [ALL] WHERE { WINDOW :w { ?s ?p ?o } }"
+    assert graphs(engine.replay(q)) == expected
+    assert graphs(engine.replay(q.replace("[ALL]", "[LANDMARK]"))) == expected
 
 
 def test_two_windows_on_one_stream_join(engine):
