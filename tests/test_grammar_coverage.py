@@ -518,6 +518,16 @@ _REGISTRATION_OPTIONS: dict[str, Option] = {
     "CONSTRUCT ISTREAM": (ISTREAM_CONSTRUCT, evaluated(
         "tests/test_construct_quads.py::test_istream_construct_compares_solutions_not_triples"),
         Node("construct_query", has=("r2s>ISTREAM",))),
+    "CONSTRUCT DSTREAM": (
+        P + "CONSTRUCT DSTREAM { ?person :was ?room } FROM NAMED WINDOW :win ON :social [RANGE PT1M SLIDE PT1M] "
+        "WHERE { WINDOW :win { ?person :isIn ?room } }",
+        evaluated("tests/test_replay.py::test_construct_dstream_builds_its_template_from_the_solutions_that_left"),
+        Node("construct_query", has=("r2s>DSTREAM",))),
+    "CONSTRUCT RSTREAM": (
+        P + "CONSTRUCT RSTREAM { ?person :was ?room } FROM NAMED WINDOW :win ON :social [RANGE PT1M SLIDE PT1M] "
+        "WHERE { WINDOW :win { ?person :isIn ?room } }",
+        evaluated("tests/test_replay.py::test_construct_rstream_overrides_the_cqels_profile_s_istream"),
+        Node("construct_query", has=("r2s>RSTREAM",))),
     "REGISTER STREAM": (PRODUCER, evaluated("tests/test_replay.py::test_query_network_register_stream"),
                         Tok("STREAM")),
     "REGISTER QUERY": (CONSUMER, evaluated("tests/test_replay.py::test_query_network_register_stream"), Tok("QUERY")),
@@ -757,17 +767,6 @@ UNTESTED: dict[str, tuple[str, str, Tok | Node | Both | None]] = {
         "overrides a profile's consumption: under epsparql-chronological with SELECT RSTREAM, at 10 the events of 8 "
         "again, where the profile's consumption left nothing. Only parsing tests name it",
         Node("consume", has=("POLICY_NAME=NONE",))),
-    "CONSTRUCT DSTREAM": (
-        P + "CONSTRUCT DSTREAM { ?person :was ?room } FROM NAMED WINDOW :win ON :social [RANGE PT1M SLIDE PT1M] "
-        "WHERE { WINDOW :win { ?person :isIn ?room } }",
-        "the triples of the solutions that left: at 13:01 axel and darko :was :RedRoom, at 13:02 axel :BlueRoom and "
-        "minh :RedRoom (as SELECT DSTREAM's rows); tests run DSTREAM on SELECT only",
-        Node("construct_query", has=("r2s>DSTREAM",))),
-    "CONSTRUCT RSTREAM": (
-        P + "CONSTRUCT RSTREAM { ?person :was ?room } FROM NAMED WINDOW :win ON :social [RANGE PT1M SLIDE PT1M] "
-        "WHERE { WINDOW :win { ?person :isIn ?room } }",
-        "under cqels (ISTREAM by default) it gave each instant's whole window (RedRoom at 13:00:00, 13:00:20 and "
-        "13:00:50); tests write RSTREAM on SELECT only", Node("construct_query", has=("r2s>RSTREAM",))),
     "DESCRIBE over static data": (
         P + "DESCRIBE :a",
         "rspark sparql answers it (over :a :p :b ; :q 1 . :b :r :a: the two triples of :a; DESCRIBE * WHERE "
@@ -776,7 +775,7 @@ UNTESTED: dict[str, tuple[str, str, Tok | Node | Both | None]] = {
 }
 KNOWN_UNTESTED = frozenset({
     "annotation_path", "SEQ[UNRESTRICTED]", "MATCH CONSUME NONE",
-    "CONSTRUCT DSTREAM", "CONSTRUCT RSTREAM", "DESCRIBE over static data",
+    "DESCRIBE over static data",
 })
 
 # ----------------------------------------------------------------------------------------------------------- tests

@@ -241,6 +241,39 @@ def test_istream_is_a_multiset_difference(engine):
     assert got == [(2, [":b1"]), (4, [":b2"]), (6, [":c1", ":c2"]), (8, []), (10, [":b3"])]
 
 
+WAS = P + ("CONSTRUCT DSTREAM { ?person :was ?room } FROM NAMED WINDOW :win ON :social [RANGE PT1M SLIDE PT1M] "
+            "WHERE { WINDOW :win { ?person :isIn ?room } }")
+RED = [(":axel", ":was", ":RedRoom"), (":darko", ":was", ":RedRoom")]  # the solutions at T0 (WHO_IS_WHERE)
+BLUE_RED = [(":axel", ":was", ":BlueRoom"), (":minh", ":was", ":RedRoom")]  # at T1
+
+
+def test_construct_dstream_builds_its_template_from_the_solutions_that_left(engine):
+    # WHO_IS_WHERE's solutions (test_seed002_who_is_where): T0 axel, darko in RedRoom; T1 axel in BlueRoom, minh in
+    # RedRoom; T2 axel in room2, darko and minh in room1. DSTREAM keeps those of the previous instant that are gone:
+    # none at T0 (no previous instant; the default profile reports the empty record), T0's two at T1, T1's two at T2
+    assert graphs(engine.replay(WAS, until=T2)) == [(T0, []), (T1, RED), (T2, BLUE_RED)]
+    # R2S compares solutions, then the template is built (docs/language.md): with { ?person :left :yes } axel has
+    # left at T1 and at T2 (axel in RedRoom, then in BlueRoom, are gone). A difference of the built triples (T0
+    # axel, darko; T1 axel, minh; T2 axel, darko, minh) would have given darko alone at T1 and nothing at T2.
+    left = WAS.replace("?person :was ?room", "?person :left :yes")
+    assert graphs(engine.replay(left, until=T2)) == [
+        (T0, []), (T1, [(":axel", ":left", ":yes"), (":darko", ":left", ":yes")]),
+        (T2, [(":axel", ":left", ":yes"), (":minh", ":left", ":yes")])]
+
+
+def test_construct_rstream_overrides_the_cqels_profile_s_istream(engine):
+    # cqels evaluates at every element (13:00:00, 13:00:20, 13:00:50, 13:01:10, 13:01:40; the replay ends at the
+    # last) the window of the last close <= t: (12:59, 13:00] = e1 at the first three, (13:00, 13:01] = e2, e3 at
+    # the last two. CONSTRUCT RSTREAM builds each instant's whole window; without an operator the profile's ISTREAM
+    # builds only the new solutions and skips the instants without any (docs/profiles.md: no empty results).
+    rstream = WAS.replace("DSTREAM", "RSTREAM")
+    assert graphs(engine.replay(rstream, profile="cqels")) == [
+        (T0, RED), ("2016-03-01T13:00:20Z", RED), ("2016-03-01T13:00:50Z", RED),
+        ("2016-03-01T13:01:10Z", BLUE_RED), ("2016-03-01T13:01:40Z", BLUE_RED)]
+    plain = WAS.replace("DSTREAM ", "")
+    assert graphs(engine.replay(plain, profile="cqels")) == [(T0, RED), ("2016-03-01T13:01:10Z", BLUE_RED)]
+
+
 PRODUCER = P + ("REGISTER STREAM :s1 AS CONSTRUCT { :s1 :matches ?who } FROM STREAM :social "
                 "[RANGE PT1M SLIDE PT1M] WHERE { ?who :isIn ?room }")
 CONSUMER = P + ("REGISTER QUERY :s2 AS SELECT ?who FROM STREAM :s1 [RANGE PT1M SLIDE PT1M] "
