@@ -6,6 +6,7 @@ streams, windows, ET and event patterns, the engine compared with the oracle ins
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
@@ -300,10 +301,10 @@ def query_text(stream_iri: str, windows: dict, events: dict, expr, consume=None,
     return "\n".join(lines)
 
 
-def run_fig1(engine, expr, times, consume=None, windows=None, events=None) -> dict:
+def run_fig1(engine, expr, times, consume=None, windows=None, events=None, profile=None) -> dict:
     windows, events = windows or EX4_WINDOWS, events or EX4_EVENTS
     q = query_text(EX + "S", windows, events, expr, consume)
-    records = engine.replay(q, times=times)
+    records = engine.replay(q, times=times, profile=profile)
     assert [rec.time for rec in records] == times, q
     return engine_events(records, variables(expr, events))
 
@@ -370,6 +371,49 @@ def test_section2_csparql_naive_sequence(fig1):
     events = {"E1": ("w", [("?x", ":p", "?y")]), "E2": ("w", [("?y", ":q", "?z")])}
     out = run_fig1(fig1, Seq(E1, E2, "NAIVE"), [8, 10], windows=windows, events=events)
     assert out == canonical({8: {xyz(2, 4, 8)}, 10: set()})
+
+
+@dataclass(frozen=True)
+class ClosedOpenWindow:
+    """The csparql profile's time window for the oracle: [c - range, c), c = floor(t / slide) * slide the last close
+    (C-SPARQL's [o, c) windows, docs/profiles.md)."""
+
+    range: int
+    slide: int
+
+    def holds(self, ts: int, t: int) -> bool:
+        close = (t // self.slide) * self.slide
+        return close - self.range <= ts < close
+
+
+def test_unrestricted_selection_overrides_the_csparql_profile_s_naive_one(fig1):
+    # csparql's plain SEQ is naive (tests/test_events.py: at 8 (a2 c2 4 6) alone, nothing at 10). SEQ[UNRESTRICTED]
+    # is eq. 7 whatever the profile, over the profile's windows: w1 [LANDMARK 1] holds 1 <= ti <= t, w2 [RANGE 5
+    # SLIDE 1] is [t - 5, t). At 8: E1 events (a1 b1)@2, (a2 b2)@4 (G4 has no :p); w2 = [3, 8) holds G2, G3, so
+    # the E2 events are (b1 c1)@6, (b2 c2)@6: every compatible pair with E1 strictly before E2 gives (a1 b1 c1, 2, 6)
+    # and (a2 b2 c2, 4, 6). At 10: w1 adds (a3 b3)@10, which no E2 joins; w2 = [5, 10) holds G3, G4, so (b2 c2)@8
+    # joins (a2 b2)@4 too. (The default profile's (3, 8] and (5, 10] hold G4 at 8 and G5 at 10:
+    # test_section2_unrestricted_at_8_and_10.)
+    expected = {8: {xyz(1, 2, 6), xyz(2, 4, 6)}, 10: {xyz(1, 2, 6), xyz(2, 4, 6), xyz(2, 4, 8)}}
+    assert oracle_fig1(Seq(E1, E2), [8, 10], windows={"w1": Landmark(1), "w2": ClosedOpenWindow(5, 1)}) == expected
+    assert run_fig1(fig1, Seq(E1, E2, "UNRESTRICTED"), [8, 10], profile="csparql") == canonical(expected)
+
+
+def test_match_consume_none_overrides_the_profile_s_consumption(fig1):
+    # epsparql-chronological selects and consumes chronologically: what matched at 8 is consumed and nothing is
+    # left at 10 (Example 11). MATCH CONSUME NONE keeps the chronological selection (Example 10: at 8 (a1 b1 c1, 2,
+    # 6), (a2 b2 c2, 4, 6)) and consumes nothing: at 10 w1 adds (a3 b3)@10, which no E2 joins; w2 = (5, 10] holds
+    # G3, G4, G5, and the first E2 event of each (?y ?z) with an E1 event before it is still G3's at 6 ((b2 c2)@8
+    # and (b1 c1)@10 come later), with the first such E1 event: the events of 8 again. SELECT RSTREAM: the
+    # profile's ISTREAM would drop them at 10 as rows already given at 8.
+    expected = {8: {xyz(1, 2, 6), xyz(2, 4, 6)}, 10: {xyz(1, 2, 6), xyz(2, 4, 6)}}
+    assert oracle_fig1(Seq(E1, E2, "CHRONOLOGICAL"), [8, 10]) == expected
+    q = query_text(EX + "S", EX4_WINDOWS, EX4_EVENTS, Seq(E1, E2), "NONE").replace("SELECT", "SELECT RSTREAM", 1)
+    records = fig1.replay(q, times=[8, 10], profile="epsparql-chronological")
+    assert engine_events(records, ["x", "y", "z"]) == canonical(expected)
+    # the profile's consumption (no CONSUME): nothing at 10, and no record (the profile emits no empty one)
+    records = fig1.replay(q.replace("MATCH CONSUME NONE", "MATCH"), times=[8, 10], profile="epsparql-chronological")
+    assert engine_events(records, ["x", "y", "z"]) == canonical({8: expected[8]})
 
 
 def test_first_last_and_nesting_on_figure1(fig1):

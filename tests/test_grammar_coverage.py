@@ -633,6 +633,9 @@ _EVENT_OPTIONS: dict[str, Option] = {
                           evaluated("tests/test_cep_properties.py::test_example10_selection_policies"),
                           Node("selection", has=(f"POLICY_NAME={policy}",)))
        for policy in ("NAIVE", "CHRONOLOGICAL", "RECENT")},
+    "SEQ[UNRESTRICTED]": (rsep("E1 SEQ[UNRESTRICTED] E2"), evaluated(
+        "tests/test_cep_properties.py::test_unrestricted_selection_overrides_the_csparql_profile_s_naive_one"),
+        Node("selection", has=("POLICY_NAME=UNRESTRICTED",))),
     "SEQ without a selection (the profile's)": (
         PROFILE_DEFAULTS, evaluated("tests/test_events.py::test_the_profiles_default_selection_and_consumption"),
         Node("event_seq", has=("SEQ",), lacks=("selection",))),
@@ -643,6 +646,9 @@ _EVENT_OPTIONS: dict[str, Option] = {
     "MATCH CONSUME RECENT": (rsep("E1 SEQ[RECENT] E2", "CONSUME RECENT"),
                              evaluated("tests/test_cep_properties.py::test_section2_recent_consumption"),
                              Node("consume", has=("POLICY_NAME=RECENT",))),
+    "MATCH CONSUME NONE": (rsep("E1 SEQ E2", "CONSUME NONE").replace("SELECT", "SELECT RSTREAM", 1), evaluated(
+        "tests/test_cep_properties.py::test_match_consume_none_overrides_the_profile_s_consumption"),
+        Node("consume", has=("POLICY_NAME=NONE",))),
     "MATCH without CONSUME (the profile's)": (
         PROFILE_DEFAULTS, evaluated("tests/test_events.py::test_the_profiles_default_selection_and_consumption"),
         Node("match_graph_pattern", lacks=("consume",))),
@@ -757,16 +763,6 @@ UNTESTED: dict[str, tuple[str, str, Tok | Node | Both | None]] = {
         "an annotation in a pattern ({| |} after a triple pattern): over the RDF-star heart-rate stream it matched "
         "the asserted and annotated reading (:o1 80 0.95), not the one only quoted (:o2); the W3C RDF-star CG "
         "evaluation suite has no such query and tests/test_rdf_star_stream.py none either", None),
-    "SEQ[UNRESTRICTED]": (
-        rsep("E1 SEQ[UNRESTRICTED] E2"),
-        "under the default profile it is a plain SEQ; under csparql (whose SEQ is naive) it overrode the profile: "
-        "at 8 (a1 c1 2 6) (a2 c2 4 6), where SEQ gave (a2 c2 4 6) alone. Only parsing tests name it",
-        Node("selection", has=("POLICY_NAME=UNRESTRICTED",))),
-    "MATCH CONSUME NONE": (
-        rsep("E1 SEQ E2", "CONSUME NONE"),
-        "overrides a profile's consumption: under epsparql-chronological with SELECT RSTREAM, at 10 the events of 8 "
-        "again, where the profile's consumption left nothing. Only parsing tests name it",
-        Node("consume", has=("POLICY_NAME=NONE",))),
     "DESCRIBE over static data": (
         P + "DESCRIBE :a",
         "rspark sparql answers it (over :a :p :b ; :q 1 . :b :r :a: the two triples of :a; DESCRIBE * WHERE "
@@ -774,7 +770,7 @@ UNTESTED: dict[str, tuple[str, str, Tok | Node | Both | None]] = {
         "DESCRIBE evaluation test; continuous DESCRIBE is refused)", Node("describe_query", lacks=("dataset_clause",))),
 }
 KNOWN_UNTESTED = frozenset({
-    "annotation_path", "SEQ[UNRESTRICTED]", "MATCH CONSUME NONE",
+    "annotation_path",
     "DESCRIBE over static data",
 })
 
