@@ -73,6 +73,29 @@ def test_seed004_query_as_written_under_rspql_star(engine):
     assert [rec.rows for rec in engine.replay(text, until="2022-01-01T00:00:30Z")] == [[], [], []]
 
 
+def test_an_annotation_in_a_pattern_matches_asserted_annotated_triples(engine):
+    # ?obs sosa:hasSimpleResult ?hr {| ex:confidence ?c |} is the triple pattern and the annotation of its quoted
+    # triple (SPARQL-star's AnnotationPatternPath: ?obs sosa:hasSimpleResult ?hr . << ?obs sosa:hasSimpleResult ?hr >>
+    # ex:confidence ?c): o1 and o3 assert their value and annotate it ({| |} in the stream), o2's value is only
+    # quoted, never asserted. Default profile, [RANGE PT1M STEP PT10S]: the window at 00:00:10 holds g1 (00:00:05),
+    # at 00:00:20 g1 and g2 (00:00:15), at 00:00:30 g1, g2 and g3 (00:00:25).
+    q = PREFIXES + ("SELECT ?obs ?hr ?c FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT1M STEP PT10S] "
+                    "WHERE { WINDOW :w { ?obs sosa:hasSimpleResult ?hr {| ex:confidence ?c |} } }")
+
+    def answers(query):
+        return [(rec.time, sorted((r["obs"].n3(), r["hr"].lexical, r["c"].lexical) for r in rec.rows))
+                for rec in engine.replay(query, until="2022-01-01T00:00:30Z")]
+
+    o1, o2, o3 = (f"<{EX}o1>", "80", "0.95"), (f"<{EX}o2>", "120", "0.5"), (f"<{EX}o3>", "90", "0.99")
+    assert answers(q) == [("2022-01-01T00:00:10Z", [o1]), ("2022-01-01T00:00:20Z", [o1]),
+                          ("2022-01-01T00:00:30Z", [o1, o3])]
+    # the quoted triple pattern alone also matches o2's value, which the annotation leaves out
+    quoted = q.replace("?obs sosa:hasSimpleResult ?hr {| ex:confidence ?c |}",
+                       "<< ?obs sosa:hasSimpleResult ?hr >> ex:confidence ?c")
+    assert answers(quoted) == [("2022-01-01T00:00:10Z", [o1]), ("2022-01-01T00:00:20Z", [o1, o2]),
+                               ("2022-01-01T00:00:30Z", [o1, o2, o3])]
+
+
 def test_graph_inside_window_reads_the_elements(engine):
     # under every profile GRAPH inside WINDOW ranges over the window's elements (their names), per instant
     q = PREFIXES + ("SELECT ?g ?obs FROM NAMED WINDOW :w ON <http://base/s/heart> [RANGE PT20S STEP PT10S] "
