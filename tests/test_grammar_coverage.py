@@ -2,7 +2,8 @@
 starts. COVERAGE classifies each rule and alias of rspark/syntax/rspql.lark, OPTIONS each option a node carries as a
 keyword, with a sample query: evaluated(test) names a test that runs it on Spark with exact assertions, refused(...)
 the located error ensure_evaluable raises. A new rule fails here until classified; UNTESTED lists what is accepted but
-neither (each needs an evaluation test or a refusal). Nothing here starts Spark: grammar, compiler and W3C files."""
+neither (each needs an evaluation test or a refusal), and is empty. Nothing here starts Spark: grammar, compiler and
+W3C files."""
 
 from __future__ import annotations
 
@@ -700,6 +701,14 @@ _SPARQL_OPTIONS: dict[str, Option] = {
     "VALUES UNDEF": (VALUES, W3C, Tok("UNDEF")),
     "CONSTRUCT WHERE (short form)": (P + "CONSTRUCT WHERE { ?s :p ?o }", W3C,
                                      Node("construct_query", lacks=("construct_template",))),
+    # DESCRIBE is refused in continuous queries only (describe_query above); the W3C suites have no DESCRIBE test
+    "DESCRIBE over static data": (P + "DESCRIBE :alice",
+                                  evaluated("tests/test_sparql_engine.py::test_describe_over_static_data"),
+                                  Node("describe_query", lacks=("dataset_clause",))),
+    "DESCRIBE * over static data": (
+        P + "DESCRIBE * WHERE { ?x :knows ?y FILTER(?y = :carol) }",
+        evaluated("tests/test_sparql_engine.py::test_describe_over_static_data"),
+        Node("describe_query", has=("STAR",), lacks=("dataset_clause",))),
     "SERVICE SILENT": (SERVICE.replace("SERVICE", "SERVICE SILENT"),
                        refused("SERVICE <http://example.org/sparql>: rspark runs no federated query"), Tok("SILENT")),
     "COUNT(*)": (P + "SELECT (COUNT(*) AS ?n) WHERE { ?s :p ?o }", W3C, Node("aggregate", has=("COUNT", "STAR"))),
@@ -758,17 +767,11 @@ OPTIONS: dict[str, Option] = {**_REGISTRATION_OPTIONS, **_WINDOW_OPTIONS, **_EVE
 
 # ------------------------------------------------------------------------- accepted, but neither evaluated nor refused
 
-# label (a construct, or an option with where its tree shows it) -> (sample, what was observed, marker or None)
-# (what rspark gave for each, in a scratch replay over tests/data/fig1.trig or social.trig, the RDF-star stream of
-# tests/test_rdf_star_stream.py, or rspark sparql: no test asserts it)
-UNTESTED: dict[str, tuple[str, str, Tok | Node | Both | None]] = {
-    "DESCRIBE over static data": (
-        P + "DESCRIBE :a",
-        "rspark sparql answers it (over :a :p :b ; :q 1 . :b :r :a: the two triples of :a; DESCRIBE * WHERE "
-        "{ ?x :r ?y } gave those of :a and :b), but no test asserts a DESCRIBE answer (the W3C suites have no "
-        "DESCRIBE evaluation test; continuous DESCRIBE is refused)", Node("describe_query", lacks=("dataset_clause",))),
-}
-KNOWN_UNTESTED = frozenset({"DESCRIBE over static data"})
+# label (a construct, or an option with where its tree shows it) -> (sample, what was observed, marker or None):
+# what rspark gives for it, observed in a scratch run, where no test asserts it. Empty (issue 42): an entry is a
+# decision to accept a construct unevaluated for now, written in KNOWN_UNTESTED too.
+UNTESTED: dict[str, tuple[str, str, Tok | Node | Both | None]] = {}
+KNOWN_UNTESTED: frozenset[str] = frozenset()
 
 # ----------------------------------------------------------------------------------------------------------- tests
 
@@ -872,17 +875,16 @@ def test_untested_is_the_known_set():
     assert set(UNTESTED) == KNOWN_UNTESTED
 
 
-@pytest.mark.parametrize("label", sorted(UNTESTED))
-def test_untested_is_accepted_silently(label):
+def test_untested_is_accepted_silently():
     """Each entry parses, uses its construct or option, compiles and is not refused (once it is, it moves to
-    COVERAGE or OPTIONS as refused)."""
-    sample, _, marker = UNTESTED[label]
-    if marker is None:
-        assert label in all_constructs() and uses(label, sample)
-    else:
-        assert marker.found(aliased().parse(sample))
-    plan = compile_query(sample)
-    ensure_evaluable(plan, continuous=plan.is_continuous)
+    COVERAGE or OPTIONS as refused). One test, not one per entry: an empty UNTESTED is not a skipped test."""
+    for label, (sample, _, marker) in UNTESTED.items():
+        if marker is None:
+            assert label in all_constructs() and uses(label, sample), label
+        else:
+            assert marker.found(aliased().parse(sample)), label
+        plan = compile_query(sample)
+        ensure_evaluable(plan, continuous=plan.is_continuous)
 
 
 def test_w3c_claims_are_in_passing_w3c_queries(testdata):

@@ -75,6 +75,59 @@ def test_named_graphs_and_from(engine, tmp_path):
         engine.sparql(P + "SELECT * FROM :nothing WHERE { ?s ?p ?o }")
 
 
+EX = "http://example.org/"
+
+
+def _short(n3: str) -> str:
+    return ":" + n3[len(EX) + 1:-1] if n3.startswith("<" + EX) else n3
+
+
+def _description(triples) -> list:
+    """Triples of N-Triples terms, sorted, with ``:`` for http://example.org/ and each blank node named after the
+    predicate that reaches it (one each in these data)."""
+    names = {}
+    for _, p, o in triples:
+        if o.startswith("_:"):
+            assert o not in names
+            names[o] = "_:" + _short(p)[1:]
+    return sorted(tuple(names.get(t, _short(t)) for t in tr) for tr in triples)
+
+
+def test_describe_over_static_data(engine, tmp_path):
+    # docs/evaluation.md: DESCRIBE gives the concise bounded description of each resource, in the default graph:
+    # the triples whose subject it is, and recursively those of the blank nodes they reach. So DESCRIBE :alice is
+    # DATA's three triples of :alice, her address (a blank node) and its geo (another), not :bob's triples (an IRI
+    # she reaches), nor :alice :age 99 (a named graph). DESCRIBE * describes every variable's values: ?x = :bob and
+    # ?y = :carol, the triples of both. pyoxigraph (a Store's default graph) gives the same.
+    import pyoxigraph
+
+    address = tmp_path / "address.ttl"
+    address.write_text('@prefix : <http://example.org/> .\n:alice :address [ :city "Paris" ; :geo [ :lat 48 ] ] .\n',
+                       encoding="utf-8")
+    named = tmp_path / "named.ttl"
+    named.write_text("<http://example.org/alice> <http://example.org/age> 99 .\n", encoding="utf-8")
+    engine.load(address)
+    engine.load(named, graph=EX + "g")
+    store = pyoxigraph.Store()
+    for text in (DATA, address.read_text(encoding="utf-8")):
+        store.load(text, format=pyoxigraph.RdfFormat.TURTLE)
+    store.load(named.read_text(encoding="utf-8"), format=pyoxigraph.RdfFormat.TURTLE,
+               to_graph=pyoxigraph.NamedNode(EX + "g"))
+    integer = "^^<http://www.w3.org/2001/XMLSchema#integer>"
+    queries = {
+        P + "DESCRIBE :alice": [
+            (":alice", ":address", "_:address"), (":alice", ":age", f'"30"{integer}'), (":alice", ":knows", ":bob"),
+            (":alice", ":name", '"Alice"@en'), ("_:address", ":city", '"Paris"'), ("_:address", ":geo", "_:geo"),
+            ("_:geo", ":lat", f'"48"{integer}')],
+        P + "DESCRIBE * WHERE { ?x :knows ?y FILTER(?y = :carol) }": [
+            (":bob", ":age", f'"25"{integer}'), (":bob", ":knows", ":carol"), (":carol", ":age", f'"41"{integer}')],
+    }
+    for query, expected in queries.items():
+        got = _description([tuple(t.n3() for t in tr) for tr in engine.sparql(query)])
+        assert got == expected, query
+        assert _description([tuple(str(t) for t in tr) for tr in store.query(query)]) == expected, query
+
+
 def test_clear_drops_everything(engine):
     engine.clear()
     assert list(engine.sparql("SELECT * WHERE { ?s ?p ?o }")) == []
