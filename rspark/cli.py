@@ -34,7 +34,7 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from rspark.errors import InputError, RsparkError
+from rspark.errors import InputError, RsparkError, printable
 
 log = logging.getLogger("rspark")
 
@@ -224,7 +224,7 @@ _INTERRUPTS = _Interrupts()
 
 class _Formatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        text = f"rspark: {record.levelname.lower()}: {record.getMessage()}"
+        text = f"rspark: {record.levelname.lower()}: {printable(record.getMessage())}"
         if record.exc_info:
             text += "\n" + self.formatException(record.exc_info)
         return text
@@ -841,7 +841,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _error(message: str) -> None:
-    print(f"rspark: error: {message}", file=sys.stderr, flush=True)
+    print(f"rspark: error: {printable(message)}", file=sys.stderr, flush=True)
 
 
 def _stop_unconnected_jvm() -> None:

@@ -12,6 +12,25 @@ This module imports nothing of rspark (every layer imports it).
 from __future__ import annotations
 
 import errno
+import re
+
+# what a terminal would act on rather than show: C0 controls, DEL, C1 controls, line and paragraph separators,
+# bidirectional formatting controls (which reorder the rest of the line) and lone surrogates (undecodable bytes)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match) -> str:
+    ch = match.group()
+    return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+def printable(text: str) -> str:
+    """``text`` (input quoted by a message: a token, a lexical form, a file name, a parser's message about them)
+    safe to print on one line of a terminal: every character a terminal acts on is written as an escape (``\\x00``,
+    ``\\x1b``, ``\\t``, ``\\n``, ``\\u202e``). Nothing else changes, backslashes included, so a message escaped
+    twice is the same (an escape written in the input reads like an escaped character)."""
+    return _UNPRINTABLE.sub(_escape, text)
 
 
 class RsparkError(Exception):
@@ -27,13 +46,16 @@ class NotSupportedError(RsparkError):
 
 
 class DataError(RsparkError):
-    """Malformed input data: the message names the file, line (and column or element when known)."""
+    """Malformed input data: the message names the file, line (and column or element when known). The message, the
+    file name and the element are :func:`printable` (they quote the input)."""
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
                  column: int | None = None, element: str | None = None) -> None:
+        message = printable(message)
+        element = printable(element) if element is not None else None
         where = ""
         if file is not None:
-            where = str(file)
+            where = printable(str(file))
             if line is not None:
                 where += f":{line}"
                 if column is not None:

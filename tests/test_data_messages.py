@@ -304,6 +304,49 @@ def test_the_reasons_for_not_using_rspark_s_data_source(tmp_path, monkeypatch):
     assert jvm.source_unavailable(session("local[2]"), str(nq)) == "RSPARK_JVM=0"
 
 
+# ------------------------------------------------------------------------------- control characters in messages
+
+
+def test_messages_that_quote_input_escape_control_characters():
+    """One helper, rspark.errors.printable, makes what a message quotes safe for a terminal: control characters
+    (C0, DEL, C1), line and paragraph separators, bidirectional controls and lone surrogates are written as escapes;
+    the rest, backslashes included, is left as it is (so escaping twice changes nothing)."""
+    from rspark.errors import printable
+
+    assert printable("a\x00b\x1b[31mc\x7f\x9b\td\ne\rf") == "a\\x00b\\x1b[31mc\\x7f\\x9b\\td\\ne\\rf"
+    assert printable("\u202eevil\u2066\u2028\udcff") == "\\u202eevil\\u2066\\u2028\\udcff"
+    assert printable("caf\u00e9 <http://e/\u4e2d> \\u0041 'x'") == "caf\u00e9 <http://e/\u4e2d> \\u0041 'x'"
+    assert printable(printable("\x00\\x00")) == printable("\x00\\x00") == "\\x00\\x00"
+    err = DataError("'\x00' is not allowed at the beginning of a prefix name", file="bin\nary.nq", line=3, column=1,
+                    element="<http://e/g\x07>")
+    assert str(err) == ("bin\\nary.nq:3:1: '\\x00' is not allowed at the beginning of a prefix name "
+                        "(element <http://e/g\\x07>)")
+    assert err.reason == "'\\x00' is not allowed at the beginning of a prefix name (element <http://e/g\\x07>)"
+
+
+def test_control_characters_of_a_stream_are_escaped_in_its_messages(engine, tmp_path):
+    """Bad lines holding NUL, ESC, BEL and a right-to-left override, and a timestamp whose lexical form holds an
+    ESC (written as an N-Quads escape): every message names them as escapes."""
+    path = tmp_path / "controls.nq"
+    path.write_bytes(nquads_line(1)
+                     + b"\x00\x00\x00\x02ELF\n"                                          # line 3
+                     + b"\x1b[2J\x1b[31mred\x07 <http://e/s> <http://e/p> 1 <http://e/g5> .\n"  # line 4
+                     + "\u202e <http://e/s> <http://e/p> 1 .\n".encode()                     # line 5
+                     + b'<http://e/s> <http://e/p> "1" <http://e/g6> .\n'                     # line 6
+                     + f'<http://e/g6> <{PROV}> "\\u001B[2J" .\n'.encode()                     # line 7
+                     + nquads_line(2))
+    engine.add_stream("http://e/s", path)
+    assert [str(e) for e in engine.errors] == [
+        f"{path}:3:1: '\\x00' is not allowed at the beginning of a prefix name",
+        f"{path}:4:1: '\\x1b' is not allowed at the beginning of a prefix name (element <http://e/g5>)",
+        f"{path}:5:1: '\\u202e' is not allowed at the beginning of a prefix name",
+        f'{path}:7: bad timestamp: the timestamp "\\x1b[2J" is a plain string; expected xsd:dateTime or a number '
+        "(xsd:integer, xsd:decimal, xsd:long) (element <http://e/g6>)",
+    ]
+    assert not any(ch in str(e) for e in engine.errors for ch in "\x00\x1b\x07\u202e")
+    assert sorted(engine.streams) == ["http://e/s"]
+
+
 # -------------------------------------------------------------------------------------------------- empty streams
 
 

@@ -123,3 +123,13 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert capsys.readouterr().err == ("rspark: error: the following arguments are required: QUERY.rq "
                                        "(see 'rspark explain --help')\n")
     assert main(["frobnicate"]) == 2
+
+
+# ------------------------------------------------------------------------------- issue 42: never silent, never noisy
+
+
+def test_cli_messages_escape_control_characters(tmp_path, capsys):
+    """A message that quotes input (here a file name) shows its control characters as escapes, on one line."""
+    missing = tmp_path / "q\x1b[2J\n\u202e.rq"
+    assert main(["explain", str(missing)]) == 2
+    assert capsys.readouterr().err == f"rspark: error: query: no such file: {tmp_path}/q\\x1b[2J\\n\\u202e.rq\n"

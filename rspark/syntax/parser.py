@@ -43,7 +43,7 @@ from importlib.resources import files
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from rspark.errors import RsparkError
+from rspark.errors import RsparkError, printable
 from rspark.model.iri import resolve_iri
 from rspark.model.terms import (
     IRI,
@@ -77,7 +77,8 @@ CONSUMPTION_POLICIES = frozenset(p.name for p in Consumption) | {"NONE"}
 
 
 class QuerySyntaxError(RsparkError, ValueError):
-    """A query that cannot be read: names the source, line, column, the offending token and what was expected."""
+    """A query that cannot be read: names the source, line, column, the offending token and what was expected (the
+    text :func:`~rspark.errors.printable`, as it quotes the query)."""
 
     def __init__(self, message: str, *, line: int | None = None, column: int | None = None,
                  token: str | None = None, expected: list[str] | None = None, source: str | None = None):
@@ -100,7 +101,7 @@ class QuerySyntaxError(RsparkError, ValueError):
         text = f"{where}: {self.message}"
         if self.expected:
             text += "; expected " + ", ".join(self.expected)
-        return text
+        return printable(text)
 
 
 # Readable names for the grammar's terminals, used in "expected ..." lists.
