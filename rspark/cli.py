@@ -13,7 +13,10 @@ the format (against each query's form), --until / --times, --conf and the files 
 --graph.
 
 Messages of the ``rspark`` logger (the engine's warnings: an empty stream, a window that is still open, ...) are
-printed on standard error as ``rspark: warning: ...``; ``-v`` adds INFO, ``-vv`` DEBUG, ``-q`` hides warnings.
+printed on standard error as ``rspark: warning: ...``, the bad elements of each input file up to
+``WARNINGS_PER_FILE`` and then a line counting the others; ``-v`` adds INFO (and every bad element), ``-vv`` DEBUG,
+``-q`` hides warnings. Every message is :func:`~rspark.errors.printable` (input it quotes cannot act on the
+terminal).
 
 One module (about 700 lines): the three commands share the argument checks, the error and interrupt handling
 and the logging set-up; the output formats are in :mod:`rspark.engine.writers`.
@@ -34,7 +37,7 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from rspark.errors import InputError, RsparkError, printable
+from rspark.errors import WARNINGS_PER_FILE, InputError, RsparkError, printable, summarised
 
 log = logging.getLogger("rspark")
 
@@ -464,6 +467,14 @@ def _check_replay_queries(queries: list[_Query], streams: list[tuple[str, str]])
                                  f"{iri}=PATH; given: {known or 'none'})")
 
 
+def _report_problems(errors: list) -> None:
+    """The problems skipped in the input files, as warnings: the first WARNINGS_PER_FILE of each file, then a
+    line counting the others; with -v every one (rspark.errors.summarised)."""
+    limit = None if log.isEnabledFor(logging.INFO) else WARNINGS_PER_FILE
+    for line in summarised(errors, limit, hint="-v lists them"):
+        log.warning("%s", line)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay continuous queries over recorded streams; print one record per evaluation instant."""
     from rspark.engine.writers import Head, ReplayWriter, replay_columns
@@ -499,8 +510,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _load_static(engine, data, graphs)
         log.info("loading %s", ", ".join(f"{path} as <{iri}>" for iri, path in streams))
         engine.add_streams(streams, strict=args.strict)  # loaded concurrently
-        for err in engine.errors:
-            log.warning("%s", err)
+        _report_problems(engine.errors)
         log.info("replaying %s", ", ".join(q.path for q in queries))
         records = engine.replay_iter([q.text for q in queries], until=until, times=times,
                                      names=[Path(q.path).name for q in queries])

@@ -68,6 +68,42 @@ class DataError(RsparkError):
         self.reason = message
 
 
+class MoreProblems(DataError):
+    """The last entry of a list of a file's problems cut at a limit: ``count`` more problems (``what``: of which
+    kind) of that file, not listed."""
+
+    def __init__(self, count: int, what: str, *, file: str | None = None) -> None:
+        super().__init__(f"{count} more {what} not listed", file=file)
+        self.count, self.what = count, what
+
+
+WARNINGS_PER_FILE = 10  # the problems of one input file that the command line prints (-v: all)
+
+
+def summarised(errors: list, limit: int | None, hint: str = "") -> list[str]:
+    """The lines that report ``errors`` (DataErrors of one or several files, in file order): the first ``limit``
+    of each file, then one line ``... and K more bad elements in FILE`` that counts the others (those listed, and
+    those a :class:`MoreProblems` entry counts), followed by `` (hint)`` when some listed ones were left out; every
+    one when ``limit`` is None."""
+    by_file: dict = {}
+    for err in errors:
+        listed, more = by_file.setdefault(getattr(err, "file", None), ([], [0]))
+        if isinstance(err, MoreProblems):
+            more[0] += err.count
+        else:
+            listed.append(err)
+    lines = []
+    for file, (listed, more) in by_file.items():
+        shown = listed if limit is None else listed[:limit]
+        lines.extend(str(err) for err in shown)
+        left = len(listed) - len(shown) + more[0]
+        if left:
+            lines.append(f"... and {left} more bad element{'s' if left > 1 else ''} in "
+                         f"{printable(str(file)) if file is not None else 'the input'}"
+                         + (f" ({hint})" if hint and len(listed) > len(shown) else ""))
+    return lines
+
+
 class MemoryLimitError(RsparkError):
     """Spark ran out of memory (the JVM's heap, or a Python worker's): the data a query needs at once did not fit."""
 

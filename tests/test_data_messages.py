@@ -353,22 +353,68 @@ def test_control_characters_of_a_stream_are_escaped_in_its_messages(engine, tmp_
 def test_an_empty_stream_is_a_warning(engine, tmp_path, logs):
     empty = tmp_path / "empty.trig"
     empty.write_text("<http://e/a> <http://e/p> 1 .\n")
+    engine.add_stream("http://e/empty", empty)
+    assert records(logs, "rspark.loading", logging.WARNING) == [
+        ("rspark.loading", logging.WARNING, f"stream <http://e/empty> has no elements (file {empty})"),
+    ]
+    assert engine.errors == []
+
+
+NO_TIMESTAMP = "no timestamp (a default-graph triple <element> <timestamp-predicate> literal)"
+
+
+def test_a_stream_with_no_valid_element_is_an_error(engine, tmp_path, logs):
+    """Elements, all rejected: a DataError naming the file, how many were rejected and the first; the stream is
+    not added and nothing is logged."""
     rejected = tmp_path / "rejected.trig"
     rejected.write_text("<http://e/g1> { <http://e/s> <http://e/p> 1 . }\n"
                         "<http://e/g2> { <http://e/s> <http://e/p> 2 . }\n")
-    engine.add_stream("http://e/empty", empty)
-    engine.add_stream("http://e/rejected", rejected)
-    assert records(logs, "rspark.loading", logging.WARNING) == [
-        ("rspark.loading", logging.WARNING, f"stream <http://e/empty> has no elements (file {empty})"),
-        ("rspark.loading", logging.WARNING, f"stream <http://e/rejected> has no elements (file {rejected}; "
-                                            "2 problems reported)"),
-    ]
-    assert [str(e) for e in engine.errors] == [
-        f"{rejected}:1: no timestamp (a default-graph triple <element> <timestamp-predicate> literal) "
-        "(element <http://e/g1>)",
-        f"{rejected}:2: no timestamp (a default-graph triple <element> <timestamp-predicate> literal) "
-        "(element <http://e/g2>)",
-    ]
+    with pytest.raises(DataError) as info:
+        engine.add_stream("http://e/rejected", rejected)
+    assert str(info.value) == (f"{rejected}: no valid stream element (2 rejected; first: line 1: {NO_TIMESTAMP} "
+                               "(element <http://e/g1>))")
+    assert [str(e) for e in info.value.errors] == [f"{rejected}:1: {NO_TIMESTAMP} (element <http://e/g1>)",
+                                                   f"{rejected}:2: {NO_TIMESTAMP} (element <http://e/g2>)"]
+    assert (engine.streams, engine.errors) == ({}, [])
+    assert records(logs, "rspark.loading", logging.WARNING) == []
+
+
+NUL_FIRST = "'\\x00' is not allowed at the beginning of a prefix name"
+
+
+@pytest.mark.parametrize("name,rejected,first,strict", [
+    # N-Quads: every line is a problem, the first one's at its first byte
+    ("garbage.nq", 120, f"line 1, column 1: {NUL_FIRST}", f"1:1: {NUL_FIRST}"),
+    # TriG: no '.' or '{' ends a statement, so the file is one statement, reported at its first byte that is not
+    # UTF-8
+    ("garbage.trig", 1, "line 2, column 8: invalid UTF-8 (bytes 0xFF 0xFE)", "2:8: invalid UTF-8 (bytes 0xFF 0xFE)"),
+])
+def test_a_binary_file_given_as_a_stream_is_an_error(engine, tmp_path, name, rejected, first, strict):
+    """No element at all, only malformed lines (N-Quads) or statements (TriG): an error with the first problem,
+    escaped; --strict (strict=True) still stops at the first problem."""
+    from tests.support.binary import binary_bytes
+
+    path = tmp_path / name
+    path.write_bytes(binary_bytes(120))
+    with pytest.raises(DataError) as info:
+        engine.add_stream("http://e/s", path)
+    assert str(info.value) == f"{path}: no valid stream element ({rejected} rejected; first: {first})"
+    assert len(info.value.errors) == rejected
+    with pytest.raises(DataError) as info:
+        engine.add_stream("http://e/s", path, strict=True)
+    assert str(info.value) == f"{path}:{strict}"
+    assert engine.streams == {}
+
+
+def test_one_load_without_a_valid_element_fails_the_others(engine, tmp_path):
+    from tests.support.binary import binary_bytes
+
+    garbage = tmp_path / "garbage.nq"
+    garbage.write_bytes(binary_bytes(3))
+    with pytest.raises(DataError) as info:
+        engine.add_streams({"http://e/obs": SAMPLES / "observations.trig", "http://e/bin": garbage})
+    assert str(info.value).startswith(f"{garbage}: no valid stream element (3 rejected; first: ")
+    assert engine.streams == {}
 
 
 # ------------------------------------------------------------------------------------------------ replay warnings

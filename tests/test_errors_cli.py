@@ -133,3 +133,49 @@ def test_cli_messages_escape_control_characters(tmp_path, capsys):
     missing = tmp_path / "q\x1b[2J\n\u202e.rq"
     assert main(["explain", str(missing)]) == 2
     assert capsys.readouterr().err == f"rspark: error: query: no such file: {tmp_path}/q\\x1b[2J\\n\\u202e.rq\n"
+
+
+def _stream_query(tmp_path) -> str:
+    query = tmp_path / "q.rq"
+    query.write_text("PREFIX : <http://e/>\nSELECT ?v FROM NAMED WINDOW :w ON :s [RANGE 5 SLIDE 5] "
+                     "WHERE { WINDOW :w { ?x :p ?v } }")
+    return str(query)
+
+
+def test_cli_a_binary_stream_is_one_error_line(spark, tmp_path, capsys):
+    """A binary file given as a stream: exit 1 and one line, not a warning per line and an empty success."""
+    from tests.support.binary import binary_bytes
+
+    garbage = tmp_path / "garbage.nq"
+    garbage.write_bytes(binary_bytes(120))
+    assert main(["replay", _stream_query(tmp_path), "--stream", f"http://e/s={garbage}"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (f"rspark: error: {garbage}: no valid stream element (120 rejected; first: line 1, column 1: "
+                   "'\\x00' is not allowed at the beginning of a prefix name)\n")
+
+
+def _partly_bad(tmp_path, bad: int):
+    """A stream of one valid element (at 5) and ``bad`` malformed lines after it, each naming its number."""
+    path = tmp_path / "partly.nq"
+    prov = "http://www.w3.org/ns/prov#generatedAtTime"
+    lines = ['<http://e/x> <http://e/p> "1" <http://e/g> .',
+             f'<http://e/g> <{prov}> "5"^^<http://www.w3.org/2001/XMLSchema#integer> .']
+    lines += [f"bad line {i}" for i in range(1, bad + 1)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_cli_caps_the_warnings_of_a_file(spark, tmp_path, capsys):
+    """The first ten problems of a file are printed, then one line counts the others; -v prints them all."""
+    path = _partly_bad(tmp_path, 25)
+    args = ["replay", _stream_query(tmp_path), "--stream", f"http://e/s={path}", "--format", "jsonl"]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1
+    bad = [f"rspark: warning: {path}:{i + 2}:1: The subject of a triple must be an IRI or a blank node"
+           for i in range(1, 26)]
+    assert err.splitlines() == [*bad[:10], f"rspark: warning: ... and 15 more bad elements in {path} (-v lists them)"]
+    assert main([*args, "-v"]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("rspark: warning:")]
+    assert warnings == bad

@@ -386,8 +386,10 @@ class Engine:
         Elements without a (valid) timestamp and malformed elements (invalid UTF-8 included) are reported in
         ``engine.errors`` and skipped, unless ``strict``. A path that does not exist raises
         :class:`~rspark.errors.MissingFileError` (a :class:`~rspark.errors.DataError` and a
-        ``FileNotFoundError``) before Spark reads anything; a stream left with no element is logged as a WARNING
-        on the ``rspark`` logger."""
+        ``FileNotFoundError``) before Spark reads anything. A file with problems and no valid element (a binary
+        file, a file of another format) raises a :class:`~rspark.errors.DataError`, ``FILE: no valid stream
+        element (K rejected; first: ...)``, whose ``errors`` lists the problems, and the stream is not added; a
+        stream with no element and nothing to report is logged as a WARNING on the ``rspark`` logger."""
         return self.add_streams({iri: path}, timestamp_predicate=timestamp_predicate, base_iri=base_iri,
                                 strict=strict)
 
@@ -399,7 +401,7 @@ class Engine:
         streams is added and the first failure in that order is raised."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from rspark.spark.loading.loader import check_file, load_stream
+        from rspark.spark.loading.loader import check_file, load_stream, no_valid_element
 
         pairs = list(streams.items()) if hasattr(streams, "items") else [tuple(p) for p in streams]
         seen: set = set()
@@ -412,8 +414,13 @@ class Engine:
 
         def load(pair):
             iri, path = pair
-            return load_stream(self.spark, iri, str(path), timestamp_predicate=timestamp_predicate,
-                               base_iri=base_iri, strict=strict)
+            loaded = load_stream(self.spark, iri, str(path), timestamp_predicate=timestamp_predicate,
+                                 base_iri=base_iri, strict=strict)
+            failure = no_valid_element(str(path), loaded)
+            if failure is not None:
+                loaded.unpersist()
+                raise failure
+            return loaded
 
         if len(pairs) <= 1:
             results = [load(pair) for pair in pairs]

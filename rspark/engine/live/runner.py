@@ -45,7 +45,7 @@ from rspark.engine.live.model import (
     stream_key,
     write_inbox,
 )
-from rspark.errors import InputError, RsparkError
+from rspark.errors import WARNINGS_PER_FILE, InputError, MoreProblems, RsparkError, summarised
 from rspark.rsp.windows import format_time, parse_time
 
 __all__ = ["LiveQuery", "LiveRunner", "LiveStream", "stream_key", "write_inbox"]
@@ -281,15 +281,16 @@ class LiveRunner(Evaluation):
             return
         try:
             if loaded.errors:
-                st.counters["rejected"] += len(loaded.errors)
+                st.counters["rejected"] += loaded.n_rejected or len(loaded.errors)
                 if origins is None:
                     self._quarantine(st, local, loaded.errors)
                 else:  # each message names the file the element came from
                     by_file: dict = {}
                     for err in loaded.errors:
                         origin = origins.file_of(getattr(err, "line", None)) or local
-                        by_file.setdefault(origin, []).append(DataError(getattr(err, "reason", str(err)),
-                                                                        file=origin))
+                        by_file.setdefault(origin, []).append(
+                            MoreProblems(err.count, err.what, file=origin) if isinstance(err, MoreProblems)
+                            else DataError(getattr(err, "reason", str(err)), file=origin))
                     for origin, errors in by_file.items():
                         self._quarantine(st, origin, errors)
             dead = os.path.join(self.late_directory(st.iri), f"{source}-{batch_id:08d}.nq")
@@ -328,8 +329,9 @@ class LiveRunner(Evaluation):
         with open(os.path.join(folder, name + ".errors.txt"), "w", encoding="utf-8") as out:
             out.writelines(f"{err}\n" for err in errors)
         st.counters["quarantined"] += 1
-        for err in errors:
-            log.warning("<%s>: %s", st.iri, err)
+        limit = None if log.isEnabledFor(logging.INFO) else WARNINGS_PER_FILE
+        for line in summarised(errors, limit, hint=f"all in {name}.errors.txt in {folder}"):
+            log.warning("<%s>: %s", st.iri, line)
         self.errors.extend(errors)
         del self.errors[:-1000]
 

@@ -62,13 +62,13 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from rspark.errors import DataError, InputError, MissingFileError
+from rspark.errors import DataError, InputError, MissingFileError, MoreProblems
 from rspark.spark import jvm
 from rspark.spark.frames import local_frame
 from rspark.spark.loading import rdf, small
 
-__all__ = ["LoadedGraph", "LoadedStream", "load_rdf", "load_stream", "check_file", "MissingFileError",
-           "PROV_GENERATED_AT_TIME", "MAX_ERRORS"]
+__all__ = ["LoadedGraph", "LoadedStream", "load_rdf", "load_stream", "no_valid_element", "check_file",
+           "MissingFileError", "PROV_GENERATED_AT_TIME", "MAX_ERRORS"]
 
 # the loading path each file takes (INFO), a fallback to the slower Python path that was not asked for and an empty
 # stream (WARNING)
@@ -138,7 +138,10 @@ class LoadedStream:
     timestamp integral). ``has_metadata``: whether ``metadata`` has a row (counted at load). ``bounds``: the least
     and greatest ``ts`` of ``elements`` ((None, None) without elements) when the load found them, else None.
     ``errors``: rejected elements and malformed statements, in file order (an element with several timestamps is
-    reported with the least and the greatest). ``n_elements``: the rows of ``elements`` (counted at load).
+    reported with the least and the greatest), the first MAX_ERRORS of each kind, then a :class:`MoreProblems`
+    entry counting the others; ``n_rejected``: how many there are in all. ``n_elements``: the rows of ``elements``
+    (counted at load). A stream without elements and without problems is logged as a WARNING; one whose every
+    element was rejected is the caller's to report (:func:`no_valid_element`).
     """
 
     iri: str
@@ -154,6 +157,7 @@ class LoadedStream:
     bounds: tuple[int | None, int | None] | None = None
     errors: list[DataError] = field(default_factory=list)
     n_elements: int | None = None
+    n_rejected: int = 0
     _cached: list[DataFrame] = field(default_factory=list, repr=False)
 
     def unpersist(self) -> None:
@@ -572,7 +576,7 @@ def _problems(raw: DataFrame, total: int, lines: _Lines, path: str) -> list[Data
         for r in rows
     ]
     if total > len(rows):
-        out.append(DataError(f"{total - len(rows)} more problems not listed", file=path))
+        out.append(MoreProblems(total - len(rows), "problems", file=path))
     return out
 
 
@@ -796,6 +800,23 @@ def _checked_elements(candidates: DataFrame) -> DataFrame:
     if rest.isEmpty():
         return fast
     return fast.unionByName(rest.mapInArrow(_check_elements, _CHECK_DDL))
+
+
+def no_valid_element(path: str, loaded: LoadedStream) -> DataError | None:
+    """The error of a stream file none of whose elements is valid while some were rejected or some statements are
+    malformed (a binary file, a file of another format): nothing to replay, and nothing that a warning per problem
+    would make clearer. ``errors`` holds the problems. None when the stream has an element, or nothing to report
+    (an empty stream: a warning)."""
+    if loaded.n_elements or not loaded.n_rejected:
+        return None
+    first = next((e for e in loaded.errors if not isinstance(e, MoreProblems)), None)
+    where = ""
+    if first is not None and first.line is not None:
+        where = f"line {first.line}" + (f", column {first.column}" if first.column is not None else "") + ": "
+    shown = f"; first: {where}{first.reason}" if first is not None else ""
+    err = DataError(f"no valid stream element ({loaded.n_rejected} rejected{shown})", file=path)
+    err.errors = list(loaded.errors)
+    return err
 
 
 def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
@@ -1239,15 +1260,13 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, co
         for element, msg, blk, idx in check.bad:
             errors.append(DataError(msg, file=path, line=lines.line(blk, idx), element=element))
         if check.n_bad > len(check.bad):
-            errors.append(DataError(f"{check.n_bad - len(check.bad)} more rejected elements not listed", file=path))
+            errors.append(MoreProblems(check.n_bad - len(check.bad), "rejected elements", file=path))
         errors.sort(key=lambda e: (e.line is None, e.line or 0))
     if strict and errors:
         raise errors[0]
-    if not check.n_elements:  # a replay would print nothing at all for it
-        name = _bare_iri(iri)
-        problems = counts.get(_K_PROBLEM, 0) + check.n_bad  # malformed statements, rejected elements
-        reported = f"; {problems} problem{'s' if problems > 1 else ''} reported" if problems else ""
-        log.warning("stream <%s> has no elements (file %s%s)", name, path, reported)
+    n_rejected = counts.get(_K_PROBLEM, 0) + check.n_bad  # malformed statements, rejected elements
+    if not check.n_elements and not n_rejected:  # a replay would print nothing at all for it
+        log.warning("stream <%s> has no elements (file %s)", _bare_iri(iri), path)
 
     # not cached apart: a filter and projection of the cached per-element check, read when used (by the content
     # join, and for the bounds when the check did not find them; a cache of its own costs a job of its own), unless
@@ -1297,5 +1316,6 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, co
         time_kind=check.kind,
         time_scale=10 ** check.scale_exp,
         errors=errors,
+        n_rejected=n_rejected,
         _cached=cached,
     )
