@@ -347,6 +347,65 @@ def test_control_characters_of_a_stream_are_escaped_in_its_messages(engine, tmp_
     assert sorted(engine.streams) == ["http://e/s"]
 
 
+# ----------------------------------------------------------------------------------------- unterminated strings
+
+UNTERMINATED = "unterminated string: no closing \" on the line where it starts"
+
+
+def _ten_lines(bad: str) -> str:
+    """A TriG stream of ten lines whose third is ``bad`` (element :g1's block), then :g2 to :g4."""
+    return ("@prefix : <http://e/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n" + bad + "\n"
+            + ":g1 prov:generatedAtTime 1 .\n"
+            + "".join(f':g{i} {{ :s :p "v{i}" . }}\n:g{i} prov:generatedAtTime {i} .\n' for i in (2, 3, 4)))
+
+
+@pytest.mark.parametrize("bad,message", [
+    (':g1 { :s :p "abc . }', f"3:13: {UNTERMINATED}"),
+    (":g1 { :s :p 'abc . }", "3:13: unterminated string: no closing ' on the line where it starts"),
+    (':g1 { :s :p "a" ; :q "b\\"c . }', f"3:22: {UNTERMINATED}"),
+    (':g1 { :s :p """abc . }', '3:13: unterminated string: no closing """ before the end of the file'),
+])
+def test_an_unterminated_string_in_a_trig_stream_is_named_where_it_starts(spark, tmp_path, bad, message):
+    path = tmp_path / "s.trig"
+    path.write_text(_ten_lines(bad))
+    loaded = load_stream(spark, "http://e/s", path)
+    assert [str(e) for e in loaded.errors] == [f"{path}:{message} (element <http://e/g1>)"]
+    # a long string runs to the end of the file: no element after it is read
+    assert elements(loaded) == ([] if '"""' in bad else [("<http://e/g2>", 2), ("<http://e/g3>", 3),
+                                                          ("<http://e/g4>", 4)])
+    loaded.unpersist()
+
+
+def test_an_unterminated_string_in_an_nquads_stream_is_named_where_it_starts(spark, tmp_path):
+    path = tmp_path / "s.nq"
+    lines = b"".join(nquads_line(i) for i in range(1, 6)).decode().splitlines()
+    lines[2] = '<http://e/s2> <http://e/p> "abc <http://e/g2> .'  # line 3 of 10: g2's statement
+    path.write_text("\n".join(lines) + "\n")
+    loaded = load_stream(spark, "http://e/s", path)
+    assert [str(e) for e in loaded.errors] == [f"{path}:3:28: {UNTERMINATED} (element <http://e/g2>)"]
+    assert elements(loaded) == [("<http://e/g1>", 1), ("<http://e/g3>", 3), ("<http://e/g4>", 4), ("<http://e/g5>", 5)]
+    loaded.unpersist()
+
+
+def test_an_unterminated_string_in_a_document_parsed_whole(spark, tmp_path):
+    """A strict load parses a Turtle file in one pass, where the parser stops at the end of the line: the string's
+    start is found on that line."""
+    ttl = tmp_path / "s.ttl"
+    ttl.write_text('@prefix : <http://e/> .\n:s :p "a" .\n:s :p "abc .\n:s :p "c" .\n')
+    with pytest.raises(DataError) as info:
+        load_rdf(spark, ttl)
+    assert str(info.value) == f"{ttl}:3:7: {UNTERMINATED}"
+
+
+def test_an_unterminated_string_in_a_push():
+    from rspark.service.elements import parse_push
+
+    body = b'@prefix : <http://e/> .\n:g1 { :s :p "abc . }\n:g1 :t 1 .\n'
+    with pytest.raises(DataError) as info:
+        parse_push(body, "application/trig", predicate="http://e/t", arrival_time=False, now=0)
+    assert str(info.value) == f"request body:2:13: malformed TriG: {UNTERMINATED}"
+
+
 # -------------------------------------------------------------------------------------------------- empty streams
 
 

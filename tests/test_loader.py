@@ -726,7 +726,8 @@ def test_stream_errors_lenient(spark, tmp_path):
     ]
     messages = [x.reason for x in st.errors]
     assert "no timestamp" in messages[0]
-    assert messages[1].startswith("Unexpected end of file") and st.errors[1].column == 13  # where the string opens
+    assert messages[1].startswith('unterminated string: no closing " on the line where it starts')
+    assert st.errors[1].column == 13  # where the string opens
     assert "not an xsd:dateTime: 'yesterday'" in messages[2]
     assert "one stream uses one kind" in messages[4]
     assert "not terminated" in messages[5]
@@ -1388,7 +1389,8 @@ def test_a_stream_with_anything_else_goes_to_the_general_load(spark, tmp_path, m
         "no timestamp": (1, "number", 1, ["3: no timestamp (a default-graph triple <element> <timestamp-predicate> "
                                           "literal) (element <{g2}>)"], 0),
         "two timestamps": (1, "number", 1, [f'4: more than one timestamp: "6"{i}, "7"{i} (element <{{g2}}>)'], 0),
-        "malformed line": (1, "number", 1, ["3:47: Unexpected end of file (element <{g2}>)"], 0),
+        "malformed line": (1, "number", 1, ['3:47: unterminated string: no closing " on the line where it starts '
+                                            "(element <{g2}>)"], 0),
         "rdf-star": (2, "number", 1, [], 1),
         "no element": (0, "number", 1, [], 0),
     }[case]

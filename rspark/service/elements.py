@@ -54,15 +54,15 @@ def parse_push(body: bytes, media_type: str | None, *, predicate: str, arrival_t
     the epoch) when ``arrival_time``, else the push is refused."""
     import pyoxigraph as ox
 
+    from rspark.spark.loading.rdf import document_problem
+
     fmt = _format(body, media_type)
     try:
         quads = list(ox.parse(body, format=getattr(ox.RdfFormat, fmt)))
     except SyntaxError as exc:
-        reason = str(getattr(exc, "msg", exc))
-        if reason.startswith("Parser error at line"):
-            reason = reason.split(": ", 1)[-1]
-        raise DataError(f"malformed {_NAMES[fmt]}: {reason}", file="request body",
-                        line=getattr(exc, "lineno", None), column=getattr(exc, "offset", None)) from None
+        reason, line, column = document_problem(exc, body)
+        raise DataError(f"malformed {_NAMES[fmt]}: {reason}", file="request body", line=line,
+                        column=column) from None
     except ValueError as exc:  # not UTF-8, ...
         raise DataError(f"unreadable {_NAMES[fmt]}: {exc}", file="request body") from None
     pred = ox.NamedNode(predicate)

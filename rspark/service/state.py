@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from rspark.engine.live.buffer import save_json
-from rspark.errors import DataError, InputError, RsparkError
+from rspark.errors import DataError, InputError, RsparkError, printable
 from rspark.service.elements import Element, parse_push
 from rspark.service.observers import ObserverSink
 from rspark.service.results import ResultLog
@@ -334,9 +334,11 @@ class Service:
         try:
             triples = list(ox.parse(body, format=getattr(ox.RdfFormat, fmt)))
         except SyntaxError as exc:
-            reason = str(getattr(exc, "msg", exc)).split(": ", 1)[-1]
-            raise ServiceError(400, f"request body:{exc.lineno}:{exc.offset}: malformed {fmt.lower()}: {reason}",
-                               line=getattr(exc, "lineno", None), column=getattr(exc, "offset", None)) from None
+            from rspark.spark.loading.rdf import document_problem
+
+            reason, line, column = document_problem(exc, body)
+            raise ServiceError(400, printable(f"request body:{line}:{column}: malformed {fmt.lower()}: {reason}"),
+                               line=line, column=column) from None
         except ValueError as exc:
             raise ServiceError(400, f"request body: unreadable {fmt.lower()}: {exc}") from None
         if any(not isinstance(t.graph_name, ox.DefaultGraph) for t in triples):

@@ -17,9 +17,10 @@ def stamp_arrivals(text: str, fmt: str, predicate: str, now: float) -> str:
     try:
         quads = list(ox.parse(text.encode("utf-8"), format=form))
     except SyntaxError as exc:
-        line, column = _position(exc)
-        raise DataError(f"malformed {fmt}: {exc.msg if hasattr(exc, 'msg') else exc}", file="pushed data",
-                        line=line, column=column) from None
+        from rspark.spark.loading.rdf import document_problem
+
+        reason, line, column = document_problem(exc, text)
+        raise DataError(f"malformed {fmt}: {reason}", file="pushed data", line=line, column=column) from None
     pred = ox.NamedNode(predicate)
     graphs = {q.graph_name for q in quads if not isinstance(q.graph_name, ox.DefaultGraph)}
     stamped = {q.subject for q in quads if isinstance(q.graph_name, ox.DefaultGraph) and q.predicate == pred}
@@ -28,9 +29,3 @@ def stamp_arrivals(text: str, fmt: str, predicate: str, now: float) -> str:
     for g in sorted(graphs - stamped, key=str):
         quads.append(ox.Quad(g, pred, stamp, ox.DefaultGraph()))
     return ox.serialize(quads, format=ox.RdfFormat.N_QUADS).decode("utf-8")
-
-
-def _position(exc: SyntaxError) -> tuple[int | None, int | None]:
-    line = getattr(exc, "lineno", None)
-    column = getattr(exc, "offset", None)
-    return line, column

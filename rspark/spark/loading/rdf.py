@@ -257,6 +257,61 @@ def syntax_location(error: SyntaxError) -> tuple[int | None, int | None]:
     return getattr(error, "lineno", None), getattr(error, "offset", None)
 
 
+def line_start(text: str, line: int, known: tuple[int, int] = (1, 0)) -> int:
+    """The offset in ``text`` where its 1-based ``line`` starts (``known``: a line and its start offset at or
+    before it, to count from)."""
+    number, offset = known
+    while number < line:
+        at = text.find("\n", offset)
+        if at < 0:
+            break
+        number, offset = number + 1, at + 1
+    return offset
+
+
+def document_problem(exc: SyntaxError, data: bytes | str) -> tuple[str, int | None, int | None]:
+    """pyoxigraph's syntax error about ``data`` (a document parsed whole: a push, a graph) as the loader reports
+    it: the reason without pyoxigraph's location prefix (an unterminated string said so, at its opening quote), the
+    line and the column."""
+    reason = syntax_message(exc)
+    line, column = syntax_location(exc)
+    if line is not None and column is not None:
+        text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+        start = line_start(text, line)
+        reason, at = unterminated_string(reason, text, start + column - 1)
+        column = at - start + 1
+    return reason, line, column
+
+
+def unterminated_string(message: str, text: str, offset: int | None, *, unit: str = "file") -> tuple[str, int]:
+    """pyoxigraph's ``message`` about ``text`` at ``offset`` (its 0-based position there), said plainly when it is
+    about a string literal that is not closed, and the offset of the string's opening quote (else the message and
+    the offset as they are). pyoxigraph reports such a string as "Unexpected end of file" where the string starts
+    (a line, or a statement cut at the end of the string's line: the end of the input comes first), or as "Line
+    jumps are not allowed in string literals" at the end of its line (a document parsed whole). ``unit``: what
+    ``text`` ends with, for a long string (a "file", or a "line" parsed on its own)."""
+    if offset is None or offset < 0:
+        return message, offset
+    start = None
+    if message.startswith("Unexpected end"):
+        start = offset
+    elif message.startswith("Line jumps are not allowed in string literals"):
+        toks = _Tokens(text)
+        toks.pos = text.rfind("\n", 0, offset) + 1
+        while (tok := toks.next()) is not None and tok[1] <= offset:
+            if tok[0] == "ustr":
+                start = tok[1]
+    if start is None:
+        return message, offset
+    m = _TTL_TOKEN.match(text, start)
+    kind = m.lastgroup
+    if m.start(kind) != start or kind not in ("ustr", "lopen"):
+        return message, offset
+    if kind == "ustr":
+        return f"unterminated string: no closing {text[start]} on the line where it starts", start
+    return f"unterminated string: no closing {text[start:start + 3]} before the end of the {unit}", start
+
+
 # --------------------------------------------------------------------------------------------------- terms
 
 _NN, _BN, _LIT, _TRIPLE, _DG = ox.NamedNode, ox.BlankNode, ox.Literal, ox.Triple, ox.DefaultGraph
@@ -634,7 +689,11 @@ def _parse_one_line(line: str, blk: int, idx: int, sink: Sink, *, fmt: str, ox_f
             quads = list(ox.parse(text, this_fmt, base_iri=base_iri))
         except SyntaxError as exc:
             if first_error is None:
-                first_error = (syntax_message(exc), syntax_location(exc)[1] if same_columns else None)
+                message, column = syntax_message(exc), syntax_location(exc)[1] if same_columns else None
+                if column is not None:
+                    message, at = unterminated_string(message, line, column - 1, unit="line")
+                    column = at + 1
+                first_error = (message, column)
             continue
         enc = TermEncoder(token, gen=f"{blk}x{idx}x", explicit=line, reifiers=reifier_map(quads) if star else None)
         kept = [q for q in quads if not enc.skip(q)]
@@ -924,6 +983,8 @@ def parse_document(data: bytes, *, fmt: str, base_iri: str | None, token: str, d
             bad = first_invalid_utf8(data) if fmt != "rdfxml" and message.startswith("Invalid UTF-8") else None
             if bad is not None:  # as the other paths report it
                 line, col, message = bad
+            elif fmt != "rdfxml":
+                message, line, col = document_problem(exc, data)
             sink.problems.append(ParseProblem(message, 0, None if line is None else line - 1, 0, col))
         if raw:
             enc.reifiers = reifier_map(raw)
@@ -967,6 +1028,12 @@ def parse_document(data: bytes, *, fmt: str, base_iri: str | None, token: str, d
         message = syntax_message(exc)
         end_line = st.line + text.count("\n", st.start, st.end)
         end_col = st.end - text.rfind("\n", 0, st.end)
+        if column is not None:
+            start = line_start(text, line, (st.line, st.start - st.column))
+            said, at = unterminated_string(message, text, start + column - 1)
+            if said != message:
+                sink.problems.append(ParseProblem(said, 0, line - 1, ordinal, at - start + 1, element))
+                return
         if message.startswith("Unexpected end") and (line, column or 0) >= (end_line, end_col):
             # the piece ran out: point at where it starts
             what, closer = ("graph block", "'}'") if st.kind == "graph" else ("statement", "'.'")
