@@ -272,9 +272,11 @@ def _read(path: str) -> str:
         raise UsageError(f"query: cannot read {path}: {exc.strerror}") from None
 
 
-def _queries(paths: list[str], base: str | None = None, *, evaluated: bool = True) -> list[_Query]:
+def _queries(paths: list[str], base: str | None = None, *, evaluated: bool = True,
+             sparql: bool = False) -> list[_Query]:
     """Read, parse and translate the query files (a syntax or translation error raises, exit code 2); when they
-    are to be ``evaluated``, a construct rspark does not evaluate is refused too (exit code 2)."""
+    are to be ``evaluated``, a construct rspark does not evaluate is refused too (exit code 2). ``sparql``:
+    SPARQL 1.1 queries (their syntax errors name no keyword of continuous queries)."""
     from rspark.algebra.translate import compile_query, ensure_evaluable
 
     if paths.count("-") > 1:
@@ -282,7 +284,7 @@ def _queries(paths: list[str], base: str | None = None, *, evaluated: bool = Tru
     out = []
     for path in paths:
         text = _read(path)
-        plan = compile_query(text, base_iri=base, source=path)
+        plan = compile_query(text, base_iri=base, source=path, sparql=sparql)
         if evaluated:
             ensure_evaluable(plan, source=path)
         out.append(_Query(path, text, plan))
@@ -421,7 +423,7 @@ def cmd_sparql(args: argparse.Namespace) -> int:
     from rspark.algebra.translate import ensure_evaluable
     from rspark.engine.writers import Head, check_sparql_format, default_sparql_format
 
-    [query] = _queries([args.query], args.base, evaluated=False)
+    [query] = _queries([args.query], args.base, evaluated=False, sparql=True)
     if query.plan.is_continuous:
         raise UsageError(f"{query.path} reads a stream or registers a continuous query: use `rspark replay` "
                          f"(`rspark sparql` answers queries over static data)")

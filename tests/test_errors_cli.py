@@ -3,6 +3,8 @@ success and 2 on a usage or query error (tests/test_cli.py has the other command
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rspark import QueryError, QuerySyntaxError, compile_query, parse_query
@@ -179,3 +181,64 @@ def test_cli_caps_the_warnings_of_a_file(spark, tmp_path, capsys):
     assert main([*args, "-v"]) == 0
     warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("rspark: warning:")]
     assert warnings == bad
+
+
+HAVING = "SELECT ?s (COUNT(?o) AS ?c) WHERE {?s ?p ?o} GROUP BY ?s "
+AFTER_HAVING = ("end of query, an aggregate, a function, EXISTS, an IRI, '(', NOT, NOW, a prefixed name, LIMIT, "
+                "OFFSET, ORDER, VALUES")
+CONSTRAINT = "an aggregate, a function, EXISTS, an IRI, '(', NOT, NOW, a prefixed name"
+AFTER_AGGREGATE = "'=', '>=', '>', IN, '<=', '<', '-', '!=', NOT, '+', ')', '/', '*', '||', '&&'"
+
+
+@pytest.mark.parametrize("tail,message", [
+    ("HAVING COUNT(?o) > 1 garbage", f"1:75: unexpected '>'; expected {AFTER_HAVING}"),  # not bracketted
+    ("HAVING (COUNT(?o) > 1) garbage", f"1:81: unexpected 'garbage'; expected {AFTER_HAVING}"),
+    ("HAVING (COUNT(?o) > 1))", f"1:80: unexpected ')'; expected {AFTER_HAVING}"),
+    ("HAVING", f"1:58: unexpected end of query; expected {CONSTRAINT}"),
+    ("HAVING ?c > 1", f"1:65: unexpected '?c'; expected {CONSTRAINT}"),
+    ("HAVING (COUNT(?o) > 1", "1:78: unexpected end of query; expected '-', '+', ')', '/', '*', '||', '&&'"),
+    ("HAVING (COUNT(?o) AS ?x)", f"1:76: unexpected 'AS'; expected {AFTER_AGGREGATE}"),
+    ("HAVING COUNT(?o AS ?x)", f"1:74: unexpected 'AS'; expected {AFTER_AGGREGATE}"),
+])
+def test_having_errors_list_only_what_may_follow(tail, message):
+    """The expected tokens are those the parser takes at that point of this query: never the AS of a SELECT
+    expression after a HAVING aggregate (LALR(1) merges the two contexts), and not only ')' inside a bracket."""
+    err = _error(HAVING + tail)
+    assert str(err) == f"q.rq:{message}"
+    assert "AS" not in err.expected
+
+
+def test_as_is_expected_where_it_may_follow():
+    assert str(_error("SELECT (COUNT(?o) ?c) WHERE {?s ?p ?o}")) == (
+        "q.rq:1:19: unexpected '?c'; expected '=', '>=', '>', IN, '<=', '<', '-', '!=', NOT, '+', '/', '*', AS, '||', "
+        "'&&'")
+
+
+@pytest.mark.parametrize("text,at,rspql,sparql", [
+    ("FOO SELECT", "1:1: unexpected 'FOO'", "ASK, CONSTRUCT, DESCRIBE, SELECT, BASE, PREFIX, REGISTER",
+     "ASK, CONSTRUCT, DESCRIBE, SELECT, BASE, PREFIX"),
+    ("SELECT garbage", "1:8: unexpected 'garbage'",
+     "DISTINCT, DSTREAM, ISTREAM, '(', REDUCED, RSTREAM, '*', a variable", "DISTINCT, '(', REDUCED, '*', a variable"),
+    ("SELECT * FROM garbage", "1:15: unexpected 'garbage'", "an IRI, a prefixed name, STREAM, GRAPH, NAMED",
+     "an IRI, a prefixed name, GRAPH, NAMED"),
+    ("SELECT * FROM NAMED garbage", "1:21: unexpected 'garbage'", "an IRI, a prefixed name, STREAM, WINDOW, GRAPH",
+     "an IRI, a prefixed name, GRAPH"),
+    ("SELECT * WHERE { ?s ?p ?o . garbage }", "1:29: unexpected 'garbage'",
+     "'[]', a blank node, a number, false, an IRI, '{', '(', '[', '()', a prefixed name, '<<', '}', STREAM, a string, "
+     "true, a variable, WINDOW, BIND, FILTER, GRAPH, MATCH, MINUS, OPTIONAL, SERVICE, ...",
+     "'[]', a blank node, a number, false, an IRI, '{', '(', '[', '()', a prefixed name, '<<', '}', a string, true, "
+     "a variable, BIND, FILTER, GRAPH, MINUS, OPTIONAL, SERVICE, VALUES"),
+])
+def test_sparql_syntax_errors_name_no_keyword_of_continuous_queries(tmp_path, capsys, text, at, rspql, sparql):
+    """`rspark sparql` (and Engine.sparql) refuses continuous queries, so its syntax errors do not suggest REGISTER,
+    an R2S operator, STREAM, WINDOW, EVENT or MATCH; `rspark explain` (and replay) do."""
+    path = tmp_path / "q.rq"
+    path.write_text(text)
+    data = Path(__file__).resolve().parents[1] / "rspark" / "samples" / "sensors.ttl"
+    assert main(["sparql", str(path), "--data", str(data)]) == 2  # before Spark starts
+    assert capsys.readouterr().err == f"rspark: error: {path}:{at}; expected {sparql}\n"
+    assert main(["explain", str(path)]) == 2
+    assert capsys.readouterr().err == f"rspark: error: {path}:{at}; expected {rspql}\n"
+    with pytest.raises(QuerySyntaxError) as info:  # Engine.sparql's compilation
+        compile_query(text, source="q.rq", sparql=True)
+    assert str(info.value) == f"q.rq:{at}; expected {sparql}"

@@ -62,10 +62,12 @@ def translate(query: ast.Query) -> ops.QueryPlan:
     return _Translator(query).plan()
 
 
-def compile_query(text: str, *, base_iri: str | None = None, source: str | None = None) -> ops.QueryPlan:
-    """Parse and translate: text -> ``QueryPlan``. Raises ``QuerySyntaxError`` (``QueryError`` for rule breaks)."""
+def compile_query(text: str, *, base_iri: str | None = None, source: str | None = None,
+                  sparql: bool = False) -> ops.QueryPlan:
+    """Parse and translate: text -> ``QueryPlan``. Raises ``QuerySyntaxError`` (``QueryError`` for rule breaks).
+    ``sparql``: a SPARQL 1.1 query (see :func:`~rspark.syntax.parser.parse_query`)."""
     try:
-        return translate(parse_query(text, base_iri=base_iri, source=source))
+        return translate(parse_query(text, base_iri=base_iri, source=source, sparql=sparql))
     except QueryError as exc:
         if source and not exc.source:
             raise exc.with_source(source) from None

@@ -356,7 +356,7 @@ class Engine:
             version = self._version
         try:
             if prepared is None:
-                plan = compile_query(query, base_iri=base_iri, source=source)
+                plan = compile_query(query, base_iri=base_iri, source=source, sparql=True)
                 if plan.is_continuous:
                     raise RsparkError(
                         "this query reads streams or registers a continuous query: use engine.replay(...)")

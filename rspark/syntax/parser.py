@@ -35,6 +35,7 @@ import dataclasses
 import re
 import threading
 from bisect import bisect_left
+from copy import copy
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
@@ -124,13 +125,25 @@ _TERMINAL_NAMES = {
 }
 
 
+# The keywords that only continuous queries use (registration, R2S, streams, windows, events): a SPARQL 1.1 query
+# (``rspark sparql``, ``Engine.sparql``), which may not be continuous, is never told to write one of them.
+CONTINUOUS_KEYWORDS = frozenset({"_REGISTER", "RSTREAM", "ISTREAM", "DSTREAM", "STREAM", "WINDOW", "_WIN", "_EVENT",
+                                 "_MATCH"})
+
+
 def _readable(names) -> list[str]:
     out = []
     for name in sorted(names):
-        if name.startswith("__ANON") or name in ("INTEGER_POSITIVE", "INTEGER_NEGATIVE", "DECIMAL_POSITIVE",
-                                                 "DECIMAL_NEGATIVE", "DOUBLE_POSITIVE", "DOUBLE_NEGATIVE"):
+        if name in ("INTEGER_POSITIVE", "INTEGER_NEGATIVE", "DECIMAL_POSITIVE", "DECIMAL_NEGATIVE",
+                    "DOUBLE_POSITIVE", "DOUBLE_NEGATIVE"):
             continue
-        label = _TERMINAL_NAMES.get(name, name.lstrip("_").replace("_KW", ""))
+        if name.startswith("__ANON"):  # a string the grammar writes in a rule: '&&', '||', '^^'
+            literal = _LITERALS.get(name)
+            if literal is None:
+                continue
+            label = f"'{literal}'"
+        else:
+            label = _TERMINAL_NAMES.get(name, name.lstrip("_").replace("_KW", ""))
         if label not in out:
             out.append(label)
     return out[:24] + (["..."] if len(out) > 24 else [])
@@ -1288,6 +1301,35 @@ _BRACKETS = {**{name: _builder.open_bracket for name in _OPENING},
 _parser = Lark(_GRAMMAR, parser="lalr", lexer="contextual", transformer=_builder, maybe_placeholders=False,
                cache=_grammar_cache(), regex=True, lexer_callbacks=_BRACKETS)
 _lock = threading.Lock()
+_LITERALS = {t.name: t.pattern.value for t in _parser.terminals
+             if t.name.startswith("__ANON") and t.pattern.type == "str"}
+
+
+def _expected(text: str, stop: int | None, sparql: bool) -> list[str]:
+    """The terminals the parser takes at offset ``stop`` of the (decoded) ``text`` where it stopped (None: at its
+    end), readable. Lark's own list (the parse table's entries for the state it stopped in) is wrong both ways:
+    LALR(1) merges the lookaheads of every context a rule is used in (after an aggregate, the 'AS' of a SELECT
+    expression, also in HAVING), and on such a lookahead the parser reduces before it finds the token does not fit
+    (in ``HAVING (COUNT(?o) AS ?x)`` it reduces to a whole expression, after which only ')' is left). So the text
+    is parsed again, without building anything, up to the token before ``stop``, and each terminal of the table is
+    fed to a copy of that parser, which takes it only if it fits the real context (the whole stack).
+    ``sparql``: a SPARQL 1.1 query, which is never told to write a keyword of continuous queries. Called with the
+    builder's state reset (the lexer's bracket callbacks count on it)."""
+    interactive = _parser.parse_interactive(text)
+    state = interactive.parser_state
+    state.parse_conf = copy(state.parse_conf)
+    state.parse_conf.callbacks = {}  # no tree: the builder's callbacks would change its state
+    try:
+        for token in interactive.lexer_thread.lex(state):
+            if stop is not None and token.start_pos >= stop:
+                break
+            state.feed_token(token)
+    except UnexpectedInput:  # the lexer reached the offending text
+        pass
+    names = interactive.accepts()
+    if sparql:
+        names = {name for name in names if name not in CONTINUOUS_KEYWORDS}
+    return _readable(names)
 
 
 def _end_of(text: str) -> tuple[int, int]:
@@ -1295,28 +1337,36 @@ def _end_of(text: str) -> tuple[int, int]:
     return text.count("\n") + 1, len(text) - text.rfind("\n")
 
 
-def parse_query(text: str, *, base_iri: str | None = None, source: str | None = None) -> ast.Query:
+def parse_query(text: str, *, base_iri: str | None = None, source: str | None = None,
+                sparql: bool = False) -> ast.Query:
     """Parse a query (SPARQL 1.1 + RSP-QL extensions) into its syntax tree.
 
     ``base_iri`` resolves relative IRIs (a BASE in the query overrides it); ``source`` names the file in errors.
     Raises ``QuerySyntaxError`` with line, column (in ``text`` as written), the offending token and the expected
-    tokens; also for a query that nests deeper than the limits in this module's docstring.
+    tokens (exactly those the parser takes there); also for a query that nests deeper than the limits in this
+    module's docstring. ``sparql``: the query is for a command that answers SPARQL 1.1 queries only (``rspark
+    sparql``): the same grammar, but no expected list names a keyword of continuous queries
+    (:data:`CONTINUOUS_KEYWORDS`).
     """
     try:
-        query = _parse(text, base_iri)
+        query = _parse(text, base_iri, sparql)
         check_depth(query)
         return query
     except QuerySyntaxError as exc:
         raise (exc.with_source(source) if source else exc) from None
 
 
-def _parse(text: str, base_iri: str | None) -> ast.Query:
+def _parse(text: str, base_iri: str | None, sparql: bool = False) -> ast.Query:
     decoded, positions = _decode(text)
 
     def where(offset, line, column) -> tuple[int | None, int | None]:
         if positions is not None and offset is not None and offset >= 0:
             return positions.line_column(offset)
         return (line if line != -1 else None), (column if column != -1 else None)
+
+    def expected(stop: int | None) -> list[str]:
+        _builder.reset(base_iri, positions)
+        return _expected(decoded, stop, sparql)
 
     with _lock:
         _builder.reset(base_iri, positions)
@@ -1333,16 +1383,17 @@ def _parse(text: str, base_iri: str | None) -> ast.Query:
             line, column = where(getattr(token, "start_pos", None), exc.line, exc.column)
             if line is None:
                 line, column = _end_of(text)
+            stop = None if token.type == "$END" else token.start_pos  # $END borrows the last token's position
             raise QuerySyntaxError(f"unexpected {shown}", line=line, column=column, token=_shown(token, 200),
-                                   expected=_readable(exc.expected)) from None
+                                   expected=expected(stop)) from None
         except UnexpectedCharacters as exc:
             line, column = where(exc.pos_in_stream, exc.line, exc.column)
             raise QuerySyntaxError(f"unexpected character {exc.char!r}", line=line, column=column, token=exc.char,
-                                   expected=_readable(exc.allowed or [])) from None
-        except UnexpectedEOF as exc:
+                                   expected=expected(exc.pos_in_stream)) from None
+        except UnexpectedEOF:
             line, column = _end_of(text)
             raise QuerySyntaxError("unexpected end of query", line=line, column=column,
-                                   expected=_readable(exc.expected)) from None
+                                   expected=expected(None)) from None
         except UnexpectedInput as exc:  # pragma: no cover - other lark input errors
             line, column = where(getattr(exc, "pos_in_stream", None), getattr(exc, "line", -1),
                                  getattr(exc, "column", -1))
