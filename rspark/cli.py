@@ -10,13 +10,13 @@ after a line saying so, and Python exits with 1.
 
 Everything that needs no data is checked before Spark starts: the queries are parsed and translated, the profile,
 the format (against each query's form), --until / --times, --conf and the files named by --stream / --data /
---graph.
+--graph (a stream file of 0 bytes: a warning).
 
 Messages of the ``rspark`` logger (the engine's warnings: an empty stream, a window that is still open, ...) are
 printed on standard error as ``rspark: warning: ...``, the bad elements of each input file up to
-``WARNINGS_PER_FILE`` and then a line counting the others; ``-v`` adds INFO (and every bad element), ``-vv`` DEBUG,
-``-q`` hides warnings. Every message is :func:`~rspark.errors.printable` (input it quotes cannot act on the
-terminal).
+``WARNINGS_PER_FILE`` and then a line counting the others; ``-v`` adds INFO (and every bad element), ``-vv``
+DEBUG, ``-q`` hides warnings. A stream file of 0 bytes is warned about before Spark starts (and not again at its
+load). Every message is :func:`~rspark.errors.printable` (input it quotes cannot act on the terminal).
 
 One module (about 700 lines): the three commands share the argument checks, the error and interrupt handling
 and the logging set-up; the output formats are in :mod:`rspark.engine.writers`.
@@ -233,6 +233,25 @@ class _Formatter(logging.Formatter):
         return text
 
 
+class _SaidBefore(logging.Filter):
+    """Drops a warning that the command printed before Spark started (a stream file of 0 bytes, known from its
+    size) when the load gives it again: ``said`` holds those messages, each dropped once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if text in self.said:
+            self.said.discard(text)
+            return False
+        return True
+
+
+_said_before = _SaidBefore()
+
+
 def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     """The ``rspark`` logger to standard error as ``rspark: LEVEL: message``: warnings by default, INFO with one
     ``-v``, DEBUG with two, errors only with ``-q``. Spark's own (log4j) output is left as it is."""
@@ -243,6 +262,9 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler._rspark_cli = True
     handler.setFormatter(_Formatter())
+    global _said_before
+    _said_before = _SaidBefore()
+    handler.addFilter(_said_before)
     log.addHandler(handler)
     log.setLevel(level)
     log.propagate = False
@@ -448,6 +470,18 @@ def cmd_sparql(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _warn_empty_streams(streams: list[tuple[str, str]]) -> None:
+    """The stream files of 0 bytes, warned about before Spark starts; the load's warning, in the same words, is
+    not printed again (_SaidBefore)."""
+    from rspark.spark.loading import rdf
+
+    for iri, path in streams:
+        if rdf.is_empty_file(path):
+            text = rdf.empty_stream_warning(iri, path)
+            log.warning("%s", text)
+            _said_before.said.add(text)
+
+
 def _check_replay_queries(queries: list[_Query], streams: list[tuple[str, str]]) -> None:
     """Each query reads a stream, and every stream it reads is given (--stream) or registered by a query."""
     from rspark.model.terms import IRI
@@ -503,6 +537,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     streams = [(iri, _check_rdf_file(f"--stream {iri}", path, stream=True)) for iri, path in streams]
     data = [_check_rdf_file("--data", path) for path in args.data or []]
     graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in graphs]
+    _warn_empty_streams(streams)
 
     from rspark.engine.engine import Engine
 

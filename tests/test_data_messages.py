@@ -419,6 +419,26 @@ def test_an_empty_stream_is_a_warning(engine, tmp_path, logs):
     assert engine.errors == []
 
 
+def test_an_empty_file_is_an_empty_stream_without_a_spark_job(engine, tmp_path, logs):
+    """A 0-byte stream file: the warning, and an empty stream that replays (at the instants asked for) with no
+    Spark job to load it."""
+    empty = tmp_path / "empty.nq"
+    empty.write_bytes(b"")
+    sc = engine.spark.sparkContext
+    sc.setJobGroup("rspark-empty-file", "no job expected")
+    try:
+        engine.add_stream("http://e/s", empty)
+        assert sc.statusTracker().getJobIdsForGroup("rspark-empty-file") == []
+    finally:
+        sc.setJobGroup(None, None)
+    assert records(logs, "rspark.loading", logging.WARNING) == [
+        ("rspark.loading", logging.WARNING, f"stream <http://e/s> has no elements ({empty} is empty)")]
+    assert engine.errors == []
+    q = "SELECT ?o FROM NAMED WINDOW <w> ON <http://e/s> [RANGE 5] WHERE { WINDOW <w> { ?s ?p ?o } }"
+    assert engine.replay(q) == []
+    assert [(r.time, r.rows) for r in engine.replay(q, times=[5, 10])] == [(5, []), (10, [])]
+
+
 NO_TIMESTAMP = "no timestamp (a default-graph triple <element> <timestamp-predicate> literal)"
 
 

@@ -242,3 +242,27 @@ def test_sparql_syntax_errors_name_no_keyword_of_continuous_queries(tmp_path, ca
     with pytest.raises(QuerySyntaxError) as info:  # Engine.sparql's compilation
         compile_query(text, source="q.rq", sparql=True)
     assert str(info.value) == f"q.rq:{at}; expected {sparql}"
+
+
+def test_cli_an_empty_stream_file_is_a_warning_before_spark_starts(tmp_path, capsys, monkeypatch):
+    """A 0-byte stream file is known to be empty from its size: the warning comes before Spark starts (here
+    starting Spark fails, and the warning is already printed)."""
+    import rspark.engine.engine as engine_module
+    from rspark.errors import RsparkError
+
+    def no_spark(*args, **kwargs):
+        raise RsparkError("Spark would start here")
+
+    monkeypatch.setattr(engine_module, "get_session", no_spark)
+    empty = tmp_path / "empty.nq"
+    empty.write_bytes(b"")
+    assert main(["replay", _stream_query(tmp_path), "--stream", f"http://e/s={empty}"]) == 1
+    assert capsys.readouterr().err == (f"rspark: warning: stream <http://e/s> has no elements ({empty} is empty)\n"
+                                       "rspark: error: Spark would start here\n")
+
+
+def test_cli_an_empty_stream_file_is_one_warning(spark, tmp_path, capsys):
+    empty = tmp_path / "empty.trig"
+    empty.write_bytes(b"")
+    assert main(["replay", _stream_query(tmp_path), "--stream", f"http://e/s={empty}", "--format", "jsonl"]) == 0
+    assert capsys.readouterr() == ("", f"rspark: warning: stream <http://e/s> has no elements ({empty} is empty)\n")

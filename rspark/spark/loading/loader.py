@@ -830,13 +830,17 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     kind is that of its first element; an element with no timestamp, more than one, a bad one, one of the other
     kind, or malformed RDF (a graph block of a TriG file, a line of an N-Quads file) is rejected with a
     :class:`DataError` naming file, line and element. Rejected elements are skipped (listed in ``errors``) unless
-    ``strict``, where the first problem raises. A malformed statement elsewhere is reported and skipped too.
+    ``strict``, where the first problem raises. A malformed statement elsewhere is reported and skipped too. A
+    local file of 0 bytes is an empty stream, with a warning and no Spark job.
     """
     path = str(path)
     check_file(path)
     fmt = rdf.detect_format(path, format)
     if fmt not in rdf.QUAD_FORMATS:
         raise InputError(f"a stream file must be TriG or N-Quads, not {fmt}: {path}")
+    if rdf.is_empty_file(path):  # known from its size: no Spark job
+        log.warning("%s", rdf.empty_stream_warning(_bare_iri(iri), path))
+        return _empty_stream(spark, iri)
     base = base_iri if base_iri is not None else rdf.file_base_iri(path)
     pred = _graph_term(timestamp_predicate)
     on_driver = _small_stream(spark, iri, path, fmt, base, pred)
@@ -862,6 +866,25 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
 ELEMENTS_DDL = "element string, ts long, seq long"
 CONTENT_DDL = "s string, p string, o string, element string, ts long, seq long"
 TRIPLES_DDL = "s string, p string, o string"
+
+
+def _empty_stream(spark: SparkSession, iri: str) -> LoadedStream:
+    """A stream without elements, as local relations."""
+    quads = local_frame(spark, [], CONTENT_DDL)
+    return LoadedStream(
+        iri=_bare_iri(iri),
+        elements=local_frame(spark, [], ELEMENTS_DDL),
+        quads=quads,
+        candidates=quads.select("s", "p", "o"),
+        restricted=lambda predicates: quads,
+        metadata=local_frame(spark, [], TRIPLES_DDL),
+        has_metadata=False,
+        bounds=(None, None),
+        n_elements=0,
+        quoted=local_frame(spark, [], QUOTED_DDL),
+        time_kind="number",
+        time_scale=1,
+    )
 
 
 def _small_stream(spark: SparkSession, iri: str, path: str, fmt: str, base_iri: str, pred: str) -> LoadedStream | None:

@@ -29,6 +29,7 @@ and its pieces share the term encoder, the sink and the error positions.
 from __future__ import annotations
 
 import gzip
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -107,6 +108,18 @@ def local_path(path: str) -> str | None:
     if has_scheme(path):
         return None
     return str(Path(path).resolve())
+
+
+def is_empty_file(path: str) -> bool:
+    """Whether ``path`` is a local file of 0 bytes (known from its size, without reading it; a glob pattern, a
+    directory or a URI Spark reads is not)."""
+    local = local_path(str(path))
+    return local is not None and os.path.isfile(local) and os.path.getsize(local) == 0
+
+
+def empty_stream_warning(iri: str, path: str) -> str:
+    """The warning about a stream file of 0 bytes, the same before Spark starts (``rspark replay``) and at load."""
+    return f"stream <{iri}> has no elements ({path} is empty)"
 
 
 def file_base_iri(path: str | Path) -> str:
