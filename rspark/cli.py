@@ -34,7 +34,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import InvalidOperation
 from pathlib import Path
 
 from rspark.errors import WARNINGS_PER_FILE, InputError, RsparkError, printable, summarised
@@ -376,16 +376,23 @@ def _conf(values: list[str] | None) -> dict[str, str]:
 
 
 def _time(option: str, value: str, *, end: bool = False) -> str:
-    """A --until / --times instant checked for its form (a number or an ISO 8601 date-time; ``end`` for --until):
-    its meaning (units, the stream's time kind) is the engine's."""
+    """A --until / --times instant checked for its form (a number or an ISO 8601 date-time; ``end`` for --until)
+    and a number for the bounds of the query's instants (at most 10^18, 60 decimal places): its meaning (units, the
+    stream's time kind) is the engine's."""
+    from rspark.model.time import time_number
+
     text = value.strip()
     if end and text.lower() == "end":
         return "end"
     try:
-        if Decimal(text).is_finite():
-            return text
+        number, problem = time_number(text)
     except InvalidOperation:
         pass
+    else:
+        if problem is not None and (number is None or number.is_finite()):
+            raise UsageError(f"{option}: time {text} {problem}")
+        if number is not None and number.is_finite():
+            return text
     try:
         datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
         return text

@@ -266,3 +266,58 @@ def test_cli_an_empty_stream_file_is_one_warning(spark, tmp_path, capsys):
     empty.write_bytes(b"")
     assert main(["replay", _stream_query(tmp_path), "--stream", f"http://e/s={empty}", "--format", "jsonl"]) == 0
     assert capsys.readouterr() == ("", f"rspark: warning: stream <http://e/s> has no elements ({empty} is empty)\n")
+
+
+FINE = "is too fine (at most 60 decimal places)"
+LARGE = "is too large (at most 10^18)"
+
+
+@pytest.mark.parametrize("spec,message", [
+    ('[RANGE 5 STARTING AT "1e-9999999999999999999"]', f'2:58: time instant 1e-9999999999999999999 {FINE}'),
+    ('[RANGE 5 STARTING AT "-1e-9999999999999999999"]', f'2:58: time instant -1e-9999999999999999999 {FINE}'),
+    ('[RANGE 5 STARTING AT "1e9999999999999999999"]', f'2:58: time instant 1e9999999999999999999 {LARGE}'),
+    ('[RANGE 5 STARTING AT "1E+99999999999999999999999"^^xsd:decimal]',
+     f'2:58: time instant 1E+99999999999999999999999 {LARGE}'),
+    ('[RANGE 5 SLIDE 1 STARTING AT "2.5e-10000000000000000000"^^xsd:double]',
+     f'2:66: time instant 2.5e-10000000000000000000 {FINE}'),
+    ('[LANDMARK "1e-9999999999999999999"]', f'2:47: time instant 1e-9999999999999999999 {FINE}'),
+    ('[FROM 0 TO "1e9999999999999999999"]', f'2:48: time instant 1e9999999999999999999 {LARGE}'),
+])
+def test_numeric_extremes_in_a_window_are_located_query_errors(tmp_path, capsys, spec, message):
+    """A number whose exponent is beyond what a decimal holds (|e| > 10^18) is an instant too fine or too large,
+    a query error with its line and column (exit 2), as a smaller one is."""
+    path = tmp_path / "q.rq"
+    path.write_text("PREFIX : <http://e/> PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
+                    f"SELECT * FROM NAMED WINDOW :w ON :s {spec} WHERE {{ WINDOW :w {{ ?a ?b ?c }} }}")
+    assert main(["explain", str(path)]) == 2
+    assert capsys.readouterr().err == f"rspark: error: {path}:{message}\n"
+
+
+def test_zero_with_any_exponent_is_the_instant_0(tmp_path, capsys):
+    path = tmp_path / "q.rq"
+    path.write_text('SELECT * FROM NAMED WINDOW <w> ON <s> [RANGE 5 STARTING AT "0.0e-9999999999999999999"] '
+                    "WHERE { WINDOW <w> { ?a ?b ?c } }")
+    assert main(["explain", str(path)]) == 0
+    [query] = compile_query(path.read_text()).dataset.windows
+    assert query.spec.start.value == 0
+
+
+@pytest.mark.parametrize("value,problem", [
+    ("1e9999999999999999999", LARGE), ("-1e-9999999999999999999", FINE), ("1e30", LARGE), ("1e-61", FINE)])
+def test_numeric_extremes_in_until_and_times_are_usage_errors(tmp_path, capsys, monkeypatch, value, problem):
+    """--until and --times numbers have the bounds of the query's instants, checked before Spark starts (here
+    starting Spark would fail)."""
+    import rspark.engine.engine as engine_module
+    from rspark.rsp.windows import Timeline, WindowError, parse_time
+
+    monkeypatch.setattr(engine_module, "get_session", lambda *a, **k: pytest.fail("Spark started"))
+    stream = tmp_path / "s.nq"
+    stream.write_text('<http://e/a> <http://e/p> "1" <http://e/g> .\n')
+    args = ["replay", _stream_query(tmp_path), "--stream", f"http://e/s={stream}"]
+    assert main([*args, f"--until={value}"]) == 2
+    assert capsys.readouterr().err == f"rspark: error: --until: time {value} {problem}\n"
+    assert main([*args, f"--times=5,{value}"]) == 2
+    assert capsys.readouterr().err == f"rspark: error: --times: time {value} {problem}\n"
+    with pytest.raises(WindowError) as info:  # Engine.replay(until=..., times=...)
+        parse_time(value, Timeline("numeric", 1))
+    assert str(info.value) == f"time {value} {problem}"

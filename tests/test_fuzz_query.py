@@ -76,6 +76,10 @@ BAD_DURATIONS = ("0", "PT0S", "P1M", "99999999999999999999", "0." + "0" * 70 + "
 INSTANTS = ("5", "10.5", "2016-03-01T13:00:00Z", '"7"', '"2016-03-01T14:00:00"^^xsd:dateTime')
 BAD_INSTANTS = ("2016-03-01T13:00:60Z", '"NaN"', '"Infinity"', '"tomorrow"^^xsd:dateTime', "9" * 30)
 BIG = "9" * 4301
+# numbers whose exponent a decimal cannot hold (|e| > 10^18): each ended in decimal.InvalidOperation (issue 42)
+HUGE_EXPONENT_INSTANTS = ('"1e-9999999999999999999"', '"1e9999999999999999999"', '"-1e-9999999999999999999"',
+                          '"0.0e-9999999999999999999"', '"1E+99999999999999999999999"^^xsd:decimal',
+                          '"2.5e-10000000000000000000"^^xsd:double')
 
 
 class _Gen:
@@ -102,10 +106,63 @@ class _Gen:
         return self.pick(bad) if self.coin(0.06) else self.pick(good)
 
     def duration(self) -> str:
-        return self.value(DURATIONS, BAD_DURATIONS)
+        return self.extreme_duration() if self.coin(0.1) else self.value(DURATIONS, BAD_DURATIONS)
 
     def instant(self) -> str:
-        return self.value(INSTANTS, BAD_INSTANTS)
+        return self.extreme_instant() if self.coin(0.1) else self.value(INSTANTS, BAD_INSTANTS)
+
+    # numeric extremes: values at and beyond the bounds of durations and instants (10^18, 60 decimal places) and of
+    # counts (2^63 - 1), many digits, exponents beyond what a decimal holds, zeros with exponents
+
+    def digits(self) -> str:
+        kind = self.pick(("small", "bound", "long", "zeros"))
+        if kind == "small":
+            return str(self.count(0, 99))
+        if kind == "bound":
+            return self.pick(("999999999999999999", "1000000000000000000", "1000000000000000001",
+                              "9223372036854775807", "9223372036854775808", "18446744073709551616"))
+        if kind == "long":
+            return self.pick("123456789") + "0" * self.count(18, 90)
+        return "0" * self.count(1, 30) + str(self.count(0, 9))
+
+    def exponent(self) -> str:
+        size = self.pick((0, 1, 2, 18, 59, 60, 61, 400, 999999, 999999999999999999, 10**18, 10**19, 10**25))
+        return f"{self.pick(('e', 'E'))}{self.pick(('', '+', '-'))}{size + self.count(0, 1)}"
+
+    def number(self, exponent: bool = True) -> str:
+        text = self.pick(("", "", "-", "+")) + self.digits()
+        if self.coin(0.5):
+            text += "." + self.pick(("", "5", "0" * self.count(55, 65) + "1", "9" * self.count(1, 80)))
+        if exponent and self.coin(0.6):
+            text += self.exponent()
+        return text
+
+    def extreme_instant(self) -> str:
+        if self.coin(0.15):
+            return self.pick(HUGE_EXPONENT_INSTANTS)
+        number = self.number()
+        form = self.pick(("bare", "string", "decimal", "double", "integer"))
+        if form == "bare":  # INTEGER / DECIMAL tokens have no exponent (one is a syntax error)
+            return self.number(exponent=self.coin(0.1)).lstrip("+")
+        if form == "string":
+            return f'"{number}"'
+        return f'"{number}"^^xsd:{form}'
+
+    def extreme_duration(self) -> str:
+        number = self.number(exponent=self.coin(0.1)).lstrip("+")
+        form = self.pick(("bare", "short", "iso", "days", "words"))
+        if form == "bare":
+            return number
+        if form == "short":
+            return number.lstrip("-") + self.pick(("ms", "s", "m", "h", "d"))
+        if form == "iso":
+            return f"PT{number.lstrip('-')}{self.pick(('S', 'M', 'H'))}"
+        if form == "days":
+            return f"P{self.digits()}D"
+        return f"{number} {self.pick(('MINUTES', 'SECONDS', 'HOURS'))}"
+
+    def extreme_count(self) -> str:
+        return self.digits() if self.coin(0.9) else self.number()
 
     def new_var(self) -> str:
         self.fresh += 1
@@ -190,7 +247,8 @@ class _Gen:
         if kind == "interval":
             return f"[FROM {self.instant()} TO {self.instant()}]"
         if kind == "count":
-            return f"[RANGE {self.pick(('TRIPLES', 'ELEMENTS', 'BGP'))} {self.value(('1', '50'), ('0', BIG))}]"
+            size = self.extreme_count() if self.coin(0.1) else self.value(("1", "50"), ("0", BIG))
+            return f"[RANGE {self.pick(('TRIPLES', 'ELEMENTS', 'BGP'))} {size}]"
         if kind == "landmark":
             return self.pick(("[LANDMARK]", "[ALL]", f"[LANDMARK {self.instant()}]", f"[LND {self.instant()}]"))
         if kind == "now":
@@ -261,9 +319,9 @@ class _Gen:
             conditions = [self.pick((self.var(), f"DESC({self.var()})", "ASC(STR(?a))")) for _ in range(2)]
             tail += " ORDER BY " + " ".join(conditions)
         if self.coin(0.3):
-            tail += f" LIMIT {self.value(('0', '10'), (BIG,))}"
+            tail += f" LIMIT {self.extreme_count() if self.coin(0.1) else self.value(('0', '10'), (BIG,))}"
         if self.coin(0.2):
-            tail += f" OFFSET {self.value(('3',), (BIG,))}"
+            tail += f" OFFSET {self.extreme_count() if self.coin(0.1) else self.value(('3',), (BIG,))}"
         dataset = self.dataset() if top else ""
         return f"{head}{dataset} WHERE {self.group(depth)}{tail}"
 
@@ -330,6 +388,45 @@ def test_generated_queries(text):
 @settings(max_examples=600, **_SETTINGS)
 @given(generated_queries())
 def test_generated_queries_long(text):
+    check(text)
+
+
+@pytest.mark.parametrize("instant", HUGE_EXPONENT_INSTANTS)
+@pytest.mark.parametrize("spec", ["[RANGE 5 STARTING AT {}]", "[RANGE PT1M SLIDE 10s STARTING AT {}]", "[LANDMARK {}]",
+                                  "[LND {}]", "[FROM {} TO 10]", "[FROM 0 TO {}]"])
+def test_huge_exponents_in_instants(spec, instant):
+    """The inputs that ended in decimal.InvalidOperation: an error with its position, or (zero) a query."""
+    text = ("PREFIX : <http://ex.org/> PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
+            f"SELECT * FROM NAMED WINDOW :w ON :s {spec.format(instant)} WHERE {{ WINDOW :w {{ ?a ?b ?c }} }}")
+    assert check(text) == ("ok" if instant.startswith('"0.0e') else "syntax")
+
+
+@st.composite
+def window_queries(draw) -> str:
+    """A query whose windows take numbers at and beyond their bounds, in every place a window takes one."""
+    gen = _Gen(draw)
+    clauses = []
+    for i in range(gen.count(1, 3)):
+        spec = gen.pick((
+            lambda: f"[RANGE {gen.extreme_duration()}]",
+            lambda: f"[RANGE {gen.extreme_duration()} SLIDE {gen.extreme_duration()}]",
+            lambda: f"[RANGE {gen.duration()} STARTING AT {gen.extreme_instant()}]",
+            lambda: f"[LANDMARK {gen.extreme_instant()}]",
+            lambda: f"[FROM {gen.extreme_instant()} TO {gen.extreme_instant()}]",
+            lambda: f"[RANGE {gen.pick(('TRIPLES', 'ELEMENTS', 'BGP'))} {gen.extreme_count()}]",
+            lambda: f"[NOW-{gen.extreme_duration()} TO NOW]",
+            lambda: f"[{gen.extreme_duration()} SLIDE {gen.extreme_duration()}]",
+        ))()
+        clauses.append(f"FROM NAMED WINDOW :w{i} ON :s {spec}")
+    every = f"REGISTER STREAM :out COMPUTED EVERY {gen.extreme_duration()} AS\n" if gen.coin(0.3) else ""
+    limit = f" LIMIT {gen.extreme_count()}" if gen.coin(0.3) else ""
+    return ("PREFIX : <http://ex.org/>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n" + every + "SELECT *\n"
+            + "\n".join(clauses) + "\nWHERE { WINDOW :w0 { ?a ?b ?c } }" + limit)
+
+
+@settings(max_examples=300, **_SETTINGS)
+@given(window_queries())
+def test_numeric_extremes_in_windows(text):
     check(text)
 
 

@@ -67,6 +67,25 @@ def time_value_problem(value: Decimal) -> str | None:
     return None
 
 
+def time_number(text: str) -> tuple[Decimal | None, str | None]:
+    """``text``, a number as written (sign, digits, point, exponent), as a Decimal and why it cannot be a duration
+    or instant amount (:func:`time_value_problem`; None: it can). A Decimal holds exponents up to about 10^18 in
+    size: a number written with a larger one is zero (all its digits 0), else too large or too fine, and comes
+    back as (None, the problem) when it is not zero. ``InvalidOperation`` for a text that is not a number."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        mantissa, e, exponent = text.strip().lower().partition("e")
+        if not e or not exponent.lstrip("+-").isdigit():
+            raise
+        if not mantissa.strip("+-.0"):
+            return Decimal(0), None
+        if exponent.startswith("-"):
+            return None, f"is too fine (at most {-MIN_TIME_EXPONENT} decimal places)"
+        return None, "is too large (at most 10^18)"
+    return value, time_value_problem(value)
+
+
 def _quoted(raw: str) -> str:
     """``raw`` as a message quotes it: a very long one (a 5,000-digit number) is cut."""
     return repr(raw) if len(raw) <= 40 else repr(raw[:40]) + f"... ({len(raw)} characters)"

@@ -28,7 +28,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from rspark.errors import RsparkError
-from rspark.model.time import Duration
+from rspark.model.time import Duration, time_number, time_value_problem
 from rspark.rsp.policies import Bounds, CloseRule, CountUnit, setting
 
 if TYPE_CHECKING:  # only the profile's attributes are read here
@@ -141,16 +141,24 @@ class Timeline:
 
 
 def parse_time(value, timeline) -> int:
-    """A --times / --until value (number, or ISO 8601 date-time for date-time streams) in ticks."""
-    if isinstance(value, (int, Decimal)):
-        return timeline.ticks(Decimal(value), "time")
-    if isinstance(value, float):
-        return timeline.ticks(Decimal(repr(value)), "time")
+    """A --times / --until value (number, or ISO 8601 date-time for date-time streams) in ticks; a number within the
+    bounds of the query's instants (:func:`~rspark.model.time.time_value_problem`), else a WindowError."""
+    if isinstance(value, (int, Decimal, float)):
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        problem = time_value_problem(number)
+        if problem is not None:
+            raise WindowError(f"time {value} {problem}")
+        return timeline.ticks(number, "time")
     text = str(value).strip()
     try:
-        return timeline.ticks(Decimal(text), "time")
+        number, problem = time_number(text)
     except ArithmeticError:
         pass
+    else:
+        if problem is not None and (number is None or number.is_finite()):
+            raise WindowError(f"time {text} {problem}")
+        if number is not None and number.is_finite():
+            return timeline.ticks(number, "time")
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

@@ -62,7 +62,7 @@ from rspark.model.terms import (
     QuotedTriple,
     Variable,
 )
-from rspark.model.time import Duration, DurationError, parse_duration, time_value_problem
+from rspark.model.time import Duration, DurationError, parse_duration, time_number
 from rspark.rsp.policies import Consumption, Selection
 from rspark.syntax import ast
 
@@ -756,8 +756,7 @@ class _Builder(Transformer):
         if not _NUMBER_RE.fullmatch(text):
             raise self.error_at(token, f"not a time instant: {_shown(text)!r} (expected a number or an "
                                        "xsd:dateTime)")
-        value = Decimal(text)
-        problem = time_value_problem(value)
+        value, problem = time_number(text)
         if problem is not None:
             raise self.error_at(token, f"time instant {_shown(text)} {problem}")
         return ast.Instant(value, False, text)
