@@ -13,7 +13,8 @@ the format (against each query's form), --until / --times, --conf and the files 
 --graph.
 
 Messages of the ``rspark`` logger (the engine's warnings: an empty stream, a window that is still open, ...) are
-printed on standard error as ``rspark: warning: ...``; ``-v`` adds INFO, ``-vv`` DEBUG, ``-q`` hides warnings.
+printed on standard error as ``rspark: warning: ...``; ``-v`` adds INFO, ``-vv`` DEBUG (with the Spark JVM's own
+output, ``rspark: debug: spark: ...``), ``-q`` hides warnings. Standard error carries nothing else.
 
 One module (about 700 lines): the three commands share the argument checks, the error and interrupt handling
 and the logging set-up; the output formats are in :mod:`rspark.engine.writers`.
@@ -158,7 +159,12 @@ class _Interrupts:
 
     def quiet(self) -> None:
         """Silence py4j, which logs the calls the interrupt cut short with tracebacks (some through the root
-        logger, which would otherwise configure itself to print them)."""
+        logger, which would otherwise configure itself to print them), and the Spark JVM's output (relayed to the
+        ``rspark`` logger, :mod:`rspark.spark.gateway`): what a JVM stopping under an interrupted command says is
+        not the user's to read, even with -vv."""
+        gateway = sys.modules.get("rspark.spark.gateway")
+        if gateway is not None:
+            gateway.silence()
         if self._quieted:
             return
         root = logging.getLogger()
@@ -177,6 +183,9 @@ class _Interrupts:
         if self._original is not None and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, self._original)
         self._original = None
+        gateway = sys.modules.get("rspark.spark.gateway")
+        if gateway is not None:
+            gateway.silence(False)
         if self._quieted:
             (root, null, drop), (py4j, level) = self._quieted
             root.removeHandler(null)
@@ -232,7 +241,8 @@ class _Formatter(logging.Formatter):
 
 def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     """The ``rspark`` logger to standard error as ``rspark: LEVEL: message``: warnings by default, INFO with one
-    ``-v``, DEBUG with two, errors only with ``-q``. Spark's own (log4j) output is left as it is."""
+    ``-v``, DEBUG with two, errors only with ``-q``. The Spark JVM's output (its log4j messages among them) is
+    read by rspark and comes through this logger at DEBUG (:mod:`rspark.spark.gateway`)."""
     level = logging.ERROR if quiet else logging.DEBUG if verbose >= 2 else logging.INFO if verbose else logging.WARNING
     for handler in list(log.handlers):
         if getattr(handler, "_rspark_cli", False):
