@@ -30,6 +30,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -239,6 +240,28 @@ class _Formatter(logging.Formatter):
         return text
 
 
+class _Libraries(logging.Handler):
+    """The root logger's handler in the command line: what other libraries log there (py4j logs a call cut short by
+    Ctrl-C with its traceback, through the root logger, which would otherwise print it as it is) and Python's
+    warnings become DEBUG lines of the ``rspark`` logger, one per line, so that standard error carries rspark's
+    lines only."""
+
+    _rspark_cli = True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not log.isEnabledFor(logging.DEBUG):
+            return
+        try:
+            text = record.getMessage()
+            if record.exc_info:
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted is dropped, not raised
+            return
+        for line in text.splitlines():
+            if line.strip():
+                log.debug("%s: %s", record.name, line)
+
+
 def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     """The ``rspark`` logger to standard error as ``rspark: LEVEL: message``: warnings by default, INFO with one
     ``-v``, DEBUG with two, errors only with ``-q``. The Spark JVM's output (its log4j messages among them) is
@@ -253,6 +276,10 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     log.addHandler(handler)
     log.setLevel(level)
     log.propagate = False
+    root = logging.getLogger()
+    if not any(getattr(h, "_rspark_cli", False) for h in root.handlers):
+        root.addHandler(_Libraries())
+    logging.captureWarnings(True)  # Python's warnings through the root logger, not printed on standard error
 
 
 # ------------------------------------------------------------------------------------------------- arguments
@@ -894,6 +921,9 @@ def main(argv: list[str] | None = None) -> int:
     _INTERRUPTS.hard_exit = argv is None  # the program (not a call from Python code) may end the process at once
     _INTERRUPTS.install()
     saved = (log.level, log.propagate, list(log.handlers))
+    root = logging.getLogger()
+    root_handlers = list(root.handlers)
+    warnings_captured = warnings.showwarning is getattr(logging, "_showwarning", None)
     try:
         code = _run(argv)
     except KeyboardInterrupt:  # arrived while an error was being handled
@@ -903,6 +933,9 @@ def main(argv: list[str] | None = None) -> int:
         log.setLevel(saved[0])
         log.propagate = saved[1]
         log.handlers[:] = saved[2]
+        if not _INTERRUPTS.hard_exit:  # a caller in the same process: its root logger and warnings as they were
+            root.handlers[:] = root_handlers
+            logging.captureWarnings(warnings_captured)
     if _INTERRUPTS.received and _INTERRUPTS.hard_exit:
         # ending the program now: Python's own exit would join the threads an interrupted job left behind
         _INTERRUPTS.exit_now()

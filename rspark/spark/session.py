@@ -86,7 +86,9 @@ import logging
 import os
 import re
 import shutil
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -353,10 +355,17 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     for key, value in settings.items():
         builder = builder.config(key, value)
     created = getattr(SparkContext, "_active_spark_context", None) is None
+    main = threading.current_thread() is threading.main_thread()
+    interrupts = signal.getsignal(signal.SIGINT) if main else None
     with _environment(env if created else {}):
         if created:  # the JVM, its output read by rspark (rspark.spark.gateway), unless PySpark has one already
             launch({"spark.master": master or "local[*]", "spark.app.name": "rspark", **settings})
         spark = builder.getOrCreate()
+    if main and getattr(interrupts, "_rspark", False) and signal.getsignal(signal.SIGINT) is not interrupts:
+        # PySpark's SparkContext puts its own Ctrl-C handler in place of the command line's, which cancels the jobs
+        # through the py4j connection the interrupted call is using (py4j's tracebacks on standard error): the
+        # command line's handler (rspark.cli) is put back at once
+        signal.signal(signal.SIGINT, interrupts)
     if created:
         # Spark's log goes to the rspark logger at DEBUG (rspark.spark.gateway): its warnings too when that shows
         spark.sparkContext.setLogLevel("WARN" if log.isEnabledFor(logging.DEBUG) else "ERROR")
