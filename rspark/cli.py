@@ -15,8 +15,9 @@ the format (against each query's form), --until / --times, --conf and the files 
 Messages of the ``rspark`` logger (the engine's warnings: an empty stream, a window that is still open, ...) are
 printed on standard error as ``rspark: warning: ...``, the bad elements of each input file up to
 ``WARNINGS_PER_FILE`` and then a line counting the others; ``-v`` adds INFO (and every bad element), ``-vv``
-DEBUG, ``-q`` hides warnings. A stream file of 0 bytes is warned about before Spark starts (and not again at its
-load). Every message is :func:`~rspark.errors.printable` (input it quotes cannot act on the terminal).
+DEBUG (with the Spark JVM's own output, ``rspark: debug: spark: ...``), ``-q`` hides warnings. Standard error
+carries nothing else. A stream file of 0 bytes is warned about before Spark starts (and not again at its load).
+Every message is :func:`~rspark.errors.printable` (input it quotes cannot act on the terminal).
 
 One module (about 700 lines): the three commands share the argument checks, the error and interrupt handling
 and the logging set-up; the output formats are in :mod:`rspark.engine.writers`.
@@ -32,6 +33,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import InvalidOperation
@@ -161,7 +163,12 @@ class _Interrupts:
 
     def quiet(self) -> None:
         """Silence py4j, which logs the calls the interrupt cut short with tracebacks (some through the root
-        logger, which would otherwise configure itself to print them)."""
+        logger, which would otherwise configure itself to print them), and the Spark JVM's output (relayed to the
+        ``rspark`` logger, :mod:`rspark.spark.gateway`): what a JVM stopping under an interrupted command says is
+        not the user's to read, even with -vv."""
+        gateway = sys.modules.get("rspark.spark.gateway")
+        if gateway is not None:
+            gateway.silence()
         if self._quieted:
             return
         root = logging.getLogger()
@@ -180,6 +187,9 @@ class _Interrupts:
         if self._original is not None and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, self._original)
         self._original = None
+        gateway = sys.modules.get("rspark.spark.gateway")
+        if gateway is not None:
+            gateway.silence(False)
         if self._quieted:
             (root, null, drop), (py4j, level) = self._quieted
             root.removeHandler(null)
@@ -252,9 +262,32 @@ class _SaidBefore(logging.Filter):
 _said_before = _SaidBefore()
 
 
+class _Libraries(logging.Handler):
+    """The root logger's handler in the command line: what other libraries log there (py4j logs a call cut short by
+    Ctrl-C with its traceback, through the root logger, which would otherwise print it as it is) and Python's
+    warnings become DEBUG lines of the ``rspark`` logger, one per line, so that standard error carries rspark's
+    lines only."""
+
+    _rspark_cli = True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not log.isEnabledFor(logging.DEBUG):
+            return
+        try:
+            text = record.getMessage()
+            if record.exc_info:
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted is dropped, not raised
+            return
+        for line in text.splitlines():
+            if line.strip():
+                log.debug("%s: %s", record.name, line)
+
+
 def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     """The ``rspark`` logger to standard error as ``rspark: LEVEL: message``: warnings by default, INFO with one
-    ``-v``, DEBUG with two, errors only with ``-q``. Spark's own (log4j) output is left as it is."""
+    ``-v``, DEBUG with two, errors only with ``-q``. The Spark JVM's output (its log4j messages among them) is
+    read by rspark and comes through this logger at DEBUG (:mod:`rspark.spark.gateway`)."""
     level = logging.ERROR if quiet else logging.DEBUG if verbose >= 2 else logging.INFO if verbose else logging.WARNING
     for handler in list(log.handlers):
         if getattr(handler, "_rspark_cli", False):
@@ -268,6 +301,10 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     log.addHandler(handler)
     log.setLevel(level)
     log.propagate = False
+    root = logging.getLogger()
+    if not any(getattr(h, "_rspark_cli", False) for h in root.handlers):
+        root.addHandler(_Libraries())
+    logging.captureWarnings(True)  # Python's warnings through the root logger, not printed on standard error
 
 
 # ------------------------------------------------------------------------------------------------- arguments
@@ -948,6 +985,9 @@ def main(argv: list[str] | None = None) -> int:
     _INTERRUPTS.hard_exit = argv is None  # the program (not a call from Python code) may end the process at once
     _INTERRUPTS.install()
     saved = (log.level, log.propagate, list(log.handlers))
+    root = logging.getLogger()
+    root_handlers = list(root.handlers)
+    warnings_captured = warnings.showwarning is getattr(logging, "_showwarning", None)
     try:
         code = _run(argv)
     except KeyboardInterrupt:  # arrived while an error was being handled
@@ -957,6 +997,9 @@ def main(argv: list[str] | None = None) -> int:
         log.setLevel(saved[0])
         log.propagate = saved[1]
         log.handlers[:] = saved[2]
+        if not _INTERRUPTS.hard_exit:  # a caller in the same process: its root logger and warnings as they were
+            root.handlers[:] = root_handlers
+            logging.captureWarnings(warnings_captured)
     if _INTERRUPTS.received and _INTERRUPTS.hard_exit:
         # ending the program now: Python's own exit would join the threads an interrupted job left behind
         _INTERRUPTS.exit_now()

@@ -17,6 +17,10 @@ reuses, :func:`use_session` sets those that differ (``spark.conf.set``, for the 
 the ``rspark`` logger) and leaves everything else, the log level included, as the user has it. A ``conf=`` value
 for one of them is overridden, with a warning.
 
+The JVM a session rspark creates runs in (unless PySpark has one already, as under spark-submit) writes nothing to
+the terminal: its standard output and error, Spark's log among them, go to the ``rspark.spark.gateway`` logger at
+DEBUG (:mod:`rspark.spark.gateway`).
+
 Tunables (every one can be overridden with ``Engine(conf={KEY: VALUE})`` or ``rspark ... --conf KEY=VALUE``, and
 by the settings of ``spark-submit``: in a process spark-submit started, the submitted master is the default master
 and the submitted settings win over rspark's, ``conf=`` over both):
@@ -82,7 +86,9 @@ import logging
 import os
 import re
 import shutil
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -90,6 +96,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from rspark.errors import RsparkError
+from rspark.spark.gateway import launch
 from rspark.spark.jvm import jar_path
 
 __all__ = [
@@ -314,7 +321,8 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
 
     With no ``master`` and no ``conf``, an active session is reused as it is, but for :data:`ANSWER_CONF`. Static
     settings (the JVM's options, the workers' Python) take effect only when this call starts the SparkContext; the
-    log level is set (ERROR) only on a SparkContext this call starts."""
+    log level is set (ERROR, WARN when the ``rspark`` logger shows DEBUG) only on a SparkContext this call starts.
+    A JVM this call starts has its output read by rspark (:mod:`rspark.spark.gateway`)."""
     from pyspark import SparkContext
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -347,10 +355,20 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     for key, value in settings.items():
         builder = builder.config(key, value)
     created = getattr(SparkContext, "_active_spark_context", None) is None
+    main = threading.current_thread() is threading.main_thread()
+    interrupts = signal.getsignal(signal.SIGINT) if main else None
     with _environment(env if created else {}):
+        if created:  # the JVM, its output read by rspark (rspark.spark.gateway), unless PySpark has one already
+            launch({"spark.master": master or "local[*]", "spark.app.name": "rspark", **settings})
         spark = builder.getOrCreate()
+    if main and getattr(interrupts, "_rspark", False) and signal.getsignal(signal.SIGINT) is not interrupts:
+        # PySpark's SparkContext puts its own Ctrl-C handler in place of the command line's, which cancels the jobs
+        # through the py4j connection the interrupted call is using (py4j's tracebacks on standard error): the
+        # command line's handler (rspark.cli) is put back at once
+        signal.signal(signal.SIGINT, interrupts)
     if created:
-        spark.sparkContext.setLogLevel("ERROR")
+        # Spark's log goes to the rspark logger at DEBUG (rspark.spark.gateway): its warnings too when that shows
+        spark.sparkContext.setLogLevel("WARN" if log.isEnabledFor(logging.DEBUG) else "ERROR")
         if not local:
             _ship_package(spark)
             try:

@@ -69,6 +69,7 @@ from rspark.spark.expr.values import (
     bind,
     facet_pack,
     fresh,
+    let_in,
     to_column,
     token,
 )
@@ -217,7 +218,7 @@ class _Compiler:
         for i, (name, (v, level)) in enumerate(shared.items()):
             fields.append(f"'v{i}', {facet_pack(v.enc(), level)}")
             self._facet_vars[name] = FacetV(f"{x}.v{i}", level)
-        return f"element_at(transform(array(named_struct({', '.join(fields)})), {x} -> {build()}), 1)"
+        return let_in(f"named_struct({', '.join(fields)})", x, build())
 
     def input(self, col: Column) -> str:
         """The SQL placeholder of a Column the scope gave."""

@@ -2,8 +2,8 @@
 with the general compilation as the fallback (``CASE WHEN guard THEN fast ELSE general END``).
 
 Why: the general compilation binds a term's facets (datatype, lexical form, numeric value) once with a
-one-element ``transform``, which Spark evaluates interpreted, row by row, outside its generated code, several
-times slower than the same comparison written by hand (docs/evaluation.md, "Guarded fast paths").
+one-element ``transform_values``, which Spark evaluates interpreted, row by row, outside its generated code,
+several times slower than the same comparison written by hand (docs/evaluation.md, "Guarded fast paths").
 
 The case handled: a FILTER that is a comparison (``= != < > <= >=``) of a variable with an integer or decimal
 constant, or a conjunction (``&&``) of such comparisons, where every variable holds a number of a guarded class:

@@ -183,7 +183,19 @@ def fresh() -> str:
 def let(value: SQL, body: Callable[[str], SQL]) -> SQL:
     """``body(x)`` with ``x`` bound to ``value``, evaluated once."""
     name = fresh()
-    return f"element_at(transform(array({value}), {name} -> {body(name)}), 1)"
+    return let_in(value, name, body(name))
+
+
+def let_in(value: SQL, name: str, body: SQL) -> SQL:
+    """``body`` with the lambda variable ``name`` bound to ``value``, evaluated once: a one-element map's
+    ``transform_values``, which Spark evaluates interpreted (a ``CodegenFallback`` expression), so that the
+    operator holding it runs outside whole-stage code generation. A one-element array's ``transform`` would do the
+    same binding, but Spark 4.3 compiles ``transform`` into the stage's generated code (SPARK-56033), and the
+    expressions rspark builds are large: a SPARQL division alone became 53 KB of bytecode in one Java method,
+    so a stage holding it and a FILTER went over the JVM's 64 KB limit (Janino's "Code grows beyond 64 KB", a
+    stack trace on standard error and the stage run again without generated code). Interpreted, the largest
+    method of such a stage is about 3 KB, and the time of the replays measured is unchanged."""
+    return f"element_at(transform_values(map(0, {value}), ({name}k, {name}) -> {body}), 0)"
 
 
 # --------------------------------------------------------------------------------------- the encoding, in SQL
@@ -295,7 +307,8 @@ def _attribute_sql_of(col) -> str | None:
 
 def to_column(sql: SQL, inputs: list):
     """A Column from SQL text whose input placeholders (:func:`token`) stand for the given Columns: plain column
-    references are named in the text; anything else is passed in through a one-element ``transform``."""
+    references are named in the text; anything else is passed in through a one-element ``transform_values``
+    (:func:`let_in`)."""
     from pyspark.sql import functions as F
 
     if not inputs:
@@ -305,8 +318,9 @@ def to_column(sql: SQL, inputs: list):
         return parsed(TOKEN.sub(lambda m: names[int(m.group(1))], sql))
     var = fresh()
     body = TOKEN.sub(lambda m: f"{var}.c{m.group(1)}", sql)
-    packed = F.array(F.struct(*[c.alias(f"c{i}") for i, c in enumerate(inputs)]))
-    return F.element_at(F.call_function("transform", packed, parsed(f"{var} -> {body}")), 1)
+    packed = F.struct(*[c.alias(f"c{i}") for i, c in enumerate(inputs)])
+    return F.element_at(F.call_function("transform_values", F.create_map(F.lit(0), packed),
+                                        parsed(f"({var}k, {var}) -> {body}")), F.lit(0))
 
 
 # Shared by every thread without a lock: each step is one dict operation (atomic), a race only parses a text twice

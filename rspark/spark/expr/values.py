@@ -12,7 +12,8 @@ and conditions known in Python ("static booleans": ``True`` / ``False`` or SQL t
 (:func:`b_and`, :func:`b_or`, :func:`b_not`, :func:`case`).
 
 Spark has no let-expression, and a fragment used twice is a copied subtree: :func:`bind` evaluates a non-trivial
-value once (a one-element ``transform``) so that trees grow linearly with the SPARQL expression.
+value once (a one-element ``transform_values``, :func:`let_in`) so that trees grow linearly with the SPARQL
+expression.
 
 Numbers: the type code is INT (xsd:integer and its derived types), DEC, FLT, DBL (promotion = max). xsd:integer and
 xsd:decimal values are ``decimal(38,18)`` (|value| < 1e20), xsd:float and xsd:double values are ``double`` (a
@@ -90,6 +91,7 @@ from rspark.spark.expr.sql import (  # noqa: F401 - re-exported for the other ex
     is_name,
     is_triple,
     let,
+    let_in,
     make_iri,
     make_literal,
     q,
@@ -973,9 +975,9 @@ def ebv_of(c: SQL, sfx: SQL, lex: SQL, n: Num) -> SQL:
 
 def bind(values: list, fn_, facets: str | None = None, faceted: tuple | None = None):
     """Call ``fn_`` on values that are all cheap to repeat: every non-simple value is evaluated once (a
-    one-element ``transform``) and ``fn_`` sees a simple copy. With ``facets`` ("num", "cmp", "leaf"), plain
-    terms are bound together with their facets (:func:`facet_pack`), for operators that look at those many
-    times. ``fn_`` returns SQL or a V; so does ``bind``."""
+    one-element ``transform_values``, :func:`let_in`) and ``fn_`` sees a simple copy. With ``facets`` ("num",
+    "cmp", "leaf"), plain terms are bound together with their facets (:func:`facet_pack`), for operators that look
+    at those many times. ``fn_`` returns SQL or a V; so does ``bind``."""
     def faceting(i: int, v) -> bool:
         return facets is not None and type(v) is TermV and (faceted is None or i in faceted)
 
@@ -998,8 +1000,8 @@ def bind(values: list, fn_, facets: str | None = None, faceted: tuple | None = N
         inner[i] = unpackers[k](f"{name}.f{k}", True)
     out = fn_(inner)
     if isinstance(out, str):
-        return f"element_at(transform(array({packed}), {name} -> {out}), 1)"
-    result = f"element_at(transform(array({packed}), {name} -> {out.pack()}), 1)"
+        return let_in(packed, name, out)
+    result = let_in(packed, name, out.pack())
     v = out.unpacker()(result, False)
     if not v.simple:
         v._packed = result
