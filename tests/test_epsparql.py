@@ -547,13 +547,13 @@ ROOMS_TRIG = """@prefix : <http://example.org/> .
 :r4 prov:generatedAtTime 4 .
 """
 TOGETHER = PREFIXES + "SELECT DISTINCT ?room_x ?room_y FROM STREAM :rooms [LANDMARK 0] WHERE { %s }"
-A, B = "{ :axel :isIn ?room_x }", "{ :darko :isIn ?room_x }"
-C, D = "{ :axel :isIn ?room_y }", "{ :darko :isIn ?room_y }"
+AXEL_X, DARKO_X = "{ :axel :isIn ?room_x }", "{ :darko :isIn ?room_x }"
+AXEL_Y, DARKO_Y = "{ :axel :isIn ?room_y }", "{ :darko :isIn ?room_y }"
 
 
 @pytest.mark.parametrize("written", [
-    f"{A} EQUALS {B} SEQ {C} EQUALS {D}",
-    f"{{ {A} EQUALS {B} }} SEQ {{ {C} EQUALS {D} }}",
+    f"{AXEL_X} EQUALS {DARKO_X} SEQ {AXEL_Y} EQUALS {DARKO_Y}",
+    f"{{ {AXEL_X} EQUALS {DARKO_X} }} SEQ {{ {AXEL_Y} EQUALS {DARKO_Y} }}",
 ], ids=["ungrouped", "grouped"])
 def test_equals_binds_tighter_than_seq(spark, tmp_path, written):
     from rspark import explain
