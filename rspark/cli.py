@@ -1003,7 +1003,21 @@ def main(argv: list[str] | None = None) -> int:
     if _INTERRUPTS.received and _INTERRUPTS.hard_exit:
         # ending the program now: Python's own exit would join the threads an interrupted job left behind
         _INTERRUPTS.exit_now()
+    if _INTERRUPTS.hard_exit:
+        _end_jvm()
     return code
+
+
+def _end_jvm() -> None:
+    """The program is ending: end the Spark JVM it launched and wait for it (rspark.spark.gateway.shutdown), so that
+    the command ends when its JVM has ended; Ctrl-C meanwhile ends the program at once."""
+    gateway = sys.modules.get("rspark.spark.gateway")
+    if gateway is None:
+        return
+    try:
+        gateway.shutdown()
+    except KeyboardInterrupt:
+        _INTERRUPTS.exit_now()
 
 
 def _run(argv: list[str] | None) -> int:

@@ -8,7 +8,8 @@ Python process was killed, the errors of a JVM shutting down under a driver that
 (and every process it starts) writes goes through one pipe to a thread of this process, which passes it to the
 ``rspark.spark.gateway`` logger at DEBUG (``rspark -vv`` shows it as ``rspark: debug: spark: ...``). When this
 process ends, however it ends, the pipe has no reader: what the JVM writes then is lost rather than shown, and the
-JVM, which watches its standard input (a pipe from this process, as PySpark starts it), exits.
+JVM, which watches its standard input (a pipe from this process, as PySpark starts it), exits. The command line
+ends the JVM itself before it exits (:func:`shutdown`), so that a command ends when its JVM has ended.
 
 The JVM is started as PySpark starts it (``pyspark.java_gateway.launch_gateway``: spark-submit with the session's
 settings as ``--conf``, SIGINT ignored), before the SparkContext is created, which then uses it. A JVM that does
@@ -21,16 +22,18 @@ from __future__ import annotations
 import collections
 import logging
 import os
+import subprocess
 import threading
 
 from rspark.errors import RsparkError
 
-__all__ = ["launch", "silence"]
+__all__ = ["launch", "shutdown", "silence"]
 
 log = logging.getLogger("rspark.spark.gateway")
 
 _TAIL: collections.deque = collections.deque(maxlen=8)  # the JVM's last lines, for the error when it does not start
 _silenced = threading.Event()
+_launched: list = []  # the Popen of the JVM launch() started (PySpark's gateway.proc), once it has
 
 
 def silence(on: bool = True) -> None:
@@ -93,3 +96,26 @@ def launch(settings: dict[str, str]) -> None:
     with SparkContext._lock:
         SparkContext._gateway = gateway
         SparkContext._jvm = gateway.jvm
+    _launched[:] = [gateway.proc]
+
+
+def shutdown(timeout: float = 30.0) -> int | None:
+    """End the JVM :func:`launch` started and wait up to ``timeout`` seconds for it; its exit code, or None (no
+    such JVM, or still running). Its standard input is closed, as the end of this process would close it: the JVM
+    then exits, and its shutdown stops the SparkContext (a cluster application ends as finished). The command line
+    does this before it exits, so that a command ends when its JVM has ended (a JVM left shutting down after its
+    command returned still held the command's checkpoint and its cluster application)."""
+    if not _launched:
+        return None
+    proc = _launched.pop()
+    if proc.poll() is None:
+        try:
+            proc.stdin.close()
+        except (OSError, AttributeError):
+            pass
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        log.debug("the Spark JVM (pid %s) is still running %g s after its standard input was closed", proc.pid,
+                  timeout)
+        return None
