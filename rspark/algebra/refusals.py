@@ -57,10 +57,6 @@ def _has(root, kind) -> bool:
     return any(isinstance(n, kind) for n, _ in _walk(root))
 
 
-def _calls(root, names) -> list:
-    return [(n, at) for n, at in _walk(root) if isinstance(n, Call) and n.name in names]
-
-
 def _where(node) -> dict:
     line, column = getattr(node, "line", 0), getattr(node, "column", 0)
     return {"line": line or None, "column": column or None}
@@ -115,7 +111,7 @@ def refusals(query: ast.Query) -> tuple[Refusal, ...]:
                                    "matches whole elements (RSEP-QL, eq. 4); use a time, landmark or "
                                    "[RANGE ELEMENTS n] window", continuous_only=True, **_where(node)))
     out.extend(_registration(query))
-    if query.form == "CONSTRUCT" and reg is None and intervals:
+    if query.form == "CONSTRUCT" and reg is None and _uses_ep_operators(query):  # a rule (rspark.engine.rules)
         streams = {src.stream for src in query.dataset if isinstance(src, ast.WindowSource)}
         if len(streams) > 1:
             out.append(Refusal("a CONSTRUCT rule reading several streams", "a rule's output joins the stream it "
@@ -148,11 +144,15 @@ def _registration(query: ast.Query) -> list[Refusal]:
 def _interval_mode(query: ast.Query) -> bool:
     """The query is evaluated over occurrence intervals (EP-SPARQL): it uses an EP-SPARQL operator, or reads an
     interval without a MATCH (whose events would carry it)."""
-    nodes = [n for n, _ in _walk(query)]
-    if any(isinstance(n, ast.UnionPattern) and any(k in EP_OPERATORS for k in n.ops) for n in nodes):
+    if _uses_ep_operators(query):
         return True
+    nodes = [n for n, _ in _walk(query)]
     asks = any(isinstance(n, Call) and n.name in INTERVAL_FUNCTIONS for n in nodes)
     return asks and not any(isinstance(n, ast.MatchPattern) for n in nodes)
+
+
+def _uses_ep_operators(query: ast.Query) -> bool:
+    return any(isinstance(n, ast.UnionPattern) and any(k in EP_OPERATORS for k in n.ops) for n, _ in _walk(query))
 
 
 def _quoted_with_variables(block: ast.TriplesBlock) -> bool:
