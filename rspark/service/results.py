@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass
 from decimal import Decimal
 
-from rspark.engine.live.sinks import Sink, time_key
+from rspark.engine.live.sinks import Sink, complete_lines, time_key
 
 
 @dataclass(frozen=True)
@@ -79,13 +79,7 @@ class ResultLog(Sink):
 
     def _read(self) -> None:
         """The held records of the file (a last line a crash left unfinished is cut)."""
-        with open(self.path, "rb") as f:
-            data = f.read()
-        end = data.rfind(b"\n") + 1
-        if end < len(data):
-            with open(self.path, "r+b") as f:
-                f.truncate(end)
-        for line in data[:end].decode("utf-8").splitlines():
+        for line in complete_lines(self.path).decode("utf-8").splitlines():
             if not line.strip():
                 continue
             item = json.loads(line)

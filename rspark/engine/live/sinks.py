@@ -75,14 +75,7 @@ class FileSink(Sink):
         Returns whether the file had content."""
         if not os.path.exists(self.path) or os.path.getsize(self.path) == 0:
             return False
-        with open(self.path, "rb") as f:
-            data = f.read()
-        end = data.rfind(b"\n") + 1
-        if end < len(data):
-            with open(self.path, "r+b") as f:
-                f.truncate(end)
-            data = data[:end]
-        text = data.decode("utf-8")
+        text = complete_lines(self.path).decode("utf-8")
         if self.fmt == "jsonl":
             for line in text.splitlines():
                 if line.strip():
@@ -173,3 +166,15 @@ class QueueSink(Sink):
 
     def close(self) -> None:
         self.queue.put(None)
+
+
+def complete_lines(path: str) -> bytes:
+    """A line-oriented file's content up to its last newline; a last line a crash left unfinished is cut from the
+    file too."""
+    with open(path, "rb") as f:
+        data = f.read()
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        with open(path, "r+b") as f:
+            f.truncate(end)
+    return data[:end]
