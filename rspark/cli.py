@@ -60,7 +60,7 @@ class UsageError(RsparkError):
 def exit_code(exc: RsparkError) -> int:
     """2 for a usage error or a bad query (syntax, translation, window, profile, format), 1 for the others
     (bad data, out of memory, Spark stopped, not supported, ...)."""
-    from rspark.algebra.translate import QueryError
+    from rspark.syntax.translate import QueryError
     from rspark.engine.writers import FormatError
     from rspark.model.time import DurationError
     from rspark.rsp.profiles import ProfileError
@@ -336,7 +336,7 @@ def _queries(paths: list[str], base: str | None = None, *, evaluated: bool = Tru
     """Read, parse and translate the query files (a syntax or translation error raises, exit code 2); when they
     are to be ``evaluated``, a construct rspark does not evaluate is refused too (exit code 2). ``sparql``:
     SPARQL 1.1 queries (their syntax errors name no keyword of continuous queries)."""
-    from rspark.algebra.translate import compile_query, ensure_evaluable
+    from rspark.syntax.translate import compile_query, ensure_evaluable
 
     if paths.count("-") > 1:
         raise UsageError("standard input ('-') can give one query only")
@@ -486,7 +486,7 @@ def _load_static(engine, data: list[str], graphs: list[tuple[str, str]]) -> None
 
 def cmd_sparql(args: argparse.Namespace) -> int:
     """Answer a SPARQL 1.1 query over static data files."""
-    from rspark.algebra.translate import ensure_evaluable
+    from rspark.syntax.translate import ensure_evaluable
     from rspark.engine.writers import Head, check_sparql_format, default_sparql_format
 
     [query] = _queries([args.query], args.base, evaluated=False, sparql=True)

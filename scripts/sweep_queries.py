@@ -45,7 +45,7 @@ def query_files(tmp: Path) -> list[Path]:
 
 def streams_of(path: Path) -> list[str] | None:
     """The stream IRIs the query reads, or None when it does not translate (explain reports why)."""
-    from rspark.algebra.translate import compile_query
+    from rspark.syntax.translate import compile_query
 
     try:
         plan = compile_query(path.read_text(encoding="utf-8"))

@@ -245,7 +245,7 @@ def test_internal_bug_traceback_in_a_subprocess(tmp_path):
 
 
 def test_every_user_error_derives_from_rspark_error():
-    from rspark.algebra.translate import QueryError
+    from rspark.syntax.translate import QueryError
     from rspark.cli import UsageError, exit_code
     from rspark.engine.writers import FormatError
     from rspark.errors import DataError, MemoryLimitError, NotSupportedError, RsparkError, SparkStoppedError

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from rspark.algebra.translate import QueryError
+from rspark.syntax.translate import QueryError
 from rspark.errors import RsparkError
 
 PROV = "http://www.w3.org/ns/prov#"
@@ -270,7 +270,7 @@ def test_sparql_construct_with_graph_blocks(spark, tmp_path):
 
 def test_graph_blocks_parse_print_and_explain():
     from rspark.algebra.sse import to_sse
-    from rspark.algebra.translate import compile_query
+    from rspark.syntax.translate import compile_query
     from rspark.syntax.ast import QuadPattern
     from rspark.syntax.parser import QuerySyntaxError, parse_query
     from rspark.syntax.unparse import unparse

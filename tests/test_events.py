@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rspark.algebra.translate import QueryError
+from rspark.syntax.translate import QueryError
 from rspark.errors import NotSupportedError, RsparkError
 
 DATA = Path(__file__).parent / "data"
@@ -99,7 +99,7 @@ def test_the_profiles_default_selection_and_consumption(engine, profile, expecte
     # found when the plan is built (the solutions carry no interval)
     ("{ ?x :p ?y FILTER(getDURATION() < 3) }", NotSupportedError,
      "getDURATION() read the interval of a matched event"),
-    # found in the text, before Spark starts, where the call stands (rspark.algebra.refusals)
+    # found in the text, before Spark starts, where the call stands (rspark.syntax.refusals)
     ("{ MATCH { E1 SEQ E2 } MATCH { E2 } BIND(getENDTIME() AS ?e) }", QueryError,
      "query:7:42: not supported: getENDTIME() in a query with several MATCH patterns"),
 ])

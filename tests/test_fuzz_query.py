@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rspark.algebra.sse import to_sse
-from rspark.algebra.translate import QueryError, translate
+from rspark.syntax.translate import QueryError, translate
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.rsp.windows import WindowError
 from rspark.syntax.parser import QuerySyntaxError, parse_query

@@ -19,7 +19,7 @@ import pytest
 from lark import Lark, Token, Tree
 
 from rspark.algebra.sse import to_sse
-from rspark.algebra.translate import QueryError, compile_query, ensure_evaluable
+from rspark.syntax.translate import QueryError, compile_query, ensure_evaluable
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -98,7 +98,7 @@ class Block:
             raise ImportError("blocked: " + name)
 
 sys.meta_path.insert(0, Block())
-import rspark.rsp, rspark.rsp.windows, rspark.rsp.profiles, rspark.algebra.translate, rspark.algebra.sse
+import rspark.rsp, rspark.rsp.windows, rspark.rsp.profiles, rspark.syntax.translate, rspark.algebra.sse
 import rspark.syntax.parser, rspark.syntax.unparse, rspark.results
 import rspark
 print(rspark.explain("SELECT ?s WHERE { ?s ?p ?o }").split()[0])

@@ -14,7 +14,7 @@ import pytest
 from rspark.algebra import ops
 from rspark.algebra.expr import Aggregate, Exists
 from rspark.algebra.sse import to_sse
-from rspark.algebra.translate import MAX_ALGEBRA_DEPTH, QueryError, compile_query, translate
+from rspark.syntax.translate import MAX_ALGEBRA_DEPTH, QueryError, compile_query, translate
 from rspark.model.iri import resolve_iri
 from rspark.syntax.parser import MAX_DEPTH, MAX_INTEGER, MAX_NESTING, QuerySyntaxError, parse_query
 from rspark.syntax.unparse import unparse
@@ -270,7 +270,7 @@ def test_many_projections():
 
 
 def _height(node) -> int:
-    from rspark.algebra.translate import _Heights
+    from rspark.syntax.translate import _Heights
 
     return _Heights()(node)
 

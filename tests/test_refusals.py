@@ -1,5 +1,5 @@
 """Never silent: every construct that parses but is not evaluated is refused before Spark starts, with its line,
-column and the reason (rspark/algebra/refusals.py, docs/language.md "What is refused")."""
+column and the reason (rspark/syntax/refusals.py, docs/language.md "What is refused")."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rspark.algebra.translate import QueryError, compile_query, ensure_evaluable
+from rspark.syntax.translate import QueryError, compile_query, ensure_evaluable
 
 REPO = Path(__file__).resolve().parents[1]
 P = "PREFIX : <http://example.org/>\n"

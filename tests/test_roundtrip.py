@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rspark.algebra.translate import QueryError, translate
+from rspark.syntax.translate import QueryError, translate
 from rspark.syntax.parser import QuerySyntaxError, parse_query
 from rspark.syntax.unparse import unparse
 

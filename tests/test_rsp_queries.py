@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rspark.algebra.translate import compile_query
+from rspark.syntax.translate import compile_query
 from rspark.syntax.parser import QuerySyntaxError
 from tests.conftest import TESTDATA
 from tests.support.rspql_md import rspql_md_queries

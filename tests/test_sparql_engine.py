@@ -155,7 +155,7 @@ def test_a_repeated_query_reuses_its_compiled_plan_until_the_data_changes(engine
 
 
 def test_volatile_queries_are_compiled_at_every_run(engine):
-    from rspark.algebra.translate import compile_query
+    from rspark.syntax.translate import compile_query
     from rspark.spark.sparql.query import reusable
 
     for q in ["SELECT (RAND() AS ?r) WHERE {}", "SELECT (NOW() AS ?t) WHERE {}", "SELECT (UUID() AS ?u) WHERE {}",
@@ -194,7 +194,7 @@ def test_the_session_jvm_runs_with_rspark_s_options(spark):
 
 def test_service_is_reported_not_supported(engine):
     # refused with its position before any Spark job (a query error: the construct is not evaluated)
-    from rspark.algebra.translate import QueryError
+    from rspark.syntax.translate import QueryError
 
     with pytest.raises(QueryError, match=r"^<query>:1:18: not supported: SERVICE <http://example.org/sparql>: "):
         engine.sparql("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }")

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from rspark.algebra.translate import compile_query
+from rspark.syntax.translate import compile_query
 from rspark.syntax.parser import QuerySyntaxError
 from tests.conftest import TESTDATA
 

@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from rspark import compile_query
-from rspark.algebra.translate import QueryError
+from rspark.syntax.translate import QueryError
 from rspark.model.time import Duration
 from rspark.rsp.profiles import PROFILES, Profile, ProfileError, get_profile, profile_names
 from rspark.rsp.windows import (

@@ -236,7 +236,7 @@ class QueryPlan:
     events: tuple = ()
     prefixes: tuple = ()
     base: str | None = None
-    # the constructs of the query that rspark does not evaluate (rspark.algebra.refusals.Refusal), refused before
+    # the constructs of the query that rspark does not evaluate (rspark.syntax.refusals.Refusal), refused before
     # it runs by ensure_evaluable
     refusals: tuple = field(default=(), compare=False)
 

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from rspark import results as R
 from rspark.algebra.ops import QueryPlan
-from rspark.algebra.translate import compile_query, ensure_evaluable
+from rspark.syntax.translate import compile_query, ensure_evaluable
 from rspark.errors import RsparkError
 from rspark.model.codec import encode
 from rspark.model.terms import IRI, XSD, Literal

@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 
 from rspark import results as R
 from rspark.algebra import ops
-from rspark.algebra.translate import compile_query, ensure_evaluable
+from rspark.syntax.translate import compile_query, ensure_evaluable
 from rspark.cep.patterns import asks_intervals, consumes_events, has_interval_joins
 from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import NotSupportedError, RsparkError

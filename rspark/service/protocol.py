@@ -27,7 +27,7 @@ MEDIA = {"json": "application/sparql-results+json", "xml": "application/sparql-r
 
 
 async def sparql_request(request: Request, service) -> Response:
-    from rspark.algebra.translate import QuerySyntaxError
+    from rspark.syntax.translate import QuerySyntaxError
 
     if request.method == "GET":
         query = request.query_params.get("query")

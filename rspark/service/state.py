@@ -392,7 +392,7 @@ class Service:
     # ------------------------------------------------------------------------------------------------ queries
 
     def register(self, name: str, text: str, profile: str | None, *, save: bool = True) -> QueryEntry:
-        from rspark.algebra.translate import QuerySyntaxError, compile_query, ensure_evaluable
+        from rspark.syntax.translate import QuerySyntaxError, compile_query, ensure_evaluable
         from rspark.rsp.profiles import ProfileError, get_profile
 
         _check_name(name, "query")

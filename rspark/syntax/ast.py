@@ -2,7 +2,7 @@
 
 Expressions, property paths and triple patterns are the algebra's (``rspark.algebra.expr``), window specifications
 the stream model's (``rspark.rsp.windows``). Graph patterns here keep the shape of the text (a group is a list of
-elements); ``rspark.algebra.translate`` turns them into operators.
+elements); ``rspark.syntax.translate`` turns them into operators.
 
 Nodes that errors point at carry the ``line`` and ``column`` (1-based, in the query text as written: before its
 ``\\u`` escapes are decoded) of their first token; 0 when unknown (a tree built by hand). Positions take no part in

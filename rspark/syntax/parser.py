@@ -21,7 +21,7 @@ compilation, which walk the tree recursively) safe:
 * brackets (``{ } ( ) [ ] << >> {| |}``) nest at most ``MAX_NESTING`` (256) levels, checked while lexing (the
   error points at the bracket that opens one level more). Twice the depth limit, as ``unparse`` may write two
   brackets per node (``(?x IN (...))``): what it prints of a tree within the limits parses again;
-* the algebra is at most ``rspark.algebra.translate.MAX_ALGEBRA_DEPTH`` (200) levels deep (a group's elements
+* the algebra is at most ``rspark.syntax.translate.MAX_ALGEBRA_DEPTH`` (200) levels deep (a group's elements
   nest one inside the other there), checked by the translation;
 * ``LIMIT`` and ``OFFSET`` take any integer; one above 2^63-1 is read as 2^63-1, which no solution sequence
   reaches (so the query means the same);

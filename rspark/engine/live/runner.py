@@ -32,7 +32,7 @@ import threading
 import time
 from decimal import Decimal
 
-from rspark.algebra.translate import compile_query, ensure_evaluable
+from rspark.syntax.translate import compile_query, ensure_evaluable
 from rspark.cep.carried import check_saved, occurrence_count
 from rspark.engine.live.evaluation import Evaluation
 from rspark.engine.live.inbox import InboxReader

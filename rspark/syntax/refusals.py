@@ -2,7 +2,7 @@
 with its line and column and the reason, never answered as if it were not there.
 
 ``refusals(query)`` walks the syntax tree (which has the positions) and lists every such construct in the plan;
-the query commands call ``rspark.algebra.translate.ensure_evaluable`` with the plan, which raises the first that
+the query commands call ``rspark.syntax.translate.ensure_evaluable`` with the plan, which raises the first that
 applies to the way the query runs (some constructs are refused in continuous queries only: DESCRIBE, for one, is
 answered by ``rspark sparql``). ``rspark explain`` prints the algebra of such a query and names them as warnings.
 

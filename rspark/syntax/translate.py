@@ -12,7 +12,7 @@ import dataclasses
 from decimal import Decimal
 
 from rspark.algebra import ops
-from rspark.algebra.refusals import refusals
+from rspark.syntax.refusals import refusals
 from rspark.model.terms import IRI, RDF_TYPE, BlankNode, Literal, QuotedTriple, Variable, variables_of
 from rspark.syntax import ast
 from rspark.syntax.parser import QuerySyntaxError, build_chain, node_children, parse_query
@@ -49,7 +49,7 @@ def _at(node) -> dict:
 def ensure_evaluable(plan: ops.QueryPlan, *, continuous: bool | None = None, source: str | None = None) -> None:
     """Raise a located QueryError (``not supported: CONSTRUCT: why``) for the first construct of ``plan`` that
     rspark parses but does not evaluate when the query runs continuously (``continuous``; by default when it reads
-    a stream) or once (rspark.algebra.refusals)."""
+    a stream) or once (rspark.syntax.refusals)."""
     continuous = plan.is_continuous if continuous is None else continuous
     for r in plan.refusals:
         if continuous or not r.continuous_only:
