@@ -11,9 +11,9 @@ layers below ``spark`` are pure Python: ``Engine`` (and with it PySpark) is impo
 """
 
 from rspark.algebra.sse import to_sse
-from rspark.syntax.translate import QueryError, compile_query
 from rspark.errors import DataError, NotSupportedError, RsparkError
 from rspark.syntax.parser import QuerySyntaxError, parse_query
+from rspark.syntax.translate import QueryError, compile_query
 
 __version__ = "0.1.0"
 

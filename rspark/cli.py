@@ -60,12 +60,12 @@ class UsageError(RsparkError):
 def exit_code(exc: RsparkError) -> int:
     """2 for a usage error or a bad query (syntax, translation, window, profile, format), 1 for the others
     (bad data, out of memory, Spark stopped, not supported, ...)."""
-    from rspark.syntax.translate import QueryError
     from rspark.engine.writers import FormatError
     from rspark.model.time import DurationError
     from rspark.rsp.profiles import ProfileError
     from rspark.rsp.windows import WindowError
     from rspark.syntax.parser import QuerySyntaxError
+    from rspark.syntax.translate import QueryError
 
     usage = (UsageError, InputError, QuerySyntaxError, QueryError, WindowError, DurationError, ProfileError,
              FormatError)
@@ -486,8 +486,8 @@ def _load_static(engine, data: list[str], graphs: list[tuple[str, str]]) -> None
 
 def cmd_sparql(args: argparse.Namespace) -> int:
     """Answer a SPARQL 1.1 query over static data files."""
-    from rspark.syntax.translate import ensure_evaluable
     from rspark.engine.writers import Head, check_sparql_format, default_sparql_format
+    from rspark.syntax.translate import ensure_evaluable
 
     [query] = _queries([args.query], args.base, evaluated=False, sparql=True)
     if query.plan.is_continuous:

@@ -12,13 +12,13 @@ from pyspark.sql import functions as F
 
 from rspark import results as R
 from rspark.algebra.ops import QueryPlan
-from rspark.syntax.translate import compile_query, ensure_evaluable
 from rspark.errors import RsparkError
 from rspark.model.codec import encode
 from rspark.model.terms import IRI, XSD, Literal
 from rspark.spark.failures import jvm_exit_code, jvm_gone, memory_limit_error
 from rspark.spark.session import get_session, use_session
 from rspark.spark.sparql.compiler import DatasetView
+from rspark.syntax.translate import compile_query, ensure_evaluable
 
 QUADS_SCHEMA = "s string, p string, o string, g string"
 QUOTED_SCHEMA = "t string, s string, p string, o string"

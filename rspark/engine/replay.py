@@ -22,7 +22,6 @@ from pyspark.sql import functions as F
 
 from rspark import results as R
 from rspark.algebra import ops
-from rspark.syntax.translate import compile_query, ensure_evaluable
 from rspark.cep.patterns import asks_intervals, consumes_events, has_interval_joins
 from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import NotSupportedError, RsparkError
@@ -49,6 +48,7 @@ from rspark.spark.streaming.r2r import (
 from rspark.spark.streaming.r2s import relation_to_stream
 from rspark.spark.streaming.report import END
 from rspark.spark.streaming.source import StreamSource
+from rspark.syntax.translate import compile_query, ensure_evaluable
 
 # INFO: each query's evaluation instants; WARNING: what makes a replay print less than a user expects (numeric times
 # read as epoch milliseconds, windows that skip elements, patterns that match nothing, the window still open at

@@ -392,8 +392,8 @@ class Service:
     # ------------------------------------------------------------------------------------------------ queries
 
     def register(self, name: str, text: str, profile: str | None, *, save: bool = True) -> QueryEntry:
-        from rspark.syntax.translate import QuerySyntaxError, compile_query, ensure_evaluable
         from rspark.rsp.profiles import ProfileError, get_profile
+        from rspark.syntax.translate import QuerySyntaxError, compile_query, ensure_evaluable
 
         _check_name(name, "query")
         with self.lock:

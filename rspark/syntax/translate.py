@@ -12,10 +12,10 @@ import dataclasses
 from decimal import Decimal
 
 from rspark.algebra import ops
-from rspark.syntax.refusals import refusals
 from rspark.model.terms import IRI, RDF_TYPE, BlankNode, Literal, QuotedTriple, Variable, variables_of
 from rspark.syntax import ast
 from rspark.syntax.parser import QuerySyntaxError, build_chain, node_children, parse_query
+from rspark.syntax.refusals import refusals
 
 _EP_OPS = {"SEQ": "seq-join", "EQUALS": "eq-join", "OPTIONALSEQ": "seq-right-join", "EQUALSOPTIONAL": "eq-left-join"}
 # the operators written between groups, loosest first (translate's _chain)

@@ -32,7 +32,6 @@ import threading
 import time
 from decimal import Decimal
 
-from rspark.syntax.translate import compile_query, ensure_evaluable
 from rspark.cep.carried import check_saved, occurrence_count
 from rspark.engine.live.evaluation import Evaluation
 from rspark.engine.live.inbox import InboxReader
@@ -47,6 +46,7 @@ from rspark.engine.live.model import (
 )
 from rspark.errors import WARNINGS_PER_FILE, InputError, MoreProblems, RsparkError, summarised
 from rspark.rsp.windows import format_time, parse_time
+from rspark.syntax.translate import compile_query, ensure_evaluable
 
 __all__ = ["LiveQuery", "LiveRunner", "LiveStream", "stream_key", "write_inbox"]
 
