@@ -11,13 +11,50 @@ import pytest
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 REPO = Path(__file__).resolve().parents[1]
-TESTDATA = REPO.parent / "shared" / "testdata"
+# RSPARK_TESTDATA: another place for the shared test data (a missing one shows what runs without it)
+TESTDATA = Path(os.environ.get("RSPARK_TESTDATA", REPO.parent / "shared" / "testdata"))
+
+
+NO_TESTDATA = f"the shared test data is not at {TESTDATA} (the repository sits beside shared/testdata)"
+needs_testdata = pytest.mark.skipif(not TESTDATA.is_dir(), reason=NO_TESTDATA)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "spark: starts Spark (a SparkSession, or an rspark command that starts one)")
+    config.addinivalue_line("markers", "testdata: reads ../shared/testdata (skipped, with one reason, without it)")
+    if _quick_lane(config):
+        # a test that starts a JVM without its spark marker fails in this lane instead of passing slowly
+        os.environ["JAVA_HOME"] = str(REPO / "no-jvm-in-the-not-spark-lane")
+
+
+def _quick_lane(config) -> bool:
+    """``pytest -m "not spark"``: the pure-Python tests, without the long (``slow``) runs of the fuzzers."""
+    return config.getoption("markexpr", "").replace(" ", "") == "notspark"
+
+
+def pytest_report_header(config):
+    if _quick_lane(config):
+        return 'the pure-Python lane: Spark cannot start; slow cases left out (-m "not spark and slow" runs them)'
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that uses the ``spark`` fixture (directly or through another fixture) starts Spark: it is marked
+    ``spark``; tests that start it otherwise (``rspark`` commands in a subprocess) are marked in their files. A
+    test marked ``testdata`` is skipped with one reason when ../shared/testdata is absent."""
+    for item in items:
+        if "spark" in item.fixturenames:
+            item.add_marker(pytest.mark.spark)
+        if not TESTDATA.is_dir() and ("testdata" in item.fixturenames or item.get_closest_marker("testdata")):
+            item.add_marker(pytest.mark.skip(reason=NO_TESTDATA))
+    if _quick_lane(config):
+        slow = [item for item in items if item.get_closest_marker("slow")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 @pytest.fixture(scope="session")
 def testdata() -> Path:
-    if not TESTDATA.is_dir():
-        raise RuntimeError(f"test data not found at {TESTDATA}: the repository must sit beside shared/")
     return TESTDATA
 
 

@@ -539,6 +539,7 @@ def check_case(engine, directory: Path, case) -> None:
 _SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, **_SETTINGS)
 @given(case=cases())
 def test_oracle_invariants(case):
@@ -634,6 +635,7 @@ def test_consumption_of_patterns_of_one_shape(engine, tmp_path):
             check_case(engine, tmp_path / f"{consume}{i}", (stream, windows, events, expr, [3, 4, 5, 6], consume))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, **_SETTINGS)
 @given(case=cases())
 def test_an_instant_without_enough_timestamps_has_no_event(case):

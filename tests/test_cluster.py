@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "rspark" / "samples"

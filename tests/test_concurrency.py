@@ -133,9 +133,9 @@ def test_engine_answers_queries_from_threads_as_one_at_a_time(engine):
 def _plan_text(engine, text: str) -> str:
     """The analysed Spark plan of a query's answer frame, built but not run, without Spark's expression ids (which
     differ at every analysis): what the names of the compilation decide."""
-    from rspark.syntax.translate import compile_query
     from rspark.spark.expr.compile import ExprEnv
     from rspark.spark.sparql.query import construct_frame, projected_names, select_frame, solutions_of
+    from rspark.syntax.translate import compile_query
 
     plan = compile_query(text)
     _, sols = solutions_of(engine.spark, plan, engine.dataset_for(plan), ExprEnv(now="2026-03-01T13:00:00Z"))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from rspark.syntax.translate import QueryError
 from rspark.errors import RsparkError
+from rspark.syntax.translate import QueryError
 
 PROV = "http://www.w3.org/ns/prov#"
 LOC = "http://example.org/local/vocabulary/"
@@ -270,9 +270,9 @@ def test_sparql_construct_with_graph_blocks(spark, tmp_path):
 
 def test_graph_blocks_parse_print_and_explain():
     from rspark.algebra.sse import to_sse
-    from rspark.syntax.translate import compile_query
     from rspark.syntax.ast import QuadPattern
     from rspark.syntax.parser import QuerySyntaxError, parse_query
+    from rspark.syntax.translate import compile_query
     from rspark.syntax.unparse import unparse
 
     text = "PREFIX : <http://e/> CONSTRUCT { :x :y :z . GRAPH _:b { ?s :p ?o . ?s :q 1 } GRAPH :g { } ?s :r ?o } " \
@@ -286,6 +286,7 @@ def test_graph_blocks_parse_print_and_explain():
         parse_query("CONSTRUCT { GRAPH \"lit\" { ?s ?p ?o } } WHERE { ?s ?p ?o }")
 
 
+@pytest.mark.spark
 def test_cli_sparql_nquads(tmp_path, capsys):
     from rspark.cli import main
 

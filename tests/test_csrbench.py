@@ -119,6 +119,7 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+@pytest.mark.testdata
 @pytest.mark.parametrize("number", NUMBERS)
 def test_hand_written_sparql_is_the_window_body(number):
     """Each hand-written SPARQL query is its RSP-QL file with the window taken away: same window parameters, and
@@ -136,6 +137,7 @@ def test_hand_written_sparql_is_the_window_body(number):
         re.search(r"SELECT\s+(.*?)\s+WHERE", q.sparql, re.S).group(1).split()
 
 
+@pytest.mark.testdata
 def test_stream_elements():
     elements = C.load_stream()
     assert [e.ts for e in elements] == [i * 1000 for i in range(34)]
@@ -180,7 +182,11 @@ def test_upstream_reproduction_count():
         ("sparqlstream", 2), ("sparqlstream", 5)]
 
 
-@pytest.mark.parametrize("engine_name,number", CASES, ids=CASE_IDS)
+@pytest.mark.testdata
+# the oracle's search for cqels' q1 takes about ten times the others'
+@pytest.mark.parametrize("engine_name,number", [
+    pytest.param(*case, id=name, marks=[pytest.mark.slow] if name == "cqels-q1" else [])
+    for case, name in zip(CASES, CASE_IDS)])
 def test_csrbench_verdict(engine_name, number):
     """The CSRBench oracle (re-implemented) on the stored answers: 14 of 21 accepted, 7 rejected."""
     assert C.csrbench_verdict(engine_name, number) == UPSTREAM[(engine_name, number)][1]
@@ -189,6 +195,7 @@ def test_csrbench_verdict(engine_name, number):
 # ------------------------------------------------------------------------------- why the other 13 differ (exact)
 
 
+@pytest.mark.testdata
 def test_why_csparql_q2():
     """C-SPARQL's q2 answer is exactly RSP-QL's (t' - 1 s, t'] windows from t0 = 1 s with every instant reported
     (the `default` profile plus STARTING AT 1 s), stamped like rspark's instants; the csparql profile's [o, c)
@@ -205,6 +212,7 @@ def test_why_csparql_q2():
     assert not mine.reproduced and mine.contained and (mine.rspark_count, mine.upstream_count) == (34, 33)
 
 
+@pytest.mark.testdata
 @pytest.mark.parametrize("number,t0", [(1, 1000), (3, 2000), (6, 2000), (7, 3000)])
 def test_why_sparqlstream_window_origin(number, t0):
     """SPARQLstream's windows start where the engine happened to start: the sparqlstream profile with that origin
@@ -216,6 +224,7 @@ def test_why_sparqlstream_window_origin(number, t0):
     assert C.csrbench_verdict("sparqlstream", number) == [t0 + 1000]
 
 
+@pytest.mark.testdata
 def test_why_cqels_q1_and_q3():
     """CQELS evaluates the window that ends at the new element: the cqels profile with a one-tick STEP reproduces
     q1 exactly, and q3's rows at the same instants, but CQELS sends each new row as a relation of its own."""
@@ -232,6 +241,7 @@ def test_why_cqels_q1_and_q3():
         [(t, C.relation_content(rows)) for t, rows in sorted(by_second.items())]
 
 
+@pytest.mark.testdata
 def test_why_upstream_rejected():
     """The 7 answers the CSRBench oracle rejects for every t0; no profile can (or should) reproduce them."""
     rejected = sorted(k for k, (_, t0s, _) in UPSTREAM.items() if not t0s)

@@ -22,6 +22,8 @@ import pytest
 
 from tests.support.sse import Server
 
+pytestmark = pytest.mark.spark
+
 # the screenshot goes to the test's temporary directory; docs/service.md's image is made with
 # RSPARK_DASHBOARD_SCREENSHOT=docs/images/dashboard.png python3 -m pytest tests/test_dashboard.py
 SCREENSHOT_ENV = "RSPARK_DASHBOARD_SCREENSHOT"

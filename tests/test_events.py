@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rspark.syntax.translate import QueryError
 from rspark.errors import NotSupportedError, RsparkError
+from rspark.syntax.translate import QueryError
 
 DATA = Path(__file__).parent / "data"
 EX = "http://example.org/"

@@ -151,7 +151,8 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.testdata) if EXPECTED[name][0] is TESTDATA
+                                  else name for name in sorted(EXPECTED)])
 def test_explain(name):
     root, path, expected = EXPECTED[name]
     text = (Path(root) / path).read_text(encoding="utf-8")

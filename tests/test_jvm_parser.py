@@ -37,6 +37,7 @@ def _python_reading(lines: list[str], fmt: str) -> list:
     return _fast_terms(lines, fmt, default_graph="")
 
 
+@pytest.mark.slow
 def test_jar_builds_and_can_be_turned_off(tmp_path, monkeypatch):
     path = jvm.jar_path()
     assert path is not None and Path(path).is_file()

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rspark.errors import InputError
+from rspark.model.time import DurationError
 
 EX = "http://example.org/"
 PREFIXES = "@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
@@ -424,9 +425,9 @@ def test_bad_sources(spec, message):
 
 
 def test_bad_lateness_is_refused(engine):
-    with pytest.raises(Exception, match="negative"):
+    with pytest.raises(InputError, match="negative"):
         engine.live_stream(EX + "S", lateness=-1)
-    with pytest.raises(Exception, match="duration"):
+    with pytest.raises(DurationError, match="duration"):
         engine.live_stream(EX + "T", lateness="PT5Q")
 
 

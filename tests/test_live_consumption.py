@@ -310,6 +310,7 @@ _SAVED = st.one_of(st.just({}), st.fixed_dictionaries({"scale": st.sampled_from(
                    _JSON)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(_SAVED)
 @example({"scale": 1, "matches": {"0": [[[["k"]], {"consumed": [], "limit": 64, "instant": None}]]}})  # a list key

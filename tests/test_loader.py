@@ -22,8 +22,8 @@ from rspark.spark.loading import rdf
 from rspark.spark.loading.loader import LoadedGraph, LoadedStream, load_rdf, load_stream
 from rspark.spark.streaming.windows import stream_bounds
 from rspark.testing import from_rdf, results_equal
+from tests.conftest import TESTDATA
 
-TESTDATA = Path(__file__).resolve().parents[1].parent / "shared" / "testdata"
 W3C = TESTDATA / "w3c"
 STAR = W3C / "sparql-star" / "rdf-star-cg" / "eval"
 CSRBENCH = TESTDATA / "csrbench" / "stream.trig"
@@ -960,6 +960,8 @@ def _w3c_rdf_files():
     return sorted(p for p in W3C.rglob("*") if p.suffix in (".ttl", ".nt", ".trig", ".nq", ".rdf"))
 
 
+@pytest.mark.slow
+@pytest.mark.testdata
 def test_parsing_helpers_match_pyoxigraph_on_all_w3c_data():
     """Every RDF file of the W3C suites, through each parsing path of rspark.spark.loading.rdf (whole document,
     statement by statement, stream blocks, line batches) gives the same dataset as pyoxigraph (blank nodes up to
@@ -1138,6 +1140,8 @@ def w3c_lines():
         yield path, "ntriples", ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES).decode("utf-8").splitlines()
 
 
+@pytest.mark.slow
+@pytest.mark.testdata
 def test_fast_line_path_equals_pyoxigraph_on_w3c_data():
     """The W3C suites' RDF data written out by pyoxigraph as N-Quads and N-Triples (the way a converted stream
     looks): every line the fast path reads, it reads exactly as pyoxigraph does, and it reads most of them."""
@@ -1175,6 +1179,7 @@ def _line_strategy():
                      st.one_of(st.just(""), st.tuples(space, node).map("".join)), end).map("".join)
 
 
+@pytest.mark.slow
 def test_fast_line_path_property_same_as_pyoxigraph():
     """Generated lines (IRIs with and without valid structure, escapes, tags, datatypes, blank-node labels,
     spacing): wherever the fast path reads a line, pyoxigraph reads it too, into the same terms."""

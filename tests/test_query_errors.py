@@ -14,9 +14,9 @@ import pytest
 from rspark.algebra import ops
 from rspark.algebra.expr import Aggregate, Exists
 from rspark.algebra.sse import to_sse
-from rspark.syntax.translate import MAX_ALGEBRA_DEPTH, QueryError, compile_query, translate
 from rspark.model.iri import resolve_iri
 from rspark.syntax.parser import MAX_DEPTH, MAX_INTEGER, MAX_NESTING, QuerySyntaxError, parse_query
+from rspark.syntax.translate import MAX_ALGEBRA_DEPTH, QueryError, compile_query, translate
 from rspark.syntax.unparse import unparse
 
 P = "PREFIX : <http://e/> PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
@@ -228,6 +228,7 @@ def test_quoted_triples_nested_too_deep():
     assert "nesting too deep" in err.message  # a quoted triple has no position: the group's is given
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ["||", "&&"])
 def test_long_flat_logical_chains_are_shallow(op):
     text = "SELECT * { ?s ?p ?o FILTER(" + f" {op} ".join(f"?o = {i}" for i in range(3000)) + ") }"
@@ -374,11 +375,10 @@ def test_end_of_query_has_a_position():
 # ------------------------------------------------------------------------------------ 9. quadratic corners
 
 
+@pytest.mark.slow
 def test_many_distinct_aggregates_are_linear(monkeypatch):
-    """16,000 distinct aggregates: each was compared with every earlier one (16,000^2 / 2 comparisons); now looked
-    up by hash. Counted: aggregate comparisons (only on hash collisions); timed with a very generous guard."""
-    import time
-
+    """16,000 distinct aggregates are looked up by hash, not compared with every earlier one: the aggregate
+    comparisons are counted (they happen only on hash collisions)."""
     calls = [0]
     original = Aggregate.__eq__
 
@@ -389,13 +389,10 @@ def test_many_distinct_aggregates_are_linear(monkeypatch):
     monkeypatch.setattr(Aggregate, "__eq__", counting)
     n = 16_000
     text = "SELECT (COALESCE(" + ", ".join(f"COUNT(?o{i})" for i in range(n)) + ") AS ?c) { ?s ?p ?o }"
-    start = time.perf_counter()
     plan = compile_query(text)
-    elapsed = time.perf_counter() - start
     group = plan.op.op.op
     assert len(group.aggregates) == n
-    assert calls[0] < n  # was about n^2 / 2
-    assert elapsed < 30  # about 2 s
+    assert calls[0] < n  # a pairwise comparison of the aggregates would make about n^2 / 2 calls
 
 
 def test_long_dot_segment_paths_are_linear():
@@ -421,6 +418,7 @@ def test_rfc3986_dot_segments(reference, expected):
     assert resolve_iri(reference, "http://a/b/c/d;p?q") == expected
 
 
+@pytest.mark.slow
 def test_many_sub_groups_are_linear():
     import time
 

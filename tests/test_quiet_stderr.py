@@ -45,7 +45,7 @@ WHERE {
 ORDER BY ?s
 """
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 
 def _start(*args: str, limit: float = 900) -> subprocess.Popen:

@@ -476,8 +476,8 @@ def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark,
 
 
 def test_pattern_predicates_are_those_of_every_triple_pattern_or_none():
-    from rspark.syntax.translate import compile_query
     from rspark.engine.replay import pattern_predicates
+    from rspark.syntax.translate import compile_query
 
     def preds(where):
         plan = compile_query(P + f"SELECT * FROM NAMED WINDOW :w ON :d [RANGE 5 SLIDE 1] WHERE {{ {where} }}")
@@ -631,6 +631,7 @@ def test_an_error_whose_text_the_jvm_cannot_give_means_the_jvm_is_going():
 
 
 @pytest.mark.slow
+@pytest.mark.spark
 def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
     """A window whose evaluation cannot fit (GROUP_CONCAT over the cross product of 3,000 triples: 9 million
     values in one group) in a Spark given 512 MB, through the command line in a process of its own. In local mode

@@ -37,8 +37,8 @@ from rspark.results import (
     to_xml,
 )
 from rspark.testing import from_csv, from_json, from_rdf, from_tsv, from_xml, read_expected, results_equal
+from tests.conftest import TESTDATA
 
-TESTDATA = Path(__file__).resolve().parents[1].parent / "shared" / "testdata"
 W3C = TESTDATA / "w3c"
 SPARQL11 = W3C / "sparql11"
 SPARQL10 = W3C / "sparql10"
@@ -217,6 +217,7 @@ def test_to_table_and_ntriples():
 # ---------------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.testdata
 def test_read_tsv_keeps_abbreviated_numbers_as_written():
     r = read_expected(SPARQL11 / "csv-tsv-res" / "csvtsv01.tsv")
     assert isinstance(r, SolutionSequence) and not r.lossy
@@ -233,6 +234,7 @@ def test_read_tsv_keeps_abbreviated_numbers_as_written():
     assert r3.rows[5]["o"] == lit("1.0e6", XSD_DOUBLE)  # the data says "1.0E6": the suite's TSV is not lexical-exact
 
 
+@pytest.mark.testdata
 def test_read_csv_is_lossy_and_compares_in_csv_view():
     csv1 = read_expected(SPARQL11 / "csv-tsv-res" / "csvtsv01.csv")
     assert csv1.lossy and csv1.vars == ["s", "p", "o"]
@@ -259,6 +261,7 @@ def test_read_csv_is_lossy_and_compares_in_csv_view():
     assert not ok and "1.0e6" in message and "1.0E6" in message
 
 
+@pytest.mark.testdata
 def test_read_srx_keeps_lexical_forms():
     r = read_expected(SPARQL11 / "cast" / "cast-decimal.srx")
     assert isinstance(r, SolutionSequence)
@@ -270,6 +273,7 @@ def test_read_srx_keeps_lexical_forms():
     assert not equal(changed, r)
 
 
+@pytest.mark.testdata
 def test_read_srx_with_bnodes_and_languages():
     r = read_expected(SPARQL11 / "functions" / "bnode01.srx")
     assert r.vars == ["s1", "s2", "b1", "b2"]
@@ -279,6 +283,7 @@ def test_read_srx_with_bnodes_and_languages():
     assert any(isinstance(t, Literal) and t.language is not None for row in lang.rows for t in row.values())
 
 
+@pytest.mark.testdata
 def test_read_srj_including_rdf_star_and_boolean():
     r = read_expected(SPARQL11 / "json-res" / "jsonres01.srj")
     assert r.vars == ["s", "p", "o"]
@@ -300,6 +305,7 @@ def test_read_srj_including_rdf_star_and_boolean():
     assert read_expected(STAR / "eval" / "sparql-star-results-1.srx") == star
 
 
+@pytest.mark.testdata
 def test_read_rdf_result_sets():
     bev6 = read_expected(SPARQL10 / "boolean-effective-value" / "result-bev-6.ttl")
     assert bev6 == SolutionSequence(
@@ -327,6 +333,7 @@ def test_read_rdf_result_sets():
     assert singleton.rows[0]["g"] == IRI("http://x/singleton.ttl")
 
 
+@pytest.mark.testdata
 def test_read_graph_results():
     reif = read_expected(SPARQL10 / "construct" / "result-reif.ttl")
     assert isinstance(reif, GraphResult) and len(reif.triples) == 24
@@ -409,6 +416,7 @@ def _relabel(result):
     return result
 
 
+@pytest.mark.testdata
 def test_every_referenced_result_file_reads():
     files = _result_files()
     kinds: Counter[str] = Counter()
@@ -553,6 +561,7 @@ def test_graph_isomorphism():
     assert not ok and '<http://example.org/s> <http://example.org/p> "x"' in message
 
 
+@pytest.mark.slow
 def test_large_symmetric_results_stay_fast():
     n = 2000
     actual = SolutionSequence(["x", "y"], [{"x": b(f"a{i}"), "y": lit("same")} for i in range(n)])

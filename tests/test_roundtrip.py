@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rspark.syntax.translate import QueryError, translate
 from rspark.syntax.parser import QuerySyntaxError, parse_query
+from rspark.syntax.translate import QueryError, translate
 from rspark.syntax.unparse import unparse
+from tests.conftest import TESTDATA
 
-TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata"
 W3C_SUITES = ("sparql11", "sparql10", "sparql-star/rdf-star-cg")
 
 # Query files of the corpus that parse today (W3C positive syntax + evaluation queries, RSP4J, CSRBench), counted once
@@ -86,6 +86,7 @@ def test_corpus_roundtrip(path: Path):
     check_roundtrip(q1)
 
 
+@pytest.mark.testdata
 def test_corpus_coverage():
     parsed = [p for p in CORPUS if _parse_file(p) is not None]
     assert len(parsed) >= EXPECTED_CORPUS_FILES, f"{len(parsed)} of {len(CORPUS)} corpus files parse"
@@ -632,10 +633,19 @@ def random_queries(draw) -> str:
     return _Gen(draw).query()
 
 
-@settings(max_examples=200, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_RANDOM = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@settings(max_examples=40, **_RANDOM)
 @given(random_queries())
 def test_random_query_roundtrip(text: str):
     q1 = parse_query(text)
     translate(q1)  # the generator makes valid queries: scoping and grouping rules hold
     check_roundtrip(q1)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, **_RANDOM)
+@given(random_queries())
+def test_random_query_roundtrip_long(text: str):
+    test_random_query_roundtrip.hypothesis.inner_test(text)

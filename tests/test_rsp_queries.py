@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rspark.syntax.translate import compile_query
 from rspark.syntax.parser import QuerySyntaxError
+from rspark.syntax.translate import compile_query
 from tests.conftest import TESTDATA
 from tests.support.rspql_md import rspql_md_queries
 
@@ -61,6 +61,7 @@ def test_rsp_query_files(path: Path):
         assert plan.is_continuous
 
 
+@pytest.mark.testdata
 def test_corpus_counts():
     assert len(QUERY_FILES) == 31  # 24 RSP4J + 7 CSRBench
 
@@ -102,6 +103,7 @@ def test_rsp_cg_markdown_queries(name, line, text):
         compile_query(text, source=f"{name}:{line}")
 
 
+@pytest.mark.testdata
 def test_markdown_counts():
     # 8 in "RSP-QL Sample Queries.md", 1 in "Example_of_RSP-QL_query.md", 4 in srbench/queries.md; every one of them
     # has a slip of its authors (see INVALID_MD), so each is asserted to be rejected with a located message.

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rspark.errors import DataError
+from rspark.errors import DataError, RsparkError
 
 DATA = """@prefix : <http://example.org/> .
 :alice :knows :bob ; :age 30 ; :name "Alice"@en .
@@ -71,7 +71,7 @@ def test_named_graphs_and_from(engine, tmp_path):
     assert [(r["g"].value, r["p"].value) for r in res] == [("http://example.org/g", "http://example.org/dave")]
     res = engine.sparql(P + "SELECT ?p FROM :g WHERE { ?p :age ?a }")
     assert [r["p"].value for r in res] == ["http://example.org/dave"]
-    with pytest.raises(Exception, match="not loaded"):
+    with pytest.raises(RsparkError, match="not loaded"):
         engine.sparql(P + "SELECT * FROM :nothing WHERE { ?s ?p ?o }")
 
 
@@ -155,8 +155,8 @@ def test_a_repeated_query_reuses_its_compiled_plan_until_the_data_changes(engine
 
 
 def test_volatile_queries_are_compiled_at_every_run(engine):
-    from rspark.syntax.translate import compile_query
     from rspark.spark.sparql.query import reusable
+    from rspark.syntax.translate import compile_query
 
     for q in ["SELECT (RAND() AS ?r) WHERE {}", "SELECT (NOW() AS ?t) WHERE {}", "SELECT (UUID() AS ?u) WHERE {}",
               "SELECT (STRUUID() AS ?u) WHERE {}", "SELECT ?b WHERE { BIND(BNODE() AS ?b) }",

@@ -20,7 +20,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from rspark import compile_query
-from rspark.syntax.translate import QueryError
 from rspark.model.time import Duration
 from rspark.rsp.profiles import PROFILES, Profile, ProfileError, get_profile, profile_names
 from rspark.rsp.windows import (
@@ -36,8 +35,11 @@ from rspark.rsp.windows import (
 )
 from rspark.spark.streaming.report import WindowInput, evaluation_instants
 from rspark.spark.streaming.windows import RANK_BUCKETS, LocalInstants, assign_count, assign_window
+from rspark.syntax.translate import QueryError
+from tests.conftest import TESTDATA
 
 REPO = Path(__file__).resolve().parents[1]
+
 E = "http://e/"
 NUMERIC = Timeline.numeric()  # resolve()'s default timeline
 
@@ -495,7 +497,7 @@ def test_datetime_stream(spark):
 
 # ================================================================================================= RSP4J scenarios
 
-RSP4J_FILE = REPO.parent / "shared" / "testdata" / "rsp4j" / "rsp4j-window-scenarios.json"
+RSP4J_FILE = TESTDATA / "rsp4j" / "rsp4j-window-scenarios.json"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 HAS_VALUE = "http://test/hasValue"
 XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"

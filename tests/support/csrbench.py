@@ -47,10 +47,10 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from rspark.model.terms import IRI, XSD, BlankNode, Literal, Term
+from tests.conftest import TESTDATA
 
 from .numbers import canonical_lexical
 
-TESTDATA = Path(__file__).resolve().parents[2].parent / "shared" / "testdata"
 CSRBENCH = TESTDATA / "csrbench"
 STREAM_FILE = CSRBENCH / "stream.trig"
 QUERY_DIR = CSRBENCH / "rspql-queries"

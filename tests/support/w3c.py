@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from rspark.model.terms import Variable
 from rspark.results import SolutionSequence
 from rspark.syntax.parser import parse_query
 from rspark.testing import read_expected, results_equal
+from tests.conftest import TESTDATA
 
 # real path: graph IRIs are file: URIs
-W3C = (Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "w3c").resolve()
+W3C = (TESTDATA / "w3c").resolve()
 # The 13 folders of manifest-sparql11-query.ttl (entailment, service and the result-format folders are not in it).
 SPARQL11_CORE = {"aggregates", "bind", "bindings", "cast", "construct", "exists", "functions", "grouping", "negation",
                  "project-expression", "property-path", "subquery", "syntax-query"}
@@ -21,6 +21,8 @@ SUITES = {"sparql11": "sparql11", "sparql10": "sparql10", "rdf-star-cg": "sparql
 def evaluation_tests(suite: str) -> list[dict]:
     root = W3C / SUITES[suite]
     out = []
+    if not root.is_dir():
+        return out  # no shared test data: no case (conftest says why the files that need it are skipped)
     for test in json.loads((root / "tests-index.json").read_text(encoding="utf-8")):
         if test["type"] != "QueryEvaluationTest":
             continue
