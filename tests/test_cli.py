@@ -252,7 +252,7 @@ def test_every_user_error_derives_from_rspark_error():
     from rspark.model.time import DurationError
     from rspark.rsp.profiles import ProfileError
     from rspark.rsp.windows import WindowError
-    from rspark.spark.streaming.report import ReportError
+    from rspark.rsp.report import ReportError
     from rspark.syntax.parser import QuerySyntaxError
 
     for cls in (QuerySyntaxError, QueryError, WindowError, ProfileError, ReportError, DurationError, FormatError):
