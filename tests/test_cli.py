@@ -251,8 +251,8 @@ def test_every_user_error_derives_from_rspark_error():
     from rspark.errors import DataError, MemoryLimitError, NotSupportedError, RsparkError, SparkStoppedError
     from rspark.model.time import DurationError
     from rspark.rsp.profiles import ProfileError
+    from rspark.rsp.report import ReportError
     from rspark.rsp.windows import WindowError
-    from rspark.spark.streaming.report import ReportError
     from rspark.syntax.parser import QuerySyntaxError
     from rspark.syntax.translate import QueryError
 

@@ -653,8 +653,8 @@ def test_a_plain_pattern_in_a_window_under_rspql_star_is_a_warning(numeric, logs
 
 def test_closing_instants_of_each_report_policy():
     from rspark.rsp.profiles import CONTENT_CHANGE, NON_EMPTY, PERIODIC, WINDOW_CLOSE
+    from rspark.rsp.report import closing_instant, end_instant
     from rspark.rsp.windows import CountSpec, LandmarkSpec, TimeSpec
-    from rspark.spark.streaming.report import closing_instant, end_instant
 
     sliding = TimeSpec(range=10, slide=5)  # (c - 10, c], c = 5k
     assert closing_instant(sliding, {WINDOW_CLOSE}, 12) == 15  # the first of (5, 15] and (10, 20]

@@ -110,3 +110,34 @@ except ImportError as exc:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["(project", "Engine: blocked: pyspark"]
+
+
+SERVICE_SEES = {"rspark.engine.engine", "rspark.engine.live.view", "rspark.engine.live.sinks",
+                "rspark.engine.live.files"}
+
+
+def test_the_service_imports_only_the_public_interface_of_live_mode():
+    """``rspark.service`` reads live mode through the read model; of ``rspark.engine`` it imports only the Engine,
+    the read model's values, the sink interface and the JSON file helper (an import-linter contract says so too,
+    with these four as its only exceptions)."""
+    import tomllib
+
+    graph = grimp.build_graph("rspark")
+    used = {imported for module in graph.find_descendants("rspark.service")
+            for imported in graph.find_modules_directly_imported_by(module) if imported.startswith("rspark.engine")}
+    assert used <= SERVICE_SEES, used - SERVICE_SEES
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    service = [c for c in contracts if c.get("source_modules") == ["rspark.service"]]
+    assert len(service) == 1 and service[0]["forbidden_modules"] == ["rspark.engine"]
+    assert {i.split(" -> ")[1] for i in service[0]["ignore_imports"]} == SERVICE_SEES
+
+
+def test_no_function_in_the_service_is_longer_than_80_lines():
+    long = []
+    for path in (PACKAGE / "service").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 80:
+                    long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}: {lines} lines")
+    assert long == []

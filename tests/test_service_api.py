@@ -249,6 +249,12 @@ def test_records_observers_pause_and_metrics(make):
         assert view["consumed"] is None  # (a query that consumes events: its state's occurrences)
         assert view["windows"] == [{"name": EX + "w", "stream": EX + "S", "kind": "time", "range": 4, "slide": 2,
                                     "size": None}]
+        # live mode's read model: the window (t - 4, t] at the last instant reported, 4, and the next one, reported
+        # at 6; the query binds no interval variable
+        assert view["bands"] == [{"window": EX + "w", "stream": EX + "S", "kind": "time",
+                                  "current": {"start": 0, "end": 4, "start_open": True, "end_open": False, "at": 4},
+                                  "next": {"start": 2, "end": 6, "start_open": True, "end_open": False, "at": 6}}]
+        assert view["interval_variables"] is None
         assert client.post("/queries/count/pause").json()["paused"] is True
         assert client.post("/streams/S", content=PREFIXES + FIG1[8]).status_code == 202
         assert client.service.live.wait_idle(timeout=120)

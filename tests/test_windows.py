@@ -1,5 +1,5 @@
-"""Window assignment (rspark.spark.streaming.windows), report policies (rspark.spark.streaming.report) and engine
-profiles.
+"""Window assignment (rspark.spark.streaming.windows), report policies (rspark.rsp.report, and as frames
+rspark.spark.streaming.report) and engine profiles.
 
 The expectations are the seeds' worked examples (RSEP-QL, Examples 2, 3, 5, 6 on the Figure 1 stream; RSP-QL*
 Def. 15), the 12 RSP4J window scenarios, the engine heterogeneity of RSP-QL, Sec. 3 reproduced through the
@@ -390,29 +390,51 @@ def test_empty_stream(spark):
 SPANS = (0, 1, 2, 3, 5, 8, 13, 21, 40)  # until - first (may_report) / until - after (instants_after)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def definitional_instants(w: TimeSpec, policies, first: int, until: int, every=None, stamps=None) -> list[int]:
+    """A time window's evaluation instants up to ``until`` read off the definitions, one candidate at a time: window
+    close reports window k at its close (plus the offset, plus a tick under the strict close rule) from the first
+    window that does not end before ``first``; periodic reports every ``t0 + j*period`` at or after ``first`` (and
+    an explicit start); non-empty keeps an instant whose content holds one of ``stamps``."""
+    from rspark.rsp.profiles import NON_EMPTY, PERIODIC, WINDOW_CLOSE
+
+    found = set()
+    if WINDOW_CLOSE in policies:
+        ks = [k for k in range(-300, 300) if w.window_bounds(k)[1] >= first]
+        if not w.windows_before_t0 or w.explicit_start:
+            ks = [k for k in ks if k >= 0]
+        found |= {w.close(k) + w.offset + (1 if w.close_rule == "<" else 0) for k in ks}
+    if PERIODIC in policies:
+        period = every if every is not None else w.slide
+        start = w.t0 if (w.explicit_start or not w.windows_before_t0) else None
+        low = first if start is None else max(first, start)
+        found |= {t for t in range(low, until + 1) if (t - w.t0) % period == 0}
+    found = {t for t in found if t <= until}
+    if NON_EMPTY in policies:
+        found = {t for t in found if (b := w.content_bounds(t)) is not None and any(b[0] <= s <= b[1] for s in stamps)}
+    return sorted(found)
+
+
+@settings(max_examples=200, deadline=None)
 @given(rng=st.integers(1, 12), slide=st.integers(1, 12), t0=st.integers(-5, 5), offset=st.integers(0, 3),
        bounds=st.sampled_from(["(]", "[)"]), close=st.sampled_from(["<=", "<"]), before=st.booleans(),
        explicit=st.booleans(), policies=st.sampled_from([("window-close",), ("periodic",),
                                                         ("window-close", "periodic")]),
        every=st.one_of(st.none(), st.integers(1, 7)), first=st.integers(-10, 30))
-def test_may_report_agrees_with_the_instants(spark, rng, slide, t0, offset, bounds, close, before, explicit,
+def test_may_report_agrees_with_the_instants(rng, slide, t0, offset, bounds, close, before, explicit,
                                              policies, every, first):
-    """Live mode's check without Spark (may_report: can a window close or a period end in (after, until]?) against
-    the instants evaluation_instants gives, for time windows under window-close and periodic policies: one plan
-    per window, checked for every (after, until) of a grid (the instants up to a smaller until are a prefix)."""
+    """Live mode's check (may_report: can a window close or a period end in (after, until]?) against the
+    instants the definitions give, for time windows under window-close and periodic policies, for every
+    (after, until) of a grid (the instants up to a smaller until are a prefix)."""
     from rspark.rsp.profiles import ReportPolicy
-    from rspark.spark.streaming.report import may_report, report_policies
+    from rspark.rsp.report import may_report, report_policies
 
     w = TimeSpec(range=rng, slide=slide, t0=t0, offset=offset, bounds=bounds, close_rule=close,
                  windows_before_t0=before, explicit_start=explicit)
     profile = get_profile("default").with_settings(
         name="may-report", time_report=frozenset(ReportPolicy(p) for p in policies))
     last = first + max(SPANS)
-    stream = elements_frame(spark, [("G1", first)])
-    values = evaluation_instants([WindowInput(w, stream, bounds=(first, last))], profile, every=every,
-                                 until=last).values()
     chosen = report_policies(profile, w, every)
+    values = definitional_instants(w, chosen, first, last, every)
     for after in [None, *range(first - 10, last + 1, 3)]:
         for span in SPANS:
             until = first + span
@@ -420,30 +442,28 @@ def test_may_report_agrees_with_the_instants(spark, rng, slide, t0, offset, boun
             assert may_report(w, chosen, first, after, until, every) is expected, (after, until, values)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None)
 @given(rng=st.integers(1, 9), slide=st.integers(1, 9), t0=st.integers(-5, 5), offset=st.integers(0, 3),
        profile=st.sampled_from(["default", "csparql", "rspql-star", "sparqlstream"]),
        every=st.one_of(st.none(), st.integers(1, 7)), stamps=st.lists(st.integers(-5, 40), min_size=1, max_size=10))
-def test_instants_after_agrees_with_the_instants(spark, rng, slide, t0, offset, profile, every, stamps):
-    """The instants a live micro-batch asks for, found on the driver from the elements' timestamps
-    (instants_after), against evaluation_instants' (a Spark plan), the non-empty filter included, for every
-    (after, until) of a grid."""
-    import numpy as np
+def test_instants_after_agrees_with_the_instants(rng, slide, t0, offset, profile, every, stamps):
+    """The instants a live micro-batch asks for, found from the elements' timestamps (instants_after), against
+    the instants the definitions give, the non-empty filter included, for every (after, until) of a grid."""
+    from types import SimpleNamespace
 
     from rspark.rsp.profiles import NON_EMPTY
-    from rspark.spark.streaming.report import instants_after, report_policies
+    from rspark.rsp.report import instants_after, report_policies
 
     p = get_profile(profile)
     w = TimeSpec(range=rng, slide=slide, t0=t0, offset=offset, bounds=p.bounds, close_rule=p.close_rule,
                  windows_before_t0=p.windows_before_t0)
     last = 60
-    stream = elements_frame(spark, [(f"e{i}", t) for i, t in enumerate(stamps)])
     bounds = (min(stamps), max(stamps))
-    values = evaluation_instants([WindowInput(w, stream, bounds=bounds)], p, every=every, until=last).values()
-    held = np.sort(np.array(stamps, dtype=np.int64))
-    seen = WindowInput(w, stream, bounds=bounds, stamps=held)
-    blind = WindowInput(w, stream, bounds=bounds)  # without the timestamps
-    filtered = NON_EMPTY in report_policies(p, w, every)
+    chosen = report_policies(p, w, every)
+    values = definitional_instants(w, chosen, bounds[0], last, every, stamps)
+    seen = SimpleNamespace(window=w, bounds=bounds, stamps=sorted(stamps))
+    blind = SimpleNamespace(window=w, bounds=bounds, stamps=None)  # without the timestamps
+    filtered = NON_EMPTY in chosen
     for after in range(-10, last - 5, 4):
         for span in SPANS:
             until = min(last, after + span)
@@ -454,10 +474,31 @@ def test_instants_after_agrees_with_the_instants(spark, rng, slide, t0, offset, 
             assert (got is None or (got == [] and expected == [])) if filtered else got == expected
 
 
+@pytest.mark.parametrize("profile,every,explicit", [("default", None, False), ("csparql", None, True),
+                                                    ("rspql-star", 3, False), ("sparqlstream", None, False)])
+def test_the_frame_of_instants_agrees_with_the_arithmetic(spark, profile, every, explicit):
+    """The DataFrame form (evaluation_instants: spark.range sequences and the non-empty semi-join) gives the
+    instants of the pure arithmetic (rsp.report) and of the definitions."""
+    import numpy as np
+
+    from rspark.rsp.report import instants_after, report_policies
+
+    p = get_profile(profile)
+    w = TimeSpec(range=5, slide=2, t0=-3, offset=1, bounds=p.bounds, close_rule=p.close_rule,
+                 windows_before_t0=p.windows_before_t0, explicit_start=explicit)
+    stamps = [-4, 3, 4, 17, 30]
+    stream = elements_frame(spark, [(f"e{i}", t) for i, t in enumerate(stamps)])
+    bounds = (min(stamps), max(stamps))
+    values = evaluation_instants([WindowInput(w, stream, bounds=bounds)], p, every=every, until=40).values()
+    assert values == definitional_instants(w, report_policies(p, w, every), bounds[0], 40, every, stamps)
+    held = WindowInput(w, stream, bounds=bounds, stamps=np.array(stamps, dtype=np.int64))
+    assert instants_after([held], p, -100, 40, every) == values
+
+
 def test_may_report_leaves_data_dependent_instants_open():
     """Content change (and every window that is not time-based) reports at element timestamps: not known
     without the data, so the live check says None and the query is evaluated."""
-    from rspark.spark.streaming.report import may_report, report_policies
+    from rspark.rsp.report import may_report, report_policies
 
     for w in (resolve("[RANGE 4 SLIDE 2]"), resolve("[LANDMARK 0]"), CountSpec("ELEMENTS", 2)):
         assert may_report(w, report_policies("cqels", w), 0, 3, 10) is None

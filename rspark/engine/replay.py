@@ -1,7 +1,7 @@
 """Replaying continuous queries over recorded streams: S2R -> R2R -> R2S as one Spark plan per query.
 
 For a query, the evaluation instants ET come from the report policies of its profile
-(``rspark.spark.streaming.report``); every window assigns its stream's elements to the instants whose window holds them
+(``rspark.rsp.report``); every window assigns its stream's elements to the instants whose window holds them
 (``rspark.spark.streaming.windows``), which gives each window's content as (instant, s, p, o). The query's algebra is
 then compiled once with the instant as a context key (``__t``): every operator carries it, so the plan answers the query
 at all instants together, and static data joins in without being copied per instant. R2S compares neighbouring instants
@@ -27,6 +27,7 @@ from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
 from rspark.model.terms import IRI
+from rspark.rsp.report import END
 from rspark.rsp.windows import format_time, parse_time
 from rspark.spark.cep.match import WindowEvents
 from rspark.spark.frames import local_frame
@@ -46,7 +47,6 @@ from rspark.spark.streaming.r2r import (
     pattern_predicates,
 )
 from rspark.spark.streaming.r2s import relation_to_stream
-from rspark.spark.streaming.report import END
 from rspark.spark.streaming.source import StreamSource
 from rspark.syntax.translate import compile_query, ensure_evaluable
 
@@ -184,9 +184,10 @@ class Replayer:
         entry of :meth:`run`'s ``holds`` (``_LAST`` when it has none)."""
         from rspark.cep.carried import CarriedConsumption
         from rspark.rsp.profiles import get_profile
+        from rspark.rsp.report import instants_after
         from rspark.rsp.windows import CountSpec, TimeSpec, resolve_window
         from rspark.spark.sparql.query import construct_frame, decode_quads, has_graphs, make_env, projected_names
-        from rspark.spark.streaming.report import WindowInput, evaluation_instants, instants_after
+        from rspark.spark.streaming.report import WindowInput, evaluation_instants
         from rspark.spark.streaming.windows import LocalInstants
 
         profile = get_profile(self.profile or self.engine.profile)
@@ -574,7 +575,7 @@ class Replayer:
         """INFO: how many evaluation instants the query has. WARNING, with the default ``until``: a stream whose last
         elements are after the last instant, in a window still open there that ``until="end"`` would report.
         ``windows``: (resolved window, its stream) pairs."""
-        from rspark.spark.streaming.report import closing_instant, report_policies
+        from rspark.rsp.report import closing_instant, report_policies
 
         if instants:
             log.info("%s: %d evaluation instant%s, %s to %s", label, len(instants), "" if len(instants) == 1 else "s",

@@ -18,7 +18,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from rspark.engine.live.buffer import save_json
+from rspark.engine.live.files import save_json
+from rspark.engine.live.view import QueryView, to_json
 from rspark.errors import DataError, InputError, RsparkError, printable
 from rspark.service.elements import Element, parse_push
 from rspark.service.observers import ObserverSink
@@ -66,8 +67,8 @@ class StreamEntry:
     timestamp_predicate: str | None = None
     arrival_time: bool = False
     recent: deque = field(default_factory=lambda: deque(maxlen=RECENT_ELEMENTS))  # (Element, late)
-    first_t: Decimal | None = None  # the earliest and newest timestamps pushed (live mode may not have loaded them)
-    last_t: Decimal | None = None
+    oldest: Element | None = None  # the earliest and newest elements pushed (live mode may not have loaded them)
+    newest: Element | None = None
     pushes: deque = field(default_factory=lambda: deque(maxlen=1000))  # (wall time, elements) of recent pushes
 
     def declaration(self) -> dict:
@@ -80,8 +81,8 @@ class QueryEntry:
     name: str
     text: str
     profile: str | None
-    query: object  # rspark.engine.live.model.LiveQuery
     results: ResultLog
+    paused: bool = False
     observers: dict = field(default_factory=dict)  # id -> ObserverSink
 
 
@@ -131,7 +132,8 @@ class Service:
             again(f"graph {name}", self._put_graph_file, name, g)
         for name, q in saved.get("queries", {}).items():
             if again(f"query {name}", self.register, name, q["text"], q.get("profile")):
-                self.queries[name].query.paused = bool(q.get("paused"))
+                self.queries[name].paused = bool(q.get("paused"))
+                self.live.pause(name, bool(q.get("paused")))
                 for url in q.get("observers", []):
                     again(f"an observer of query {name}", self.add_observer, name, url)
         log.info("restored %d streams, %d graphs and %d queries from %s", len(self.streams), len(self.graphs),
@@ -142,7 +144,7 @@ class Service:
             state = {
                 "streams": {n: s.declaration() for n, s in self.streams.items()},
                 "graphs": {n: {k: g[k] for k in ("iri", "path", "media_type")} for n, g in self.graphs.items()},
-                "queries": {n: {"text": q.text, "profile": q.profile, "paused": q.query.paused,
+                "queries": {n: {"text": q.text, "profile": q.profile, "paused": q.paused,
                                 "observers": [o.url for o in q.observers.values()]}
                             for n, q in self.queries.items()},
             }
@@ -207,8 +209,8 @@ class Service:
         Returns the answer: the elements that go on to be evaluated (``accepted``) and their ``triples``, and the
         ``late`` ones (at or before an instant already reported: written to ``late_to`` instead)."""
         entry = self.stream(name)
-        st = self.live.streams.get(entry.iri)
-        predicate = entry.timestamp_predicate or (st.timestamp_predicate if st else
+        live = self.live.describe_stream(entry.iri)
+        predicate = entry.timestamp_predicate or (live.timestamp_predicate if live else
                                                   "http://www.w3.org/ns/prov#generatedAtTime")
         try:
             pushed = parse_push(body, media_type, predicate=predicate, arrival_time=entry.arrival_time,
@@ -216,13 +218,13 @@ class Service:
         except DataError as exc:
             raise ServiceError(400, str(exc), line=exc.line, column=exc.column, element=exc.element) from None
         self._check_instants(entry, pushed.elements)
-        st = self.live.streams.get(entry.iri) or self.live.stream(entry.iri)
-        st.write(pushed.nquads, "nq")  # checked and stamped already: into the inbox as it is
-        late = self._late(entry, pushed.elements)
-        times = [Decimal(str(e.t)) for e in pushed.elements]
+        self.live.append_checked(entry.iri, pushed.nquads)  # checked and stamped already: into the inbox as it is
+        late = self.live.late(entry.iri, [el.time for el in pushed.elements])
         with self.lock:
-            entry.first_t = min(times) if entry.first_t is None else min(entry.first_t, min(times))
-            entry.last_t = max(times) if entry.last_t is None else max(entry.last_t, max(times))
+            oldest = min(pushed.elements, key=lambda el: el.t)
+            newest = max(pushed.elements, key=lambda el: el.t)
+            entry.oldest = oldest if entry.oldest is None or oldest.t < entry.oldest.t else entry.oldest
+            entry.newest = newest if entry.newest is None or newest.t > entry.newest.t else entry.newest
             entry.pushes.append((time.time(), len(pushed.elements)))
             for el, is_late in zip(pushed.elements, late):
                 entry.recent.append((el, is_late))
@@ -233,85 +235,52 @@ class Service:
             answer["late_to"] = os.path.join(self.live.late_directory(entry.iri), "")
         return answer
 
-    def _late(self, entry: StreamEntry, elements: list[Element]) -> list[bool]:
-        """Whether each element is at or before an instant already reported (live mode counts it late)."""
-        st = self.live.streams.get(entry.iri)
-        if st is None or st.evaluated is None or st.buffer.kind is None:
-            return [False] * len(elements)
-        evaluated = Decimal(st.evaluated) / st.timeline().scale
-        return [Decimal(str(el.t)) <= evaluated for el in elements]
-
     def _check_instants(self, entry: StreamEntry, elements: list[Element]) -> None:
         """Refuses a push that would make more than ``max_instants`` evaluation instants of a query due at once
         (a timestamp far ahead of the stream with a small slide)."""
-        from rspark.rsp.profiles import get_profile
-        from rspark.rsp.windows import Timeline, TimeSpec, parse_time, resolve_window
-
-        st = self.live.streams.get(entry.iri)
-        if not elements or st is None:
+        if not elements:
             return
-        tl = st.timeline() if st.buffer.kind is not None else (
-            Timeline.datetime() if elements[0].kind == "datetime" else Timeline.numeric(1))
-        newest = max([Decimal(str(e.t)) for e in elements]
-                     + ([Decimal(st.buffer.last) / tl.scale] if st.buffer.last is not None else [])
-                     + ([entry.last_t] if entry.last_t is not None else []))
-        try:
-            mark = newest - Decimal(st.lateness_ticks()) / tl.scale
-        except RsparkError:
-            return
-        first = min([Decimal(str(e.t)) for e in elements]
-                    + ([Decimal(st.buffer.first) / tl.scale] if st.buffer.first is not None else [])
-                    + ([entry.first_t] if entry.first_t is not None else []))
-        for q in list(self.live.queries.values()):
-            if q.stopped or entry.iri not in q.reads:
-                continue
-            start = Decimal(parse_time(q.last, tl)) / tl.scale if q.last is not None else first
-            for d in q.plan.dataset.windows:
-                if d.stream.value != entry.iri:
-                    continue
-                try:
-                    rw = resolve_window(d.spec, get_profile(q.profile), tl, first_ts=int(first * tl.scale))
-                except RsparkError:
-                    continue
-                if not isinstance(rw, TimeSpec) or rw.slide <= 0:
-                    continue
-                due = int((mark - start) * tl.scale // rw.slide)
-                if due > self.limits.max_instants:
-                    raise ServiceError(422, f"the push would make {due} evaluation instants of query {q.name} due "
-                                            f"at once (the limit is {self.limits.max_instants}: --max-instants); "
-                                            "its newest timestamp is far ahead of the stream")
+        newest = max([*elements, *([entry.newest] if entry.newest else [])], key=lambda el: el.t)
+        oldest = min([*elements, *([entry.oldest] if entry.oldest else [])], key=lambda el: el.t)
+        with self.lock:
+            names = list(self.queries)
+        for q in names:
+            due = self.live.due_instants(q, entry.iri, newest.time, oldest.time)
+            if due > self.limits.max_instants:
+                raise ServiceError(422, f"the push would make {due} evaluation instants of query {q} due "
+                                        f"at once (the limit is {self.limits.max_instants}: --max-instants); "
+                                        "its newest timestamp is far ahead of the stream")
 
-    def stream_view(self, entry: StreamEntry | None, iri: str, live_status: dict | None = None) -> dict:
-        """A stream's declaration and counters; ``live_status``: live mode's status, when the caller has it."""
-        st = self.live.streams.get(iri)
-        status = (live_status or self.live.status())["streams"].get(iri, {})
+    def stream_view(self, entry: StreamEntry | None, iri: str) -> dict:
+        """A stream's declaration and counters (live mode's read model of it)."""
+        live = self.live.describe_stream(iri)
         now = time.time()
         recent = sum(n for t, n in (entry.pushes if entry else ()) if now - t <= 60)
         span = min(60.0, max(1.0, now - self.started))
+        counters = {k: getattr(live, k) if live else 0 for k in ("elements", "late", "rejected", "quarantined",
+                                                                  "batches")}
         return {
             "name": entry.name if entry else None, "iri": iri,
-            "kind": _kind(st),
-            "lateness": entry.lateness if entry else (st.lateness if st else 0),
+            "kind": live.kind if live else None,
+            "lateness": entry.lateness if entry else (live.lateness if live else 0),
             "arrival_time": entry.arrival_time if entry else False,
-            "elements": status.get("elements", 0), "late": status.get("late", 0),
-            "rejected": status.get("rejected", 0), "quarantined": status.get("quarantined", 0),
-            "batches": status.get("batches", 0), "rate": round(recent / span, 3),
-            "last": status.get("last"), "watermark": status.get("watermark"), "evaluated": status.get("evaluated"),
+            **counters, "rate": round(recent / span, 3),
+            "last": live.last if live else None, "watermark": live.watermark if live else None,
+            "evaluated": live.evaluated if live else None,
         }
 
     def streams_view(self) -> list[dict]:
         with self.lock:
             named = {s.iri: s for s in self.streams.values()}
-        iris = list(dict.fromkeys(list(named) + list(self.live.streams)))
-        status = self.live.status()
-        return [self.stream_view(named.get(iri), iri, status) for iri in iris]
+        iris = list(dict.fromkeys(list(named) + self.live.stream_iris()))
+        return [self.stream_view(named.get(iri), iri) for iri in iris]
 
     def elements_view(self, name: str, limit: int) -> dict:
         entry = self.stream(name)
         with self.lock:
             recent = list(entry.recent)[-limit:] if limit > 0 else []
-        st = self.live.streams.get(entry.iri)
-        return {"name": name, "iri": entry.iri, "kind": _kind(st),
+        live = self.live.describe_stream(entry.iri)
+        return {"name": name, "iri": entry.iri, "kind": live.kind if live else None,
                 "elements": [{"time": _json_time(el.time), "t": el.t, "triples": el.triples, "graph": el.graph,
                               "late": late} for el, late in recent]}
 
@@ -351,17 +320,15 @@ class Service:
         tmp = path + ".tmp"
         with open(tmp, "wb") as out:
             out.write(body)
-        with self.live.lock:  # not during an evaluation: queries see the old graph or the new one, never half
-            with self.lock:
-                old = self.graphs.get(name)
-                if old is not None and old["iri"] != iri:
-                    os.remove(tmp)
-                    raise ServiceError(409, f"graph {name} is <{old['iri']}>; delete it first to give it another IRI")
-                os.replace(tmp, path)
-                self.engine.drop_graph(iri)
-                self.engine.load(path, graph=iri)
-                self.graphs[name] = {"iri": iri, "path": path, "media_type": mt, "triples": len(triples),
-                                     "loaded": time.time()}
+        with self.lock:
+            old = self.graphs.get(name)
+            if old is not None and old["iri"] != iri:
+                os.remove(tmp)
+                raise ServiceError(409, f"graph {name} is <{old['iri']}>; delete it first to give it another IRI")
+            os.replace(tmp, path)
+            self.live.replace_graph(iri, path)  # between evaluations: queries see the old graph or the new one
+            self.graphs[name] = {"iri": iri, "path": path, "media_type": mt, "triples": len(triples),
+                                 "loaded": time.time()}
         if old is not None and old["path"] != path:  # the engine no longer reads the old version's file
             _remove(old["path"])
         if save:
@@ -382,10 +349,9 @@ class Service:
 
     def delete_graph(self, name: str) -> None:
         g = self.graph(name)
-        with self.live.lock:
-            with self.lock:
-                self.engine.drop_graph(g["iri"])
-                self.graphs.pop(name, None)
+        with self.lock:
+            self.live.replace_graph(g["iri"], None)
+            self.graphs.pop(name, None)
         _remove(g["path"])
         self.save()
 
@@ -414,17 +380,15 @@ class Service:
             raise ServiceError(400, str(exc)) from None
         self._check_cost(name, plan, profile)
         results = ResultLog(self.limits.keep_events, path=self._results_path(name))
-        with self.live.lock:
-            try:  # the log is the query's sink before a micro-batch can evaluate it
-                q = self.live.register(text, name=name, profile=profile, sinks=(results,))
-            except RsparkError as exc:
-                results.close()
-                raise ServiceError(400, str(exc)) from None
-            results.resume(q.last)  # the records held before a restart, as far as the query's progress goes
-            entry = QueryEntry(name, text, profile, q, results)
-            with self.lock:
-                self.queries[name] = entry
-            self.live.evaluate()  # what the buffers hold already
+        try:  # the log is the query's sink before a micro-batch can evaluate it; it keeps the records held
+            # before a restart as far as the query's progress goes
+            self.live.add_query(text, name=name, profile=profile, sinks=(results,), resumed=results.resume)
+        except RsparkError as exc:
+            results.close()
+            raise ServiceError(400, str(exc)) from None
+        entry = QueryEntry(name, text, profile, results)
+        with self.lock:
+            self.queries[name] = entry
         if save:
             self.save()
         return entry
@@ -462,7 +426,8 @@ class Service:
         self.save()
 
     def pause(self, name: str, paused: bool) -> None:
-        self.query(name).query.paused = paused
+        self.query(name).paused = paused
+        self.live.pause(name, paused)
         self.save()
 
     def add_observer(self, name: str, url: str, *, save: bool = True) -> ObserverSink:
@@ -473,8 +438,7 @@ class Service:
             self._observer_ids += 1
             obs = ObserverSink(str(self._observer_ids), url)
             entry.observers[obs.id] = obs
-        with self.live.lock:
-            entry.query.sinks.append(obs)
+        self.live.attach(name, obs)
         if save:
             self.save()
         return obs
@@ -485,80 +449,37 @@ class Service:
             obs = entry.observers.pop(ident, None)
         if obs is None:
             raise ServiceError(404, f"query {name} has no observer {ident}")
-        with self.live.lock:
-            if obs in entry.query.sinks:
-                entry.query.sinks.remove(obs)
+        self.live.detach(name, obs)
         obs.close()
         self.save()
 
-    def query_view(self, entry: QueryEntry, full: bool = False, live_status: dict | None = None) -> dict:
-        """A query's status (``full``: with its text, algebra, windows and observers); ``live_status``: live mode's
-        status, when the caller has it."""
-        q = entry.query
-        live_status = live_status or self.live.status()
-        status = live_status["queries"].get(entry.name, {})
+    def query_view(self, entry: QueryEntry, full: bool = False) -> dict:
+        """A query's status (``full``: with its text, algebra, windows with their bands, interval variables and
+        observers), from live mode's read model of it."""
+        view = self.live.describe_query(entry.name)
+        if view is None:
+            raise ServiceError(404, f"query {entry.name} is not registered in live mode")
         out = {
-            "name": entry.name, "label": q.label, "profile": entry.profile, "reads": q.reads, "writes": q.writes,
-            "paused": q.paused, "evaluations": status.get("evaluations", 0), "records": status.get("records", 0),
-            "last": _json_time(status.get("last")), "lag": status.get("lag"), "late": status.get("late", 0),
-            "elements": status.get("elements", 0), "latency_p50": status.get("latency_p50"),
-            "latency_p99": status.get("latency_p99"), "errors": _errors(live_status["streams"], q.reads),
-            "error": q.error, "consumed": status.get("consumed"),
-            "sse_clients": len(entry.results.subscribers),
+            "name": entry.name, "label": view.label, "profile": entry.profile, "reads": list(view.reads),
+            "writes": view.writes, "paused": view.paused, "evaluations": view.evaluations, "records": view.records,
+            "last": view.last, "lag": view.lag, "late": view.late, "elements": view.elements,
+            "latency_p50": view.latency_p50, "latency_p99": view.latency_p99, "errors": self._errors(view),
+            "error": view.error, "consumed": view.consumed, "sse_clients": len(entry.results.subscribers),
         }
         if full:
-            from rspark.algebra.sse import to_sse
-
-            out["query"] = entry.text
-            out["algebra"] = to_sse(q.plan)
-            out["windows"] = self._windows(entry)
+            out.update(_details(entry, view))
             out["observers"] = [o.describe() for o in entry.observers.values()]
         return out
 
-    def _windows(self, entry: QueryEntry) -> list[dict]:
-        """The query's windows as the dashboard draws them: range and slide in the stream's unit."""
-        from rspark.rsp.profiles import get_profile
-        from rspark.rsp.windows import (
-            CountSpec,
-            IntervalSpec,
-            LandmarkSpec,
-            NowSpec,
-            Timeline,
-            TimeSpec,
-            resolve_window,
-        )
-
-        out = []
-        q = entry.query
-        for d in q.plan.dataset.windows:
-            st = self.live.streams.get(d.stream.value)
-            tl = st.timeline() if st is not None and st.buffer.kind is not None else Timeline.datetime()
-            first = st.buffer.first if st is not None else None
-            item = {"name": getattr(d.name, "value", None), "stream": d.stream.value, "kind": None, "range": None,
-                    "slide": None, "size": None}
-            try:
-                rw = resolve_window(d.spec, get_profile(q.profile), tl, first_ts=first or 0)
-            except RsparkError:
-                out.append(item)
-                continue
-            if isinstance(rw, TimeSpec):
-                item.update(kind="time", range=_unit(rw.range, tl), slide=_unit(rw.slide, tl))
-            elif isinstance(rw, CountSpec):
-                item.update(kind="count", size=rw.size)
-            elif isinstance(rw, LandmarkSpec):
-                item.update(kind="landmark", start=_unit(rw.start, tl))
-            elif isinstance(rw, IntervalSpec):
-                item.update(kind="interval", start=_unit(rw.start, tl), end=_unit(rw.end, tl))
-            elif isinstance(rw, NowSpec):
-                item.update(kind="now")
-            out.append(item)
-        return out
+    def _errors(self, view: QueryView) -> int:
+        """Rejected elements and quarantined files of the streams a query reads."""
+        streams = [self.live.describe_stream(iri) for iri in view.reads]
+        return sum(s.rejected + s.quarantined for s in streams if s is not None)
 
     def queries_view(self) -> list[dict]:
         with self.lock:
             entries = list(self.queries.values())
-        status = self.live.status()
-        return [self.query_view(e, live_status=status) for e in entries]
+        return [self.query_view(e) for e in entries]
 
     def close(self) -> None:
         with self.lock:
@@ -580,11 +501,6 @@ def _check_iri(iri, what: str) -> None:
         raise ServiceError(400, f"{what} {iri!r} is not an absolute IRI")
 
 
-def _errors(streams: dict, reads: list[str]) -> int:
-    """Rejected elements and quarantined files of the streams a query reads (live mode's status per stream)."""
-    return sum(streams.get(i, {}).get("rejected", 0) + streams.get(i, {}).get("quarantined", 0) for i in reads)
-
-
 def _remove(path: str) -> None:
     try:
         os.remove(path)
@@ -592,19 +508,22 @@ def _remove(path: str) -> None:
         pass
 
 
-def _kind(st) -> str | None:
-    """A live stream's kind of timestamps: "datetime", "numeric", or None before its first element."""
-    if st is None or st.buffer.kind is None:
-        return None
-    return "datetime" if st.buffer.kind == "datetime" else "numeric"
-
-
-def _unit(ticks: int, tl) -> int | float:
-    value = Decimal(ticks) / tl.scale
-    return int(value) if value == value.to_integral_value() else float(value)
+def _details(entry: QueryEntry, view: QueryView) -> dict:
+    """A query's text, algebra, windows (as declared), their current and next bands, and its interval
+    variables: what the dashboard draws."""
+    return {
+        "query": entry.text, "algebra": view.algebra,
+        "windows": [w.parameters() for w in view.windows],
+        "bands": [{"window": w.name, "stream": w.stream, "kind": w.kind,
+                   "current": None if w.current is None else to_json(w.current),
+                   "next": None if w.next is None else to_json(w.next)} for w in view.windows],
+        "interval_variables": None if view.interval_variables is None else to_json(view.interval_variables),
+    }
 
 
 def _json_time(value):
+    """A pushed element's time as JSON carries it: a number (a Decimal or a numeric text) as an int or a float, an
+    ISO 8601 text as it is."""
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, str):

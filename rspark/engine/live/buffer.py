@@ -24,7 +24,6 @@ order would.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -490,13 +489,3 @@ def _write_nquads(quads: DataFrame, loaded, path: str, predicate: str, kind: str
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "a", encoding="utf-8") as out:
         out.writelines(lines)
-
-
-def save_json(path: str, data: dict) -> None:
-    """Writes ``data`` as JSON atomically (a temporary file renamed over ``path``)."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=1, sort_keys=True)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)

@@ -118,13 +118,13 @@ class Evaluation:
     def _nothing_due(self, q: LiveQuery, tl: Timeline, until: int) -> bool:
         """Whether ``q`` certainly has no instant in (its last reported one, ``until``], known without Spark: each
         of its windows is time-based, reports at its closes or periods (RSEP-QL, Def. 5; the report policies of
-        :mod:`rspark.spark.streaming.report`), and none falls there. False when it may have one, or when that
+        :mod:`rspark.rsp.report`), and none falls there. False when it may have one, or when that
         depends on the data (content change), on earlier instants (consumed events, when no consumption state
         is carried), or on other queries (a REGISTER STREAM query, a stream another query writes)."""
         from rspark.cep.patterns import consumes_events
         from rspark.rsp.profiles import get_profile
+        from rspark.rsp.report import may_report, report_policies
         from rspark.rsp.windows import resolve_window
-        from rspark.spark.streaming.report import may_report, report_policies
 
         plan = q.plan
         if q.last is None or (plan.register is not None and plan.register.kind == "STREAM"):

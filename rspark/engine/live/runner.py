@@ -35,6 +35,7 @@ from decimal import Decimal
 from rspark.cep.carried import check_saved, occurrence_count
 from rspark.engine.live.evaluation import Evaluation
 from rspark.engine.live.inbox import InboxReader
+from rspark.engine.live.reading import LiveReading
 from rspark.engine.live.model import (
     Closing,
     LiveQuery,
@@ -58,8 +59,10 @@ DRIVER_READ_CONF = "spark.rspark.live.driverRead"
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
 
 
-class LiveRunner(Evaluation):
-    """The live streams and queries of one :class:`~rspark.engine.engine.Engine` (``engine.live``)."""
+class LiveRunner(Evaluation, LiveReading):
+    """The live streams and queries of one :class:`~rspark.engine.engine.Engine` (``engine.live``). A client that
+    serves them (the HTTP service) reads them through :class:`~rspark.engine.live.reading.LiveReading`'s read model
+    (``describe_stream``, ``describe_query``, ``due_instants``)."""
 
     def __init__(self, engine, checkpoint: str | None = None, trigger: float = 0.1) -> None:
         self.engine = engine
@@ -396,7 +399,7 @@ class LiveRunner(Evaluation):
             return json.load(f)
 
     def _save_state(self) -> None:
-        from rspark.engine.live.buffer import save_json
+        from rspark.engine.live.files import save_json
 
         state = {"streams": {}, "queries": {}}
         for iri, st in self.streams.items():

@@ -1,10 +1,11 @@
 /* rspark serve: the dashboard. Plain JS + SVG, no dependency, nothing fetched but the service's own JSON.
  *
  * Every second it polls GET /streams and GET /queries (the two lists and the header's totals) and, for the selected
- * query, GET /queries/{name} (its counters and windows) and GET /streams/{name}/elements for each stream it reads
- * (the time line's marks). The selected query's records arrive as Server-Sent Events from
+ * query, GET /queries/{name} (its counters, windows, their current and next bands and its interval variables, all
+ * computed by the server: the page does no window arithmetic) and GET /streams/{name}/elements for each stream it
+ * reads (the time line's marks). The selected query's records arrive as Server-Sent Events from
  * GET /queries/{name}/results?from=start: the latest one is the answers table, and its matched events (the values
- * of getSTARTTIME() / getENDTIME()) are drawn on the time line as intervals. Until the two lists first answer,
+ * of its interval variables) are drawn on the time line as intervals. Until the two lists first answer,
  * the page says it is loading (index.html's text), never that nothing is declared. */
 (function () {
   "use strict";
@@ -543,58 +544,40 @@
 
   // ----------------------------------------------------------------------------------------------- time line
 
-  // The matched events of the latest record: the bindings of the variables a query binds to getSTARTTIME() and
-  // getENDTIME() (SELECT (getSTARTTIME() AS ?start) ..., or BIND(getSTARTTIME() AS ?start)).
+  // The matched events of the latest record: the bindings of the query's interval variables (the variables its
+  // algebra binds to getSTARTTIME() and getENDTIME(), as GET /queries/{name} names them).
   function matchedEvents() {
-    const text = (state.detail && state.detail.query) || "";
-    const start = /getSTARTTIME\s*\(\s*\)\s+AS\s+\?(\w+)/i.exec(text);
-    const end = /getENDTIME\s*\(\s*\)\s+AS\s+\?(\w+)/i.exec(text);
-    if (!start || !end) return null;
+    const vars = state.detail && state.detail.interval_variables;
+    if (!vars) return null;
     const rec = state.records.length ? state.records[state.records.length - 1] : null;
     const bindings = (rec && rec.results && rec.results.bindings) || [];
     const prefs = prefixes();
     const seen = new Set();
     const out = [];
     for (const b of bindings) {
-      const a = termT(b[start[1]]);
-      const z = termT(b[end[1]]);
+      const a = termT(b[vars.start]);
+      const z = termT(b[vars.end]);
       if (a === null || z === null) continue;
-      const others = Object.keys(b).filter((k) => k !== start[1] && k !== end[1])
+      const others = Object.keys(b).filter((k) => k !== vars.start && k !== vars.end)
         .map((k) => "?" + k + " = " + termText(b[k], prefs)).join(", ");
       const key = a + "|" + z + "|" + others;
       if (seen.has(key)) continue;
       seen.add(key);
       out.push({ start: Math.min(a, z), end: Math.max(a, z), text: others,
-        startText: b[start[1]].value, endText: b[end[1]].value });
+        startText: b[vars.start].value, endText: b[vars.end].value });
     }
     return out;
   }
 
-  // The content bounds [lo, hi] of a window at the instant t (docs/language.md, rspark/rsp/windows.py), or null.
-  function windowBounds(w, t, elements) {
-    const kind = w.kind;
-    if (t === null) return null;
-    if (kind === "time") {
-      if (w.range === null || w.range === undefined) return null;
-      return [t - Number(w.range), t];
-    }
-    if (kind === "now") return [t, t];
-    if (kind === "landmark") {
-      const s = toT(w.start !== undefined ? w.start : w.from);
-      return [s === null ? -Infinity : s, t];
-    }
-    if (kind === "interval") {
-      const s = toT(w.start !== undefined ? w.start : w.from);
-      const e = toT(w.end !== undefined ? w.end : w.to);
-      return [s === null ? -Infinity : s, e === null ? t : Math.min(e, t)];
-    }
-    if (kind === "count") {
-      const n = Number(w.size);
-      const before = elements.filter((x) => !x.late && x.t <= t);
-      if (!n || !before.length) return null;
-      return [before[Math.max(0, before.length - n)].t, t];
-    }
-    return null;
+  // A band as the server computes it (a window's content: start, end, each bound open or closed) -> positions on
+  // the axis, or null. A landmark or interval band with no start yet is drawn from the axis' start.
+  function bandOf(band) {
+    if (!band) return null;
+    const lo = toT(band.start);
+    const hi = toT(band.end);
+    if (hi === null) return null;
+    return { lo: lo === null ? -Infinity : lo, hi, startOpen: !!band.start_open, endOpen: !!band.end_open,
+      at: band.at };
   }
 
   function describeWindow(w, kind) {
@@ -634,58 +617,25 @@
     return clock(t);
   }
 
-  function renderTimeline() {
-    const node = $("#timeline");
-    const wrap = $("#timeline-wrap");
-    const d = state.detail && state.detail.name === state.selected ? state.detail : null;
-    const q = state.queries.find((x) => x.name === state.selected);
-    if (!q) { node.replaceChildren(); return; }
-    const info = Object.assign({}, q, d || {});
-    const kind = queryKind(info);
-    const W = Math.max(480, wrap.clientWidth || 900);
-    const gutter = 150;
-    const right = 24;
-    const top = 22;
-    const reads = info.reads || [];
-    const windows = (d && d.windows) || [];
-    // the instant last reported: the query's status, or the latest record if it came before the next poll
-    let lastT = toT(info.last);
-    let lastText = info.last;
-    const latest = state.records.length ? state.records[state.records.length - 1] : null;
-    if (latest && toT(latest.time) !== null && (lastT === null || toT(latest.time) > lastT)) {
-      lastT = toT(latest.time);
-      lastText = latest.time;
-    }
-    const events = matchedEvents();
-
-    // rows: each stream read (its elements), each window on it (its bands), then the matched events
+  // The rows of the time line: each stream read (its elements), each window on it (as declared, with its current
+  // and next bands as the server computes them: the i-th band is the i-th window's), then the matched events of
+  // the latest record.
+  function layoutRows(reads, windows, bands, events) {
     const rows = [];
+    const windowRows = windows.map((w, i) => ({ type: "window", w, iri: w.stream, wkind: w.kind,
+      cur: bandOf(bands[i] && bands[i].current), open: bandOf(bands[i] && bands[i].next), height: 30 }));
     for (const iri of reads) {
       const els = ((state.elements[iri] && state.elements[iri].elements) || []).slice()
         .filter((x) => x.t !== null && x.t !== undefined).sort((a, b) => a.t - b.t);
       rows.push({ type: "stream", iri, elements: els, height: 40 });
-      for (const w of windows.filter((x) => x.stream === iri)) {
-        const cur = windowBounds(w, lastT, els);
-        let open = null;
-        if (w.kind === "time" && w.slide) {
-          const slide = Number(w.slide);
-          let c = null;
-          if (lastT !== null) c = lastT + slide;
-          else if (els.length) c = Math.ceil(els[els.length - 1].t / slide) * slide;
-          if (c !== null) open = [c - Number(w.range), c];
-        }
-        rows.push({ type: "window", w, iri, cur, open, height: 30 });
-      }
+      for (const r of windowRows.filter((x) => x.iri === iri)) rows.push(r);
     }
     // windows on streams this query reads but that no row shows (should not happen): a row each
-    for (const w of windows.filter((x) => !reads.includes(x.stream))) {
-      rows.push({ type: "window", w, iri: w.stream, cur: windowBounds(w, lastT, []), open: null, height: 30 });
-    }
-    let lanes = [];
+    for (const r of windowRows.filter((x) => !reads.includes(x.iri))) rows.push(r);
     if (events) {
       const sorted = events.slice().sort((a, b) => a.start - b.start || a.end - b.end);
       const laneEnds = [];
-      lanes = sorted.map((e) => {
+      const lanes = sorted.map((e) => {
         let i = laneEnds.findIndex((end) => end < e.start);
         if (i < 0) { i = laneEnds.length; laneEnds.push(e.end); } else laneEnds[i] = e.end;
         return Object.assign({ lane: i }, e);
@@ -693,9 +643,11 @@
       const nLanes = Math.max(1, Math.min(12, laneEnds.length));
       rows.push({ type: "events", events: lanes, height: 14 + nLanes * 10 });
     }
+    return rows;
+  }
 
-    // the domain: the elements, the instant last reported, the windows and events (landmarks start where the
-    // elements do)
+  // The times the axis must show: the elements, the instant last reported, the bands and the events.
+  function domainOf(rows, lastT) {
     const ts = [];
     for (const r of rows) {
       if (r.type === "stream") for (const e of r.elements) ts.push(e.t);
@@ -703,33 +655,16 @@
     if (lastT !== null) ts.push(lastT);
     for (const r of rows) {
       if (r.type === "window") {
-        for (const b of [r.cur, r.open]) if (b) for (const v of b) if (isFinite(v)) ts.push(v);
+        for (const b of [r.cur, r.open]) if (b) for (const v of [b.lo, b.hi]) if (isFinite(v)) ts.push(v);
       } else if (r.type === "events") {
         for (const e of r.events) ts.push(e.start, e.end);
       }
     }
-    const H = top + rows.reduce((a, r) => a + r.height, 0) + 34;
-    node.setAttribute("viewBox", "0 0 " + W + " " + H);
-    node.setAttribute("width", W);
-    node.setAttribute("height", H);
-    const parts = [];
-    if (!ts.length) {
-      node.replaceChildren(svg("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "nothing" },
-        "No element pushed yet."));
-      drawLabels(node, rows, top, kind, gutter);
-      return;
-    }
-    let lo = Math.min(...ts);
-    let hi = Math.max(...ts);
-    const padT = hi > lo ? (hi - lo) * 0.04 : (kind === "datetime" ? 5000 : 5);
-    lo -= padT;
-    hi += padT;
-    const x0 = gutter;
-    const x1 = W - right;
-    const x = (t) => x0 + ((Math.max(lo, Math.min(hi, t)) - lo) / (hi - lo)) * (x1 - x0);
-    const bottom = H - 34;
+    return ts;
+  }
 
-    // grid and axis
+  function drawAxis(parts, scale, kind) {
+    const { x, x0, x1, lo, hi, top, bottom } = scale;
     const tk = ticks(lo, hi, kind, x1 - x0);
     const axis = svg("g", { class: "axis" });
     axis.appendChild(svg("line", { x1: x0, x2: x1, y1: bottom + 0.5, y2: bottom + 0.5 }));
@@ -743,87 +678,134 @@
       axis.appendChild(svg("text", { x: 8, y: bottom + 17 }, day(lo) + " UTC"));
     }
     parts.push(axis);
+  }
 
-    // rows
+  function drawStreamRow(parts, scale, r, y, rows) {
+    const { x, x0, x1 } = scale;
+    const mid = y + r.height / 2;
+    // the current windows' content, shaded under the marks
+    for (const wr of rows.filter((o) => o.type === "window" && o.iri === r.iri && o.cur)) {
+      const a = x(wr.cur.lo);
+      const b = x(wr.cur.hi);
+      parts.push(svg("rect", { class: "band-shade", x: a, y: y + 4, width: Math.max(2, b - a),
+        height: r.height - 8 }));
+    }
+    parts.push(svg("line", { class: "row-line", x1: x0, x2: x1, y1: mid, y2: mid }));
+    const g = svg("g", { class: "marks", "data-stream": r.iri });
+    let prevT = null;
+    let dup = 0;
+    for (const e of r.elements) {
+      dup = e.t === prevT ? dup + 1 : 0;
+      prevT = e.t;
+      const off = dup === 0 ? 0 : (dup % 2 ? -1 : 1) * Math.min(12, Math.ceil(dup / 2) * 5);
+      const c = svg("circle", { class: "element-mark" + (e.late ? " late" : ""), cx: x(e.t), cy: mid + off, r: 5,
+        "data-t": e.t, "data-time": e.time });
+      titled(c, (e.graph ? localName(e.graph) + " at " : "") + String(e.time) + " · " + e.triples + " triple" +
+        (e.triples === 1 ? "" : "s") + (e.late ? " · late" : ""));
+      g.appendChild(c);
+    }
+    parts.push(g);
+  }
+
+  function drawWindowRow(parts, scale, r, y, kind) {
+    const { x, x1 } = scale;
+    const mid = y + r.height / 2;
+    if (r.open) {
+      const a = x(r.open.lo);
+      const b = x(r.open.hi);
+      parts.push(titled(svg("rect", { class: "band-open", x: a, y: y + 6, width: Math.max(2, b - a),
+        height: r.height - 12, rx: 3 }), "the next window (still open): " + bandText(r.open, kind, r.wkind)));
+    }
+    if (r.cur) {
+      const a = x(r.cur.lo);
+      const b = x(r.cur.hi);
+      parts.push(titled(svg("rect", { class: "band", x: a, y: y + 6, width: Math.max(2, b - a),
+        height: r.height - 12, rx: 3, "data-window": r.w.name }),
+      localName(r.w.name) + " at " + String(r.cur.at) + ": " + bandText(r.cur, kind, r.wkind)));
+      parts.push(svg("text", { class: "band-label", x: Math.min(b, x1) - 4, y: mid + 3.5, "text-anchor": "end" },
+        b - a > 60 ? bandText(r.cur, kind, r.wkind) : ""));
+    }
+  }
+
+  function drawEvents(parts, scale, r, y) {
+    const { x } = scale;
+    const g = svg("g", { class: "events" });
+    for (const e of r.events) {
+      const ly = y + 10 + Math.min(e.lane, 11) * 10;
+      const a = x(e.start);
+      const b = x(e.end);
+      const item = svg("g", { class: "event-interval" });
+      item.appendChild(svg("line", { class: "event", x1: a, x2: b, y1: ly, y2: ly }));
+      item.appendChild(svg("circle", { class: "event-end", cx: a, cy: ly, r: 3 }));
+      item.appendChild(svg("circle", { class: "event-end", cx: b, cy: ly, r: 3 }));
+      titled(item, "[" + e.startText + ", " + e.endText + "]" + (e.text ? " " + e.text : ""));
+      g.appendChild(item);
+    }
+    parts.push(g);
+  }
+
+  function renderTimeline() {
+    const node = $("#timeline");
+    const wrap = $("#timeline-wrap");
+    const d = state.detail && state.detail.name === state.selected ? state.detail : null;
+    const q = state.queries.find((x) => x.name === state.selected);
+    if (!q) { node.replaceChildren(); return; }
+    const info = Object.assign({}, q, d || {});
+    const kind = queryKind(info);
+    const W = Math.max(480, wrap.clientWidth || 900);
+    const gutter = 150;
+    const top = 22;
+    const lastT = toT(info.last);
+    const rows = layoutRows(info.reads || [], (d && d.windows) || [], (d && d.bands) || [], matchedEvents());
+    const ts = domainOf(rows, lastT);
+    const H = top + rows.reduce((a, r) => a + r.height, 0) + 34;
+    node.setAttribute("viewBox", "0 0 " + W + " " + H);
+    node.setAttribute("width", W);
+    node.setAttribute("height", H);
+    if (!ts.length) {
+      node.replaceChildren(svg("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "nothing" },
+        "No element pushed yet."));
+      drawLabels(node, rows, top, kind, gutter);
+      return;
+    }
+    let lo = Math.min(...ts);
+    let hi = Math.max(...ts);
+    const padT = hi > lo ? (hi - lo) * 0.04 : (kind === "datetime" ? 5000 : 5);
+    lo -= padT;
+    hi += padT;
+    const x0 = gutter;
+    const x1 = W - 24;
+    const x = (t) => x0 + ((Math.max(lo, Math.min(hi, t)) - lo) / (hi - lo)) * (x1 - x0);
+    const scale = { x, x0, x1, lo, hi, top, bottom: H - 34 };
+    const parts = [];
+    drawAxis(parts, scale, kind);
     let y = top;
     for (const r of rows) {
-      const mid = y + r.height / 2;
       parts.push(svg("line", { class: "row-line", x1: x0, x2: x1, y1: Math.round(y + r.height) + 0.5,
         y2: Math.round(y + r.height) + 0.5 }));
-      if (r.type === "stream") {
-        // the current windows' content, shaded under the marks
-        for (const wr of rows.filter((o) => o.type === "window" && o.iri === r.iri && o.cur)) {
-          const a = x(wr.cur[0]);
-          const b = x(wr.cur[1]);
-          parts.push(svg("rect", { class: "band-shade", x: a, y: y + 4, width: Math.max(2, b - a),
-            height: r.height - 8 }));
-        }
-        parts.push(svg("line", { class: "row-line", x1: x0, x2: x1, y1: mid, y2: mid }));
-        const g = svg("g", { class: "marks", "data-stream": r.iri });
-        let prevT = null;
-        let dup = 0;
-        for (const e of r.elements) {
-          dup = e.t === prevT ? dup + 1 : 0;
-          prevT = e.t;
-          const off = dup === 0 ? 0 : (dup % 2 ? -1 : 1) * Math.min(12, Math.ceil(dup / 2) * 5);
-          const c = svg("circle", { class: "element-mark" + (e.late ? " late" : ""), cx: x(e.t), cy: mid + off, r: 5,
-            "data-t": e.t, "data-time": e.time });
-          titled(c, (e.graph ? localName(e.graph) + " at " : "") + String(e.time) + " · " + e.triples + " triple" + (e.triples === 1 ? "" : "s") +
-            (e.late ? " · late" : ""));
-          g.appendChild(c);
-        }
-        parts.push(g);
-      } else if (r.type === "window") {
-        if (r.open) {
-          const a = x(r.open[0]);
-          const b = x(r.open[1]);
-          parts.push(titled(svg("rect", { class: "band-open", x: a, y: y + 6, width: Math.max(2, b - a),
-            height: r.height - 12, rx: 3 }), "the next window (still open): " + bandText(r.open, kind, r.w.kind)));
-        }
-        if (r.cur) {
-          const a = x(r.cur[0]);
-          const b = x(r.cur[1]);
-          parts.push(titled(svg("rect", { class: "band", x: a, y: y + 6, width: Math.max(2, b - a),
-            height: r.height - 12, rx: 3, "data-window": r.w.name }),
-          localName(r.w.name) + " at " + String(lastText) + ": " + bandText(r.cur, kind, r.w.kind)));
-          parts.push(svg("text", { class: "band-label", x: Math.min(b, x1) - 4, y: mid + 3.5, "text-anchor": "end" },
-            b - a > 60 ? bandText(r.cur, kind, r.w.kind) : ""));
-        }
-      } else if (r.type === "events") {
-        const g = svg("g", { class: "events" });
-        for (const e of r.events) {
-          const ly = y + 10 + Math.min(e.lane, 11) * 10;
-          const a = x(e.start);
-          const b = x(e.end);
-          const item = svg("g", { class: "event-interval" });
-          item.appendChild(svg("line", { class: "event", x1: a, x2: b, y1: ly, y2: ly }));
-          item.appendChild(svg("circle", { class: "event-end", cx: a, cy: ly, r: 3 }));
-          item.appendChild(svg("circle", { class: "event-end", cx: b, cy: ly, r: 3 }));
-          titled(item, "[" + e.startText + ", " + e.endText + "]" + (e.text ? " " + e.text : ""));
-          g.appendChild(item);
-        }
-        parts.push(g);
-      }
+      if (r.type === "stream") drawStreamRow(parts, scale, r, y, rows);
+      else if (r.type === "window") drawWindowRow(parts, scale, r, y, kind);
+      else drawEvents(parts, scale, r, y);
       y += r.height;
     }
-
     // the instant last reported
     if (lastT !== null) {
       const xl = x(lastT);
-      parts.push(svg("line", { class: "now-line", x1: xl, x2: xl, y1: top - 4, y2: bottom }));
+      parts.push(svg("line", { class: "now-line", x1: xl, x2: xl, y1: top - 4, y2: scale.bottom }));
       const anchor = xl > x1 - 80 ? "end" : "middle";
       parts.push(svg("text", { class: "now-label", x: xl, y: top - 8, "text-anchor": anchor },
-        "last " + shortTime(lastText)));
+        "last " + shortTime(info.last)));
     }
     node.replaceChildren(...parts);
     drawLabels(node, rows, top, kind, gutter);
   }
 
-  // A window's content bounds as text: (a, b] for time-based windows, [a, b] for the others (windows.py).
+  // A window's content bounds as text, each bound open or closed as the window defines it: (a, b] for RSP-QL's
+  // time windows, [a, b] for the others, [b] for NOW.
   function bandText(b, kind, wkind) {
     const f = (t) => (isFinite(t) ? (kind === "datetime" ? clock(t, t % 1000 !== 0) : num(t)) : "start");
-    if (wkind === "now") return "[" + f(b[1]) + "]";
-    return (wkind === "time" ? "(" : "[") + f(b[0]) + ", " + f(b[1]) + "]";
+    if (wkind === "now") return "[" + f(b.hi) + "]";
+    return (b.startOpen ? "(" : "[") + f(b.lo) + ", " + f(b.hi) + (b.endOpen ? ")" : "]");
   }
 
   function drawLabels(node, rows, top, kind, gutter) {

@@ -44,7 +44,7 @@ class StreamSource:
     # interval of each derived occurrence (its ``ts`` is the interval's end)
     starts: DataFrame | None = None
     # the elements' timestamps (a sorted numpy int64 array) when the driver holds them (a live buffer's segments
-    # read on the driver): a micro-batch's instants are then found without a job (report.instants_after)
+    # read on the driver): a micro-batch's instants are then found without a job (rspark.rsp.report.instants_after)
     stamps: object | None = None
     # a registered stream's end: the last instant of the query that writes it (its bounds reach it even when the
     # query's output there is empty, so the stream has no element there)
