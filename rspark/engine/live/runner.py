@@ -35,7 +35,6 @@ from decimal import Decimal
 from rspark.cep.carried import check_saved, occurrence_count
 from rspark.engine.live.evaluation import Evaluation
 from rspark.engine.live.inbox import InboxReader
-from rspark.engine.live.reading import LiveReading
 from rspark.engine.live.model import (
     Closing,
     LiveQuery,
@@ -45,6 +44,7 @@ from rspark.engine.live.model import (
     stream_key,
     write_inbox,
 )
+from rspark.engine.live.reading import LiveReading
 from rspark.errors import WARNINGS_PER_FILE, InputError, MoreProblems, RsparkError, summarised
 from rspark.rsp.windows import format_time, parse_time
 from rspark.syntax.translate import compile_query, ensure_evaluable
