@@ -56,8 +56,8 @@ def common_arguments(parser: argparse.ArgumentParser, name: str | None, *, conf:
 
 
 def spark_settings(conf: Sequence[str], **defaults: str) -> dict[str, str]:
-    """The Spark settings of rspark's session in a benchmark's process: ``defaults`` (keys with ``_`` for ``.``
-    are not accepted: pass a dict with ``**{"spark.x": ...}``), then the ``--conf`` KEY=VALUE items on top."""
+    """The Spark settings of rspark's session in a benchmark's process: the script's ``defaults`` (Spark keys, so
+    passed as ``**{"spark.driver.memory": "8g"}``), then the ``--conf`` KEY=VALUE items on top."""
     settings = dict(defaults)
     settings.update(item.split("=", 1) for item in conf)
     return settings
