@@ -50,7 +50,7 @@ def arrivals(draw, max_elements: int = 10):
     delays = draw(st.lists(st.integers(0, lateness), min_size=n, max_size=n))
     order = sorted(range(n), key=lambda i: (elements[i][1] + delays[i], i))
     pushed = [elements[i] for i in order]
-    cuts = sorted(draw(st.sets(st.integers(1, n - 1), max_size=3))) if n > 1 else []
+    cuts = sorted(draw(st.sets(st.integers(1, n - 1), max_size=2)))
     batches = [pushed[a:b] for a, b in zip([0, *cuts], [*cuts, n])]
     return lateness, batches
 
@@ -186,7 +186,7 @@ def check(spark, tmp_path, lateness: int, batches, texts: dict[str, str]) -> Non
 
 
 @pytest.mark.slow
-@settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(arrivals(), queries())
 @example(  # three batches, out of order within a lateness of 3, equal timestamps split between batches
     (3, [[("G1", 2, [(":a0", ":p", ":b0")]), ("G0", 1, [(":a1", ":p", ":b1"), (":a0", ":r", "2")])],
