@@ -5,6 +5,11 @@ again (the other scripts' sections are kept).
 A script builds a :class:`Report` when it starts (the commit and the date are those of the start), prints its tables
 through ``report.print`` (stdout and the section alike) and calls ``report.write()`` once the run has succeeded; a
 run that fails writes nothing. ``--no-results`` (``add_argument``) skips the writing.
+
+Every section names the commit its figures were measured at, and only that. A run from a working tree with changes
+git sees (modified, staged, or untracked and not ignored; RESULTS.md itself aside) is refused before it starts, and
+a run during which the tree changed (another commit checked out, a file edited) is refused before it writes: its
+figures could not be reproduced from any commit. Commit first, or run with ``--no-results``.
 """
 
 from __future__ import annotations
@@ -45,10 +50,29 @@ def _run(cmd: list[str]) -> str:
 
 
 def git_commit() -> str:
-    """``git rev-parse --short HEAD``, plus "+ local changes" when tracked files are modified (or staged)."""
-    head = _run(["git", "rev-parse", "--short", "HEAD"]).strip() or "unknown"
-    status = _run(["git", "status", "--porcelain", "--untracked-files=no"])
-    return head + (" + local changes" if status.strip() else "")
+    """``git rev-parse --short HEAD`` ("unknown" outside a git checkout)."""
+    return _run(["git", "rev-parse", "--short", "HEAD"]).strip() or "unknown"
+
+
+def local_changes() -> list[str]:
+    """The paths git sees as changed in the working tree (modified, staged, or untracked and not ignored), but
+    RESULTS.md itself: the sections that runs since the last commit wrote there."""
+    status = _run(["git", "status", "--porcelain", "--untracked-files=normal"])
+    results = str(RESULTS.relative_to(REPO))
+    return [line[3:] for line in status.splitlines() if line.strip() and line[3:] != results]
+
+
+class DirtyTreeError(SystemExit):
+    """The working tree differs from the commit a section would name."""
+
+
+def check_clean(when: str) -> None:
+    changed = local_changes()
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        raise DirtyTreeError(f"not writing {RESULTS.relative_to(REPO)} {when}: the working tree has changes ({shown});"
+                             " its figures would name a commit they were not measured at. Commit them, or run with "
+                             "--no-results")
 
 
 def command_line() -> str:
@@ -144,7 +168,10 @@ class Report:
         self.started = _dt.datetime.now(_dt.UTC)
         self.clock = time.perf_counter()
         self.load = _load_average()
-        self.commit = git_commit() if enabled else ""
+        self.commit = ""
+        if enabled:
+            check_clean("from this run")
+            self.commit = git_commit()
         self.lines: list[str] = []
         self.plots: list[str] = []
 
@@ -188,6 +215,10 @@ class Report:
         """Replace this script's section of ``path`` (or add it), keeping the others."""
         if not self.enabled:
             return None
+        check_clean("from this run (the tree changed while it ran)")
+        if git_commit() != self.commit:
+            raise DirtyTreeError(f"not writing {RESULTS.relative_to(REPO)}: the commit changed while the run ran "
+                                 f"({self.commit} at the start, {git_commit()} now)")
         replace_section(path, self.name, self.section())
         try:
             shown = path.resolve().relative_to(REPO)

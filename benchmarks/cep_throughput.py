@@ -73,11 +73,7 @@ Prints a table, writes it to benchmarks/RESULTS.md (its section, see
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import random
-import resource
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -87,24 +83,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _results
+import harness
+from workloads.stocks import EX, POLICIES, PROV, RANGE, STREAM, generate, query, stream_events
 
-EX = "http://example.org/"
-PROV = "http://www.w3.org/ns/prov#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
-STREAM = EX + "stocks"
+# rspark's session in this benchmark's processes (``--conf`` on top)
+SETTINGS = {"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}
 WARM_STREAM = EX + "stocks-2"  # the second stream of a run, read in the same session
-RANGE = 1000  # = SLIDE: a tumbling window
 MASK = (1 << 64) - 1
 
-# name -> (the SEQ operator, the MATCH consumption or None)
-POLICIES = {
-    "unrestricted": ("SEQ", None),
-    "chronological": ("SEQ[CHRONOLOGICAL]", None),
-    "recent": ("SEQ[RECENT]", None),
-    "naive": ("SEQ[NAIVE]", None),
-    "consume-chronological": ("SEQ[CHRONOLOGICAL]", "CHRONOLOGICAL"),
-    "consume-recent": ("SEQ[RECENT]", "RECENT"),
-}
 # the table's columns after (events, policy): key -> header
 COLUMNS = {
     "windows": "windows", "matches": "matches",
@@ -128,18 +114,6 @@ TARGET_EPS = 100_000
 TARGET_RATIO = 5.0
 
 
-def query(policy: str, stream: str = STREAM) -> str:
-    seq, consume = POLICIES[policy]
-    match = f"MATCH CONSUME {consume}" if consume else "MATCH"
-    return (f"PREFIX : <{EX}>\n"
-            "SELECT ?company ?p1 ?p2 ?p3 (getSTARTTIME() AS ?t1) (getENDTIME() AS ?t2)\n"
-            f"FROM NAMED WINDOW :w ON <{stream}> [RANGE {RANGE} SLIDE {RANGE}]\n"
-            "EVENT ON :w { ?company :price ?p1 } AS E1\n"
-            "EVENT ON :w { ?company :price ?p2 } AS E2\n"
-            "EVENT ON :w { ?company :price ?p3 } AS E3\n"
-            f"WHERE {{ {match} {{ E1 {seq} E2 {seq} E3 }} }}\n")
-
-
 # the consumption state's memory: a pattern without a key (one group: the whole stream through one task of one Python
 # worker) over a sliding window, where what an evaluation consumes is still in the next window
 KEYLESS_SLIDE = 500
@@ -155,39 +129,6 @@ def keyless_query(stream: str = STREAM) -> str:
 
 
 # ------------------------------------------------------------------------------------------------------ the stream
-
-
-def stream_events(n: int, companies: int, prices: int, seed: int):
-    """The stream's events in time order: (tick, company index, price), tick = 1..n."""
-    rnd = random.Random(seed)
-    company, price = rnd.randrange, rnd.randrange
-    for t in range(1, n + 1):
-        yield t, company(companies), price(prices) + 1
-
-
-def generate(out_dir: Path, n: int, companies: int, prices: int, seed: int, fmt: str = "nq") -> str:
-    """Write the stream (kept: a file of the same parameters is reused) and return its path."""
-    path = out_dir / f"stocks-{n}-c{companies}-p{prices}-s{seed}.{fmt}"
-    if path.exists():
-        return str(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    integer = f"^^<{XSD}integer>"
-    chunk: list[str] = []
-    with tmp.open("w", encoding="utf-8") as f:
-        if fmt == "trig":
-            f.write(f"@prefix : <{EX}> .\n@prefix prov: <{PROV}> .\n")
-        for t, k, p in stream_events(n, companies, prices, seed):
-            if fmt == "trig":
-                chunk.append(f":e{t} {{ :c{k} :price {p} . }}\n:e{t} prov:generatedAtTime {t} .\n")
-            else:
-                chunk.append(f'<{EX}c{k}> <{EX}price> "{p}"{integer} <{EX}e{t}> .\n'
-                             f'<{EX}e{t}> <{PROV}generatedAtTime> "{t}"{integer} .\n')
-            if len(chunk) >= 10_000:
-                f.write("".join(chunk))
-                chunk.clear()
-        f.write("".join(chunk))
-    tmp.replace(path)
-    return str(path)
 
 
 def read_events(path: str) -> list[tuple[int, int, int]]:
@@ -446,10 +387,6 @@ def self_check() -> bool:
 # ---------------------------------------------------------------------------------------------------- the workers
 
 
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def _spark_python_workers() -> list[int]:
     """The Python processes Spark started for this process (its JVM's pyspark daemon and the workers it forked):
     the descendants of this process that run a ``pyspark.*`` module (not the JVM). Linux only (empty elsewhere)."""
@@ -477,24 +414,16 @@ def _spark_python_workers() -> list[int]:
 
 
 def reset_worker_peaks() -> None:
-    """Sets the peak RSS of Spark's Python workers back to their current RSS (Linux's clear_refs), so that the
-    next reading is the peak of what runs in between."""
+    """Sets the peak RSS of Spark's Python workers back to their current RSS, so that the next reading is the peak
+    of what runs in between."""
     for pid in _spark_python_workers():
-        with contextlib.suppress(OSError):  # a worker that exited meanwhile
-            Path(f"/proc/{pid}/clear_refs").write_text("5")
+        harness.reset_peak(pid)
 
 
 def worker_peak_mb() -> float | None:
-    """The largest peak RSS (VmHWM) among Spark's Python workers since :func:`reset_worker_peaks`, in MB (None:
-    no worker found, or not Linux)."""
-    peaks = []
-    for pid in _spark_python_workers():
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    peaks.append(int(line.split()[1]) / 1024)
-        except OSError:
-            continue
+    """The largest peak RSS (VmHWM) among Spark's Python workers since :func:`reset_worker_peaks` (None: no worker
+    found, or not Linux)."""
+    peaks = [peak for pid in _spark_python_workers() if (peak := harness.proc_peak_mb(pid)) is not None]
     return max(peaks) if peaks else None
 
 
@@ -526,7 +455,7 @@ def worker_python(path: str, policies: list[str], trace: bool, warm_path: str | 
     same way; then each policy again under tracemalloc (untimed) for its peak."""
     events, out = _python_pass(path, policies, keep=True)
     out["trace_mb"] = {}
-    out["rss_mb"] = _rss_mb()  # the first stream's peak (the second's events are not in it)
+    out["rss_mb"] = harness.peak_rss_mb()  # the first stream's peak (the second's events are not in it)
     if warm_path:  # the second stream, in the same process
         out["warm"] = _python_pass(warm_path, policies)
     if trace:
@@ -551,13 +480,6 @@ def rspark_match(row: dict) -> tuple:
             _number(row["t1"]), _number(row["t2"]))
 
 
-def rspark_settings(conf: list[str]) -> dict:
-    """The Spark settings of rspark's session in this benchmark's processes, ``--conf`` KEY=VALUE items on top."""
-    settings = {"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}
-    settings.update(item.split("=", 1) for item in conf)
-    return settings
-
-
 def worker_rspark(path: str, policies: list[str], conf: list[str], warm_path: str | None = None,
                   keyless: bool = True) -> dict:
     """rspark: the JVM and Python workers started (timed apart), the stream loaded once (timed), then each policy's
@@ -570,24 +492,14 @@ def worker_rspark(path: str, policies: list[str], conf: list[str], warm_path: st
     from rspark import Engine
 
     start = time.perf_counter()
-    settings = rspark_settings(conf)
+    settings = harness.spark_settings(conf, **SETTINGS)
     with Engine(conf=settings) as engine:
-        engine.spark.range(1).count()
-
-        def warm(batches):
-            import pyoxigraph  # noqa: F401
-
-            import rspark  # noqa: F401
-
-            yield from batches
-
-        engine.spark.range(0, 4, 1, 2).mapInArrow(warm, "id long").count()
+        harness.start_spark(engine.spark)
         startup = time.perf_counter() - start
         out = _rspark_pass(engine, STREAM, path, policies)
         out["startup_s"] = startup
-        jvm = engine.spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
-        out["jvm_used_mb"] = (jvm.totalMemory() - jvm.freeMemory()) / 2**20
-        out["rss_mb"] = _rss_mb()
+        out["jvm_used_mb"] = harness.jvm_heap_mb(engine.spark)
+        out["rss_mb"] = harness.peak_rss_mb()
         if keyless:
             out["keyless"] = _keyless_pass(engine)
         if warm_path:
@@ -607,7 +519,7 @@ def worker_floor(path: str, conf: list[str]) -> dict:
     from rspark import Engine
     from rspark.spark import jvm
 
-    settings = rspark_settings(conf)
+    settings = harness.spark_settings(conf, **SETTINGS)
     out: dict = {}
     with Engine(conf=settings) as engine:
         spark = engine.spark
@@ -712,13 +624,6 @@ def agreement(rs: dict, py: dict, policy: str) -> tuple[bool, str]:
 # ------------------------------------------------------------------------------------------------------- the run
 
 
-def _sub(args: list[str]) -> dict:
-    proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"worker {args[1]} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1e5,1e6", help="stream lengths in events (comma-separated)")
@@ -744,13 +649,7 @@ def main() -> None:
                          "counted, nothing else, in a fresh process of its own)")
     ap.add_argument("--self-check", action="store_true",
                     help="compare the matcher with the spec-literal evaluator on small streams, and exit")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
-    ap.add_argument("--name", default="cep_throughput",
-                    help="name of the JSON and PNG files written, and of the section of RESULTS.md")
-    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                    help="a Spark setting for rspark's session (repeatable)")
-    _results.add_argument(ap)
-    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    harness.common_arguments(ap, "cep_throughput", worker=["python", "floor", "rspark"])
     ap.add_argument("--path", help=argparse.SUPPRESS)
     ap.add_argument("--warm-path", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -765,7 +664,7 @@ def main() -> None:
             res = worker_floor(args.path, args.conf)
         else:
             res = worker_rspark(args.path, policies, args.conf, args.warm_path, not args.no_keyless)
-        print(json.dumps(res))
+        harness.worker_result(res)
         return
     if args.self_check:
         ok = self_check()
@@ -798,10 +697,11 @@ def main() -> None:
                 cmd.append("--no-tracemalloc")
             if args.no_keyless:
                 cmd.append("--no-keyless")
-            res[engine] = _sub(cmd + [f"--conf={item}" for item in args.conf])
+            res[engine] = harness.run_worker(__file__, cmd + [f"--conf={item}" for item in args.conf])
         rs, py = res.get("rspark"), res.get("python")
         if "rspark" in engines and not args.no_floor:
-            floor = _sub(["--worker", "floor", "--path", path] + [f"--conf={item}" for item in args.conf])
+            floor = harness.run_worker(__file__, ["--worker", "floor", "--path", path,
+                                                  *(f"--conf={item}" for item in args.conf)])
             if "error" in floor:
                 failed.append(f"{size:,}/floor: {floor['error']}")
             else:
@@ -1016,24 +916,18 @@ def _target_text(r: dict) -> str:
 
 
 def plot(rows, path: Path) -> Path | None:
-    plt = _results.pyplot()
-    if plt is None:
-        return None
-    fig, ax = plt.subplots(figsize=(8, 4))
+    lines = []
     for i, policy in enumerate(dict.fromkeys(r["policy"] for r in rows)):
         pts = [r for r in rows if r["policy"] == policy]
         for key, style, who in (("rspark_eps", "o-", "rspark"), ("warm_rspark_eps", "^:", "rspark, warm"),
                                 ("python_eps", "s--", "matcher")):
             sel = [r for r in pts if key in r]
             if sel:
-                ax.plot([r["size"] for r in sel], [r[key] for r in sel], style, color=f"C{i}", label=f"{who} {policy}")
-    ax.axhline(TARGET_EPS, color="grey", linewidth=0.8, linestyle=":", label="target (rspark)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("stream events")
-    ax.set_ylabel("events / s (end to end)")
-    ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return _results.save_plot(fig, path)
+                lines.append(harness.Line([r["size"] for r in sel], [r[key] for r in sel], style,
+                                          label=f"{who} {policy}", color=f"C{i}"))
+    panel = harness.Panel(lines, "stream events", "events / s (end to end)", xlog=True, ylog=True,
+                          hlines=[(TARGET_EPS, "target (rspark)", ":")], legend=6, outside=True)
+    return harness.plot(path, [panel], (8, 4))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Count windows: what counting BGP matches costs, against the element-count window it refines.
 
-On the CityBench-like traffic stream of ``replay_throughput.py`` (one SOSA observation of 5 triples per element),
+On the CityBench-like traffic stream of ``workloads/citybench.py`` (one SOSA observation of 5 triples per element),
 ``[RANGE ELEMENTS n]`` and ``[RANGE BGP n]`` over ``?o sosa:madeBySensor ?s ; sosa:hasSimpleResult ?v`` hold the same
 observations (each element completes exactly one match), so both replays give the same answers and the ratio is
 the price of the BGP window's extra work (matching over the whole stream, ranking the matches, instantiating
@@ -24,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _results
-from replay_throughput import EX, PREFIXES, PROV, generate
+import harness
+from workloads.citybench import EX, PREFIXES, PROV, generate
 
 BLOCK = "?o sosa:madeBySensor ?s ; sosa:hasSimpleResult ?v"
 QUERIES = {
@@ -47,13 +48,14 @@ def timestamps(path: str) -> list[int]:
     return sorted(stamps)
 
 
-def run(size: int, n: int, out_dir: Path) -> list[dict]:
+def run(size: int, n: int, out_dir: Path, conf: list[str]) -> list[dict]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from rspark import Engine
 
     paths = generate(out_dir, size, 200, 200)
     rows = []
-    with Engine(conf={"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}) as engine:
+    settings = harness.spark_settings(conf, **{"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"})
+    with Engine(conf=settings) as engine:
         engine.spark.range(1).count()
         t = time.perf_counter()
         engine.add_stream(EX + "traffic", paths["traffic"])
@@ -80,42 +82,35 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1e5,1e6")
     ap.add_argument("--n", type=int, default=100)
-    ap.add_argument("--out", default="benchmarks/out")
-    _results.add_argument(ap)
+    harness.common_arguments(ap, "count_windows")
     args = ap.parse_args()
-    report = _results.Report("count_windows", enabled=not args.no_results)
+    report = _results.Report(args.name, enabled=not args.no_results)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for size in [int(float(s)) for s in args.sizes.split(",")]:
-        rows += run(size, args.n, out_dir)
+        rows += run(size, args.n, out_dir, args.conf)
     report.print(f"| stream triples | query | instants | load s | [RANGE ELEMENTS {args.n}] s | [RANGE BGP {args.n}] s "
                  "| BGP / ELEMENTS | same answers |")
     report.print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         report.print(f"| {r['size']:,} | {r['query']} | {r['instants']} | {r['load_s']} | {r['elements_s']} "
                      f"| {r['bgp_s']} | {r['ratio']}x | {'yes' if r['same_answers'] else 'NO'} |")
-    (out_dir / "count_windows.json").write_text(json.dumps(rows, indent=1))
-    png = plot(rows, out_dir / "count_windows.png")
+    (out_dir / f"{args.name}.json").write_text(json.dumps(rows, indent=1))
+    png = plot(rows, out_dir / f"{args.name}.png")
     if png:
         report.plot(png)
     report.write()
 
 
 def plot(rows: list[dict], path: Path) -> Path | None:
-    plt = _results.pyplot()
-    if plt is None:
-        return None
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    lines = []
     for name in QUERIES:
         pts = [r for r in rows if r["query"] == name]
-        ax.plot([r["size"] for r in pts], [r["elements_s"] for r in pts], "o--", label=f"{name} ELEMENTS")
-        ax.plot([r["size"] for r in pts], [r["bgp_s"] for r in pts], "o-", label=f"{name} BGP")
-    ax.set_xscale("log")
-    ax.set_xlabel("stream triples")
-    ax.set_ylabel("replay seconds")
-    ax.legend(fontsize=7)
-    return _results.save_plot(fig, path)
+        sizes = [r["size"] for r in pts]
+        lines += [harness.Line(sizes, [r["elements_s"] for r in pts], "o--", label=f"{name} ELEMENTS"),
+                  harness.Line(sizes, [r["bgp_s"] for r in pts], "o-", label=f"{name} BGP")]
+    return harness.plot(path, [harness.Panel(lines, "stream triples", "replay seconds", xlog=True)], (6, 3.5))
 
 
 if __name__ == "__main__":

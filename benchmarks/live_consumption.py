@@ -5,10 +5,11 @@ rspark's checkpoint does), in the same run. ``--feeding``: the consuming query r
 query reads (its state then taken before what the reader may still read, which each run evaluates again), the same
 two modes compared on the reader's records (section ``live_consumption_feeding``).
 
-The stream is cep_throughput.py's (element i at tick i, one triple ``:cK :price "v"``; ``--companies`` keys,
-``--prices`` prices, a fixed seed), pushed in batches of ``--batch`` elements (``engine.push``, one inbox file
-each), each batch waited for (``wait_idle``) before the next. The query is cep_throughput's consume-chronological
-3-step SEQ on ``?company`` over a sliding window, so what one evaluation consumes is still in the next window:
+The stream is the stock-event workload of ``workloads/stocks.py``, as cep_throughput.py's (element i at tick i, one
+triple ``:cK :price "v"``; ``--companies`` keys, ``--prices`` prices, a fixed seed), pushed in batches of ``--batch``
+elements (``engine.push``, one inbox file each), each batch waited for (``wait_idle``) before the next. The query
+is the workload's consume-chronological 3-step SEQ on ``?company`` over a sliding window, so what one
+evaluation consumes is still in the next window:
 
     MATCH CONSUME CHRONOLOGICAL { E1 SEQ[CHRONOLOGICAL] E2 SEQ[CHRONOLOGICAL] E3 }
     FROM NAMED WINDOW :w ON :stocks [RANGE 1000 SLIDE 500]
@@ -36,9 +37,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _results
-from cep_throughput import EX, PROV, XSD, query, stream_events
+import harness
+from workloads.stocks import EX, PROV, STREAM, XSD, query, stream_events
 
-STREAM = EX + "stocks"
 SLIDE = 500
 
 
@@ -135,15 +136,14 @@ def main() -> None:
     ap.add_argument("--feeding", action="store_true",
                     help="the consuming query registers a stream another query reads (its records compared); "
                          "section live_consumption_feeding")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
-    _results.add_argument(ap)
+    harness.common_arguments(ap, None)
     args = ap.parse_args()
     section = "live_consumption_feeding" if args.feeding else "live_consumption"
     report = _results.Report(section, enabled=not args.no_results)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from rspark.spark.session import get_session
 
-    spark = get_session(conf={"spark.sql.shuffle.partitions": "4"})
+    spark = get_session(conf=harness.spark_settings(args.conf, **{"spark.sql.shuffle.partitions": "4"}))
     texts = batches(args.events, args.batch, args.companies, args.prices, args.seed)
     with tempfile.TemporaryDirectory(prefix="rspark-live-consumption-") as tmp:
         work = Path(tmp)
@@ -205,17 +205,11 @@ def main() -> None:
 
 
 def plot(carried: dict, recomputed: dict, args, path: Path) -> Path | None:
-    plt = _results.pyplot()
-    if plt is None:
-        return None
     xs = [min((i + 1) * args.batch, args.events) for i in range(len(carried["times"]))]
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(xs, recomputed["times"], "o--", markersize=3, label="recomputed from the stream's start")
-    ax.plot(xs, carried["times"], "o-", markersize=3, label="state carried")
-    ax.set_xlabel("stream elements pushed")
-    ax.set_ylabel("seconds per micro-batch")
-    ax.legend(fontsize=8)
-    return _results.save_plot(fig, path)
+    lines = [harness.Line(xs, recomputed["times"], "o--", "recomputed from the stream's start", markersize=3),
+             harness.Line(xs, carried["times"], "o-", "state carried", markersize=3)]
+    return harness.plot(path, [harness.Panel(lines, "stream elements pushed", "seconds per micro-batch", legend=8)],
+                        (6, 3.5))
 
 
 if __name__ == "__main__":

@@ -89,198 +89,44 @@ import bisect
 import json
 import logging
 import os
-import random
 import shutil
-import statistics
 import sys
 import tempfile
 import threading
 import time
-from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _results
+import harness
+from harness import (
+    backlog,
+    driver_rss_mb,
+    flat,
+    fmt,
+    jvm_heap_after_gc_mb,
+    jvm_heap_mb,
+    jvm_pid,
+    number,
+    percentile,
+    proc_rss_mb,
+    span,
+    thirds,
+    trio,
+)
+from workloads.sensors import QUERIES, RANGE_MS, STREAM, TRIPLES_PER_ELEMENT, Generator, stamps_for
 
-EX = "http://example.org/"
-PROV = "http://www.w3.org/ns/prov#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
-RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-STREAM = EX + "s"
-RANGE_MS = 1000  # = SLIDE: a tumbling window
-TRIPLES_PER_ELEMENT = 3  # two in the element's graph, its timestamp
-THRESHOLD = 95
 TARGET_RATE = 10_000
 TARGET_P50, TARGET_P99 = 0.5, 2.0
 SUSTAINED_RATE = 100_000
 LAG_EVERY = 0.5  # s between two lag samples
 
-_WINDOW = f"FROM NAMED WINDOW :w ON :s [RANGE {RANGE_MS} SLIDE {RANGE_MS}]"
-QUERIES = {
-    "filter": f"PREFIX : <{EX}>\nSELECT ?s ?v {_WINDOW}\n"
-              f"WHERE {{ WINDOW :w {{ ?s :value ?v FILTER(?v > {THRESHOLD}) }} }}\n",
-    "aggregate": f"PREFIX : <{EX}>\nSELECT ?s (AVG(?v) AS ?avg) {_WINDOW}\n"
-                 "WHERE { WINDOW :w { ?s :value ?v } } GROUP BY ?s\n",
-    "seq": f"PREFIX : <{EX}>\nSELECT ?s ?v1 ?v2 (getSTARTTIME() AS ?t1) (getENDTIME() AS ?t2)\n{_WINDOW}\n"
-           "EVENT ON :w { ?s :value ?v1 } AS E1\n"
-           "EVENT ON :w { ?s :alarm ?v2 } AS E2\n"
-           "WHERE { MATCH { E1 SEQ E2 } }\n",
-}
-
 
 # ------------------------------------------------------------------------------------------------------ the stream
 
 
-class Generator:
-    """The elements, as N-Quads text, numbered from 0 in the order they are pushed."""
-
-    def __init__(self, sensors: int, alarm_every: int, seed: int = 7) -> None:
-        self.rnd = random.Random(seed)
-        self.sensors = [f"<{EX}sensor{k}>" for k in range(sensors)]
-        self.alarm_every = alarm_every
-        self.n = 0
-        integer = f'^^<{XSD}integer> '
-        self.value = f"<{EX}value> "
-        self.alarm = f"<{EX}alarm> "
-        self.obs = f"<{RDF_TYPE}> <{EX}Obs> "
-        self.alarm_type = f"<{RDF_TYPE}> <{EX}Alarm> "
-        self.integer = integer
-        self.stamp = f"<{PROV}generatedAtTime> "
-
-    def chunk(self, stamps: list[int]) -> str:
-        rnd, sensors, lines = self.rnd, self.sensors, []
-        n_sensors = len(sensors)
-        for ts in stamps:
-            n = self.n
-            self.n += 1
-            g = f"<{EX}e{n}>"
-            s = sensors[rnd.randrange(n_sensors)]
-            v = rnd.randrange(100)
-            if self.alarm_every and n % self.alarm_every == self.alarm_every - 1:
-                lines.append(f'{s} {self.alarm}"{v}"{self.integer}{g} .\n{s} {self.alarm_type}{g} .\n')
-            else:
-                lines.append(f'{s} {self.value}"{v}"{self.integer}{g} .\n{s} {self.obs}{g} .\n')
-            lines.append(f'{g} {self.stamp}"{ts}"{self.integer}.\n')
-        return "".join(lines)
-
-
-def stamps_for(prev_ms: int, now_ms: int, count: int) -> list[int]:
-    """``count`` timestamps spread over (prev_ms, now_ms], the last one now_ms, non-decreasing."""
-    span = now_ms - prev_ms
-    return [prev_ms + -(-(i + 1) * span // count) for i in range(count)]
-
-
 # ------------------------------------------------------------------------------------------------------ measuring
-
-
-def driver_rss_mb() -> float | None:
-    try:
-        import psutil
-
-        return psutil.Process().memory_info().rss / 2**20
-    except ImportError:
-        return proc_rss_mb("self")
-
-
-def proc_rss_mb(pid) -> float | None:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
-
-
-def jvm_pid(spark) -> int | None:
-    try:
-        return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
-    except Exception:  # noqa: BLE001 - only a figure of the report
-        return None
-
-
-def jvm_heap_mb(spark) -> float | None:
-    try:
-        rt = spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
-        return (rt.totalMemory() - rt.freeMemory()) / 2**20
-    except Exception:  # noqa: BLE001 - only a figure of the report
-        return None
-
-
-def jvm_heap_after_gc_mb(spark) -> float | None:
-    """The heap the JVM still uses after a full collection (``System.gc()``; the throughput collector rspark's
-    local sessions use runs one)."""
-    try:
-        spark.sparkContext._jvm.java.lang.System.gc()
-    except Exception:  # noqa: BLE001 - only a figure of the report
-        return None
-    return jvm_heap_mb(spark)
-
-
-def flat(first: float | None, last: float | None) -> bool | None:
-    """serve_load.py's rule: ``last`` not above ``first`` by more than max(100 MB, 20 %)."""
-    if first is None or last is None:
-        return None
-    return last <= first + max(100.0, 0.2 * first)
-
-
-def thirds(samples: list) -> dict:
-    """The mean and the least of the first and of the last third of (time, MB) samples (None skipped), the max,
-    the count."""
-    vals = [v for _, v in samples if v is not None]
-    if len(vals) < 3:
-        return {"first": None, "max": max(vals) if vals else None, "last": None, "floor_first": None,
-                "floor_last": None, "n": len(vals)}
-    third = len(vals) // 3
-    return {"first": statistics.fmean(vals[:third]), "max": max(vals), "last": statistics.fmean(vals[-third:]),
-            "floor_first": min(vals[:third]), "floor_last": min(vals[-third:]), "n": len(vals)}
-
-
-def number(value) -> float | None:
-    """A time value of the numeric stream (int, Decimal or text) as a float."""
-    if value is None:
-        return None
-    try:
-        return float(Decimal(str(value)))
-    except ArithmeticError:
-        return None
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """The q-quantile (0..1) by the nearest rank."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, int(-(-q * len(ordered) // 1)) - 1))]
-
-
-def span(samples: list) -> dict:
-    """first / max / last of (time, value) samples (values None skipped)."""
-    vals = [v for _, v in samples if v is not None]
-    if not vals:
-        return {"first": None, "max": None, "last": None}
-    return {"first": vals[0], "max": max(vals), "last": vals[-1]}
-
-
-def backlog(lags: list, seconds: float) -> dict:
-    """The lag samples (s since the start, lag s) taken while pushing: mean of the first and last thirds, the
-    verdict, and the slope of a least-squares line."""
-    first = [lag for t, lag in lags if t < seconds / 3]
-    last = [lag for t, lag in lags if t >= 2 * seconds / 3]
-    out = {"lag_first_s": statistics.fmean(first) if first else None,
-           "lag_last_s": statistics.fmean(last) if last else None, "lag_slope": None, "sustained": None}
-    if first and last:
-        out["sustained"] = out["lag_last_s"] <= out["lag_first_s"] + max(1.0, 0.5 * out["lag_first_s"])
-    if len(lags) >= 3:
-        ts = [t for t, _ in lags]
-        ys = [lag for _, lag in lags]
-        mt, my = statistics.fmean(ts), statistics.fmean(ys)
-        den = sum((t - mt) ** 2 for t in ts)
-        if den:
-            out["lag_slope"] = sum((t - mt) * (y - my) for t, y in zip(ts, ys)) / den
-    return out
 
 
 def instrument(runner) -> dict:
@@ -503,14 +349,6 @@ def agreement(live: dict, replay: dict) -> str:
 # ------------------------------------------------------------------------------------------------------ the run
 
 
-def fmt(value, spec: str = ".2f", none: str = "-") -> str:
-    return none if value is None else format(value, spec)
-
-
-def trio(d: dict) -> str:
-    return "/".join(fmt(d.get(k), ".0f") for k in ("first", "max", "last"))
-
-
 def table_row(res: dict) -> str:
     replay = "| - | - | - |"
     if "replay_s" in res:
@@ -555,12 +393,7 @@ def main() -> None:
                     help="leave the handle's results() queue undrained (it then holds every record)")
     ap.add_argument("--no-replay", action="store_true", help="skip the replay baseline")
     ap.add_argument("--tmp", default=None, help="where the checkpoints and stream files go (default: the system's)")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
-    ap.add_argument("--name", default="live_latency",
-                    help="name of the JSON and PNG files written, and of the section of RESULTS.md")
-    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                    help="a Spark setting for the session (repeatable)")
-    _results.add_argument(ap)
+    harness.common_arguments(ap, "live_latency")
     args = ap.parse_args()
     names = [q for q in args.queries.split(",") if q]
     unknown = [q for q in names if q not in QUERIES]
@@ -577,9 +410,7 @@ def main() -> None:
     from rspark.spark.session import get_session
 
     start = time.perf_counter()
-    settings = {"spark.driver.memory": "4g"}
-    settings.update(item.split("=", 1) for item in args.conf)
-    spark = get_session(None, settings)
+    spark = get_session(None, harness.spark_settings(args.conf, **{"spark.driver.memory": "4g"}))
     spark.range(1).count()
 
     def warm(batches):
@@ -696,34 +527,23 @@ def main() -> None:
 
 
 def plot(rows, path: Path) -> Path | None:
-    plt = _results.pyplot()
-    if plt is None:
-        return None
     ok = [r for r in rows if "error" not in r and r.get("latency_p50_s") is not None]
     if not ok:
         return None
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    latency, lag = [], []
     for i, name in enumerate(dict.fromkeys(r["query"] for r in ok)):
         pts = sorted((r for r in ok if r["query"] == name), key=lambda r: r["rate"])
-        color = f"C{i}"
-        ax.plot([r["rate"] for r in pts], [r["latency_p50_s"] for r in pts], "o-", color=color, label=f"{name} p50")
-        ax.plot([r["rate"] for r in pts], [r["latency_p99_s"] for r in pts], "s--", color=color, label=f"{name} p99")
-        for r in pts:
-            if r["lags"]:
-                ax2.plot([t for t, _ in r["lags"]], [lag for _, lag in r["lags"]], color=color, lw=1,
-                         alpha=0.4 + 0.6 * (r["rate"] == pts[-1]["rate"]), label=f"{name} {r['rate']:,}/s")
-    ax.axhline(TARGET_P50, color="grey", lw=0.8, ls=":", label=f"target p50 ({TARGET_RATE:,}/s)")
-    ax.axhline(TARGET_P99, color="grey", lw=0.8, ls="-.", label=f"target p99 ({TARGET_RATE:,}/s)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("pushed triples / s (target)")
-    ax.set_ylabel("latency s (input complete -> record)")
-    ax.legend(fontsize=7)
-    if ax2.get_legend_handles_labels()[0]:
-        ax2.legend(fontsize=6)
-    ax2.set_xlabel("s since the start (pushing)")
-    ax2.set_ylabel("lag s (wall - evaluated horizon)")
-    return _results.save_plot(fig, path)
+        color, rates = f"C{i}", [r["rate"] for r in pts]
+        latency += [harness.Line(rates, [r["latency_p50_s"] for r in pts], "o-", f"{name} p50", color),
+                    harness.Line(rates, [r["latency_p99_s"] for r in pts], "s--", f"{name} p99", color)]
+        lag += [harness.Line([t for t, _ in r["lags"]], [v for _, v in r["lags"]], "-", f"{name} {r['rate']:,}/s",
+                             color, width=1, alpha=0.4 + 0.6 * (r["rate"] == pts[-1]["rate"]))
+                for r in pts if r["lags"]]
+    return harness.plot(path, [
+        harness.Panel(latency, "pushed triples / s (target)", "latency s (input complete -> record)", xlog=True,
+                      ylog=True, hlines=[(TARGET_P50, f"target p50 ({TARGET_RATE:,}/s)", ":"),
+                                         (TARGET_P99, f"target p99 ({TARGET_RATE:,}/s)", "-.")]),
+        harness.Panel(lag, "s since the start (pushing)", "lag s (wall - evaluated horizon)", legend=6)], (11, 4))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from rspark import compile_query
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _results
+import harness
 
 TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "w3c"
 SUITES = ["sparql11", "sparql10", "sparql-star/rdf-star-cg"]
@@ -87,11 +88,10 @@ def timed(fn, repeat: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(Path(__file__).parent / "out"))
     parser.add_argument("--repeat", type=int, default=5, help="runs per query; the best run is kept")
-    _results.add_argument(parser)
+    harness.common_arguments(parser, "parse_speed", conf=False)
     args = parser.parse_args()
-    report = _results.Report("parse_speed", enabled=not args.no_results)
+    report = _results.Report(args.name, enabled=not args.no_results)
 
     queries = corpus()
     earley = Lark(grammar(), parser="earley", lexer="dynamic")
@@ -154,10 +154,7 @@ def main() -> None:
     ax.set_ylabel("queries")
     ax.set_title("Query front end: parse + translate time per W3C query")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "parse_speed.png", dpi=120)
-    print(f"\nplot: {out / 'parse_speed.png'}")
-    report.plot(out / "parse_speed.png")
+    report.plot(_results.save_plot(fig, out / f"{args.name}.png"))
     report.write()
 
 

@@ -47,10 +47,7 @@ import argparse
 import bisect
 import hashlib
 import json
-import random
 import re
-import resource
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -59,18 +56,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _results
+import harness
+from workloads.citybench import EX, PREFIXES, XSD, generate
 
-EX = "http://citybench.example.org/"
-SSN = "http://www.w3.org/ns/sosa/"
-KINDS = ["traffic", "pollution", "weather", "parking"]
 RANGE_MS = 10_000
 SLIDES = {"1x": 10_000, "10x": 1_000}
-TRIPLES_PER_OBS = 5
 
-PREFIXES = f"PREFIX : <{EX}> PREFIX sosa: <{SSN}> "
-RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-PROV = "http://www.w3.org/ns/prov#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
 WINDOW_GRAPH = "urn:rspark-benchmark:window:"  # + the stream's name: a baseline store's graph of that window
 
 
@@ -114,49 +105,6 @@ def baseline_sparql(q: str) -> str:
     windows = query_windows(q)
     q = _WINDOW_DECL.sub("", q).replace("SELECT ISTREAM", "SELECT")
     return re.sub(r"WINDOW :(\w+) \{", lambda m: f"GRAPH <{WINDOW_GRAPH}{windows[m.group(1)]}> {{", q)
-
-
-def generate(out_dir: Path, triples: int, sensors: int, rate: int, fmt: str = "nq", seed: int = 11) -> dict:
-    """Write the traffic and weather streams (half the triples each; N-Quads, or TriG with ``fmt="trig"``) and
-    sensors.ttl; return their paths. ``rate``: observations per second in each stream (200: 1e6 triples last
-    about 7 minutes of stream time)."""
-    rnd = random.Random(seed)
-    paths = {"traffic": out_dir / f"traffic-{triples}-{rate}.{fmt}",
-             "weather": out_dir / f"weather-{triples}-{rate}.{fmt}",
-             "static": out_dir / f"sensors-{sensors}.ttl"}
-    obs_per_stream = triples // (2 * (TRIPLES_PER_OBS + 1))
-    if not paths["static"].exists():
-        with paths["static"].open("w") as f:
-            for kind in KINDS:
-                for i in range(sensors):
-                    f.write(f"<{EX}{kind}{i}> a <{EX}{kind.capitalize()}Sensor> ; "
-                            f"<{EX}locatedAt> <{EX}loc{i % 50}> .\n")
-    integer = "^^<http://www.w3.org/2001/XMLSchema#integer>"
-    for stream in ("traffic", "weather"):
-        if paths[stream].exists():
-            continue
-        with paths[stream].open("w") as f:
-            if fmt == "trig":
-                f.write(f"@prefix sosa: <{SSN}> . @prefix prov: <http://www.w3.org/ns/prov#> .\n")
-            for n in range(obs_per_stream):
-                g = f"<{EX}{stream}/obs{n}>"
-                sensor, value, t = f"<{EX}{stream}{rnd.randrange(sensors)}>", rnd.randrange(100), n * 1000 // rate
-                if fmt == "trig":
-                    f.write(f"{g} {{ {g} a sosa:Observation ; sosa:madeBySensor {sensor} ; "
-                            f"sosa:observedProperty <{EX}{stream}Level> ; sosa:hasSimpleResult {value} ; "
-                            f"sosa:resultTime {t} . }}\n{g} prov:generatedAtTime {t} .\n")
-                else:
-                    f.write(f"{g} <{RDF_TYPE}> <{SSN}Observation> {g} .\n"
-                            f"{g} <{SSN}madeBySensor> {sensor} {g} .\n"
-                            f"{g} <{SSN}observedProperty> <{EX}{stream}Level> {g} .\n"
-                            f'{g} <{SSN}hasSimpleResult> "{value}"{integer} {g} .\n'
-                            f'{g} <{SSN}resultTime> "{t}"{integer} {g} .\n'
-                            f'{g} <{PROV}generatedAtTime> "{t}"{integer} .\n')
-    return {k: str(v) for k, v in paths.items()}
-
-
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # ------------------------------------------------------------------------------------------- comparing the answers
@@ -233,21 +181,10 @@ def worker_rspark(paths: dict, overlap: str, names: list[str], conf: list[str] =
 
     out: dict = {"times": {}, "counts": {}, "digests": {}}
     start = time.perf_counter()
-    settings = {"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"}
-    settings.update(item.split("=", 1) for item in conf)  # --conf KEY=VALUE, e.g. to compare JVM options
+    # --conf KEY=VALUE on top, e.g. to compare JVM options
+    settings = harness.spark_settings(conf, **{"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"})
     with Engine(conf=settings) as engine:
-        # a one-time cost of the process, reported apart: the JVM, a first job, and the Python workers that
-        # parse RDF (started, with rspark and pyoxigraph imported)
-        engine.spark.range(1).count()
-
-        def warm(batches):
-            import pyoxigraph  # noqa: F401
-
-            import rspark  # noqa: F401
-
-            yield from batches
-
-        engine.spark.range(0, 4, 1, 2).mapInArrow(warm, "id long").count()
+        harness.start_spark(engine.spark)  # a one-time cost of the process, reported apart
         out["startup_s"] = time.perf_counter() - start
         start = time.perf_counter()
         engine.load(paths["static"])
@@ -266,9 +203,8 @@ def worker_rspark(paths: dict, overlap: str, names: list[str], conf: list[str] =
             out["times"][name] = time.perf_counter() - t
             out["counts"][name] = counts
             out["digests"][name] = {str(r.time): rspark_digest(r) for r in kept}
-        jvm = engine.spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
-        out["jvm_used_mb"] = (jvm.totalMemory() - jvm.freeMemory()) / 2**20
-    out["rss_mb"] = _rss_mb()
+        out["jvm_used_mb"] = harness.jvm_heap_mb(engine.spark)
+    out["rss_mb"] = harness.peak_rss_mb()
     return out
 
 
@@ -380,7 +316,7 @@ def worker_incremental(paths: dict, overlap: str, names: list[str], check: int) 
         out["counts"][name] = answers.counts
         out["digests"][name] = answers.digests()
         del store, held
-    out["rss_mb"] = _rss_mb()
+    out["rss_mb"] = harness.peak_rss_mb()
     return out
 
 
@@ -414,7 +350,7 @@ def worker_per_window(paths: dict, overlap: str, names: list[str], max_instants:
         out["times"][name] = spent * len(instants) / max(1, min(len(instants), max_instants))
         out["counts"][name] = answers.counts
         out["digests"][name] = answers.digests()
-    out["rss_mb"] = _rss_mb()
+    out["rss_mb"] = harness.peak_rss_mb()
     return out
 
 
@@ -461,13 +397,7 @@ def main() -> None:
                          "counts are compared at every instant a baseline runs")
     ap.add_argument("--baselines", default="incremental,per-window",
                     help="the pyoxigraph baselines to run (comma-separated; 'none' for rspark alone)")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
-    ap.add_argument("--name", default="replay_throughput",
-                    help="name of the JSON and PNG files written, and of the section of RESULTS.md")
-    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                    help="a Spark setting for rspark's session (repeatable)")
-    _results.add_argument(ap)
-    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    harness.common_arguments(ap, "replay_throughput", worker=["rspark", "incremental", "per-window"])
     ap.add_argument("--paths", help=argparse.SUPPRESS)
     ap.add_argument("--overlap", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -480,7 +410,7 @@ def main() -> None:
             res = worker_incremental(paths, args.overlap, names, args.check_instants)
         else:
             res = worker_per_window(paths, args.overlap, names, args.baseline_instants, args.check_instants)
-        print(json.dumps(res))
+        harness.worker_result(res)
         return
     baselines = [b for b in args.baselines.split(",") if b and b != "none"]
     unknown = set(baselines) - {"incremental", "per-window"}
@@ -501,14 +431,10 @@ def main() -> None:
         for overlap in args.overlaps.split(","):
             res = {}
             for worker in ["rspark"] + baselines:
-                cmd = [sys.executable, __file__, "--worker", worker, "--paths", json.dumps(paths), "--overlap",
-                       overlap, "--queries", args.queries, "--baseline-instants", str(args.baseline_instants),
-                       "--check-instants", str(args.check_instants)]
-                cmd += [f"--conf={item}" for item in args.conf]
-                proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-                if proc.returncode != 0:
-                    raise SystemExit(f"{worker} failed at {size}/{overlap}:\n{proc.stderr[-3000:]}")
-                res[worker] = json.loads(proc.stdout.strip().splitlines()[-1])
+                res[worker] = harness.run_worker(__file__, [
+                    "--worker", worker, "--paths", json.dumps(paths), "--overlap", overlap, "--queries", args.queries,
+                    "--baseline-instants", str(args.baseline_instants), "--check-instants", str(args.check_instants),
+                    *(f"--conf={item}" for item in args.conf)])
             rs, inc, pw = res["rspark"], res.get("incremental"), res.get("per-window")
             notes.append(f"{rs['startup_s']:.1f} s ({size:,}, {overlap})")
             instants = (inc or pw or {}).get("instants", len(rs["counts"][names[0]]))
@@ -571,18 +497,13 @@ def main() -> None:
 
 
 def plot(rows, path: Path) -> Path | None:
-    plt = _results.pyplot()
-    if plt is None:
-        return None
-    fig, ax = plt.subplots(figsize=(7, 4))
+    lines = []
     for key in sorted({(r["query"], r["overlap"]) for r in rows}):
         pts = [r for r in rows if (r["query"], r["overlap"]) == key]
-        ax.plot([r["size"] for r in pts], [r["triples_per_s"] for r in pts], "o-", label=f"{key[0]} {key[1]}")
-    ax.set_xscale("log")
-    ax.set_xlabel("stream triples")
-    ax.set_ylabel("rspark stream triples / s (end to end)")
-    ax.legend(fontsize=7)
-    return _results.save_plot(fig, path)
+        lines.append(harness.Line([r["size"] for r in pts], [r["triples_per_s"] for r in pts],
+                                  label=f"{key[0]} {key[1]}"))
+    return harness.plot(path, [harness.Panel(lines, "stream triples", "rspark stream triples / s (end to end)",
+                                             xlog=True)], (7, 4))
 
 
 if __name__ == "__main__":

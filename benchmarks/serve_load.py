@@ -17,7 +17,7 @@ Python workers and the first plans are warm, as in a service that runs. Then ``P
 SSE clients open ``GET /queries/{name}/results`` on each query, and the pushing starts once the server counts them
 all (``sse_clients`` of ``GET /queries``).
 
-The stream and the queries are live_latency.py's (imported from it): numeric timestamps, one named graph per
+The stream and the queries are live_latency.py's (``workloads/sensors.py``): numeric timestamps, one named graph per
 element, 3 triples per element (its timestamp counted), K among ``--sensors`` sensors with a fixed seed. Every
 ``--chunk-ms`` of wall time the elements due at the rate since the previous chunk are generated and POSTed as one
 ``application/n-quads`` body to ``/streams/s`` (202 ``{"accepted": n, "triples": m, "late": 0}`` checked); their
@@ -113,24 +113,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _results
-from live_latency import (
-    EX,
-    QUERIES,
-    RANGE_MS,
-    STREAM,
-    TRIPLES_PER_ELEMENT,
-    Generator,
-    backlog,
-    fmt,
-    number,
-    percentile,
-    proc_rss_mb,
-    stamps_for,
-    thirds,
-    trio,
-)
+import harness
+from harness import backlog, comm, descendants, fmt, heap_after_gc_mb, number, percentile, proc_rss_mb, thirds, trio
+from workloads.sensors import EX, QUERIES, RANGE_MS, STREAM, TRIPLES_PER_ELEMENT, Generator, stamps_for
 
-STREAM_NAME = "s"  # the stream's name in the service's paths (its IRI is live_latency's STREAM)
+STREAM_NAME = "s"  # the stream's name in the service's paths (its IRI is the workload's STREAM)
 NQUADS = "application/n-quads"
 SPARQL = "application/sparql-query"
 STATUS_EVERY = 1.0  # s between two GET /queries while pushing
@@ -208,38 +195,6 @@ class Server:
         return self.proc.returncode
 
 
-def children(pid: int) -> list[int]:
-    out = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as f:
-                out += [int(c) for c in f.read().split()]
-        except OSError:  # the thread or the process ended meanwhile: no children to add
-            pass
-    return out
-
-
-def descendants(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        kids = children(todo.pop())
-        out += kids
-        todo += kids
-    return out
-
-
-def comm(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm", encoding="utf-8") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
-
-
 def tree_memory(pid: int) -> dict:
     """RSS MB of the server's process, of its Spark JVM and of the whole tree (None when gone)."""
     server = proc_rss_mb(pid)
@@ -254,28 +209,6 @@ def tree_memory(pid: int) -> dict:
             if jvm is None and comm(child) == "java":
                 jvm = rss
     return {"server": server, "jvm": jvm, "tree": total}
-
-
-def jvm_pid(pid: int) -> int | None:
-    """The server's Spark JVM (its ``java`` descendant)."""
-    return next((child for child in descendants(pid) if comm(child) == "java"), None)
-
-
-def heap_after_gc_mb(pid: int | None) -> float | None:
-    """The JVM's live heap: a full GC (``jcmd PID GC.run``), then the heap used (``GC.heap_info``), in MB. RSS
-    follows the heap the JVM has committed, which grows within -Xmx and is not given back; what is live after a
-    full GC says whether the server keeps more and more."""
-    if pid is None or shutil.which("jcmd") is None:
-        return None
-    try:
-        subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, timeout=60, check=True)
-        info = subprocess.run(["jcmd", str(pid), "GC.heap_info"], capture_output=True, text=True, timeout=60,
-                              check=True).stdout
-    except (subprocess.SubprocessError, OSError):
-        return None
-    # one "total ...K, used ...K" line per generation (Parallel GC: PSYoungGen, ParOldGen; G1: one for the heap)
-    used = re.findall(r"total\s+\d+K,\s+used\s+(\d+)K", info)
-    return sum(int(u) for u in used) / 1024 if used else None
 
 
 # ------------------------------------------------------------------------------------------------------ the clients
@@ -559,7 +492,7 @@ def run_case(rate: int, names: list[str], args, work: Path) -> dict:
                         next_memory = now + args.sample_s
                     stop.wait(STATUS_EVERY)
 
-        java = jvm_pid(server.proc.pid)
+        java = harness.java_descendant(server.proc.pid)
         heap: list = []  # (s since t0, MB live after a full GC), every heap_s seconds while pushing
 
         def heap_loop() -> None:
@@ -864,17 +797,14 @@ def main() -> None:
                     "after a full GC (jcmd)")
     ap.add_argument("--server-conf", action="append", default=None, metavar="KEY=VALUE",
                     help="a Spark setting of the server (repeatable; default spark.driver.memory=4g)")
-    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                    help="a Spark setting of the replay's session (repeatable)")
     ap.add_argument("--no-replay", action="store_true", help="skip the replay baseline")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 10 clients, 1,000 triples/s, 20 s; named serve_load_quick; no RESULTS.md")
     ap.add_argument("--tmp", default=None, help="where the checkpoints and stream files go (default: the system's)")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    harness.common_arguments(ap, None)  # --conf: a Spark setting of the replay's session
     ap.add_argument("--name", default=None,
                     help="name of the JSON and PNG files written, and of the section of RESULTS.md (default "
                          "serve_load)")
-    _results.add_argument(ap)
     args = ap.parse_args()
     quick = args.quick
     args.clients = args.clients if args.clients is not None else (10 if quick else 100)
@@ -928,9 +858,7 @@ def main() -> None:
             from rspark.spark.session import get_session
 
             start = time.perf_counter()
-            settings = {"spark.driver.memory": "4g"}
-            settings.update(item.split("=", 1) for item in args.conf)
-            spark = get_session(None, settings)
+            spark = get_session(None, harness.spark_settings(args.conf, **{"spark.driver.memory": "4g"}))
             spark.range(1).count()
             startup = time.perf_counter() - start
             for res in cases:
@@ -1044,40 +972,27 @@ def main() -> None:
 
 
 def plot(rows, cases, path: Path) -> Path | None:
-    plt = _results.pyplot()
-    if plt is None or not rows:
+    if not rows:
         return None
-    fig, (ax, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 4.2))
+    latency, lag, memory = [], [], []
     for i, (res, q) in enumerate(rows):
-        color = f"C{i}"
-        label = f"{res['rate']:,}/s {q['query']}"
+        color, label = f"C{i}", f"{res['rate']:,}/s {q['query']}"
         pts = [(int(t) / 1000, v) for t, v in q["by_instant"].items()]
         if pts:
-            xs = [t for t, _ in pts]
-            ax.plot(xs, [v["p50"] for _, v in pts], color=color, lw=1, label=f"{label} (clients: median, min-max band)")
-            ax.fill_between(xs, [v["min"] for _, v in pts], [v["max"] for _, v in pts], color=color, alpha=0.25,
-                            lw=0)
+            latency.append(harness.Line([t for t, _ in pts], [v["p50"] for _, v in pts], "-",
+                                        f"{label} (clients: median, min-max band)", color, width=1,
+                                        band=([v["min"] for _, v in pts], [v["max"] for _, v in pts])))
         if q["lags"]:
-            ax2.plot([t for t, _ in q["lags"]], [lag for _, lag in q["lags"]], color=color, lw=1, label=label)
+            lag.append(harness.Line([t for t, _ in q["lags"]], [v for _, v in q["lags"]], "-", label, color, width=1))
     for i, res in enumerate(c for c in cases if "error" not in c):
-        color = f"C{i}"
         for key, style in (("server", "-"), ("jvm", "--"), ("tree", ":")):
             pts = res["mem"][key]["samples"]
             if pts:
-                ax3.plot([t for t, _ in pts], [v for _, v in pts], style, color=color, lw=1,
-                         label=f"{res['rate']:,}/s {key}")
-    ax.set_xlabel("instant (s of stream)")
-    ax.set_ylabel("latency s (push -> SSE event)")
-    ax.legend(fontsize=7)
-    ax2.set_xlabel("s since the first push")
-    ax2.set_ylabel("lag s (wall - last instant reported)")
-    if ax2.get_legend_handles_labels()[0]:
-        ax2.legend(fontsize=7)
-    ax3.set_xlabel("s since the first push")
-    ax3.set_ylabel("RSS MB")
-    if ax3.get_legend_handles_labels()[0]:
-        ax3.legend(fontsize=6)
-    return _results.save_plot(fig, path)
+                memory.append(harness.Line([t for t, _ in pts], [v for _, v in pts], style, f"{res['rate']:,}/s {key}",
+                                           f"C{i}", width=1))
+    return harness.plot(path, [harness.Panel(latency, "instant (s of stream)", "latency s (push -> SSE event)"),
+                               harness.Panel(lag, "s since the first push", "lag s (wall - last instant reported)"),
+                               harness.Panel(memory, "s since the first push", "RSS MB", legend=6)], (15, 4.2))
 
 
 if __name__ == "__main__":

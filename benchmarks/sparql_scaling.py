@@ -29,9 +29,7 @@ import itertools
 import json
 import os
 import random
-import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,6 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _results
+import harness
 
 EX = "http://bench.example.org/"
 XSD_INT = "http://www.w3.org/2001/XMLSchema#integer"
@@ -86,10 +85,6 @@ def _median_time(fn, repeat: int) -> tuple[float, object]:
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), result
-
-
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _interleaved_medians(fns: dict, repeat: int) -> tuple[dict, dict]:
@@ -151,7 +146,7 @@ def worker_spark(data: str, repeat: int) -> dict:
                 out["hand"][name] = medians["hand"]
         out["answers"]["hand Q2"] = hand_q2()
         out["answers"]["hand Q4 groups"] = len(hand_q4())
-    out["rss_mb"] = _rss_mb()
+    out["rss_mb"] = harness.peak_rss_mb()
     return out
 
 
@@ -171,7 +166,7 @@ def worker_oxigraph(data: str, repeat: int) -> dict:
         t, res = _median_time(run, repeat)
         out["times"][name] = t
         out["answers"][name] = _answer(res)
-    out["rss_mb"] = _rss_mb()
+    out["rss_mb"] = harness.peak_rss_mb()
     return out
 
 
@@ -187,16 +182,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1e5,1e6,1e7")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
-    _results.add_argument(ap)
-    ap.add_argument("--worker", choices=["spark", "oxigraph"], help=argparse.SUPPRESS)
+    harness.common_arguments(ap, "sparql_scaling", conf=False, worker=["spark", "oxigraph"])
     ap.add_argument("--data", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         fn = worker_spark if args.worker == "spark" else worker_oxigraph
-        print(json.dumps(fn(args.data, args.repeat)))
+        harness.worker_result(fn(args.data, args.repeat))
         return
-    report = _results.Report("sparql_scaling", enabled=not args.no_results)
+    report = _results.Report(args.name, enabled=not args.no_results)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -206,15 +199,12 @@ def main() -> None:
             generate(data, size)
         res = {}
         for worker in ("spark", "oxigraph"):
-            proc = subprocess.run([sys.executable, __file__, "--worker", worker, "--data", str(data),
-                                   "--repeat", str(args.repeat)], capture_output=True, text=True, check=False)
-            if proc.returncode != 0:
-                raise SystemExit(f"{worker} worker failed at {size}:\n{proc.stderr[-3000:]}")
-            res[worker] = json.loads(proc.stdout.strip().splitlines()[-1])
+            res[worker] = harness.run_worker(__file__, ["--worker", worker, "--data", str(data),
+                                                        "--repeat", str(args.repeat)])
         rows.append((size, res))
         print_table(report, size, res)
-    (out_dir / "sparql_scaling.json").write_text(json.dumps(rows, indent=1))
-    png = plot(rows, out_dir / "sparql_scaling.png")
+    (out_dir / f"{args.name}.json").write_text(json.dumps(rows, indent=1))
+    png = plot(rows, out_dir / f"{args.name}.png")
     if png:
         report.plot(png)
     report.write()
@@ -244,26 +234,18 @@ def print_table(report: _results.Report, size: int, res: dict) -> None:
 
 
 def plot(rows, path: Path) -> Path | None:
-    plt = _results.pyplot()
-    if plt is None:
-        return None
-    fig, axes = plt.subplots(1, len(QUERIES), figsize=(4 * len(QUERIES), 3.6), sharey=False)
-    sizes = [s for s, _ in rows]
-    for ax, name in zip(axes, QUERIES):
-        ax.plot(sizes, [r["spark"]["times"][name] for _, r in rows], "o-", label="rspark")
-        ax.plot(sizes, [r["spark"]["cold"][name] for _, r in rows], "o:", label="rspark, compiled each run")
-        ax.plot(sizes, [r["oxigraph"]["times"][name] for _, r in rows], "s-", label="pyoxigraph")
+    sizes, panels = [s for s, _ in rows], []
+    for i, name in enumerate(QUERIES):
         hand = [r["spark"]["hand"].get(name) for _, r in rows]
+        lines = [harness.Line(sizes, [r["spark"]["times"][name] for _, r in rows], "o-", "rspark"),
+                 harness.Line(sizes, [r["spark"]["cold"][name] for _, r in rows], "o:", "rspark, compiled each run"),
+                 harness.Line(sizes, [r["oxigraph"]["times"][name] for _, r in rows], "s-", "pyoxigraph")]
         if all(hand):
-            ax.plot(sizes, hand, "^--", label="hand-written Spark")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("triples")
-    axes[0].set_ylabel("seconds (median)")
-    axes[0].legend(fontsize=8)
-    axes[1].legend(fontsize=8)  # with the hand-written plan's line
-    return _results.save_plot(fig, path)
+            lines.append(harness.Line(sizes, hand, "^--", "hand-written Spark"))
+        # the legend on the first two panels (the second with the hand-written plan's line)
+        panels.append(harness.Panel(lines, "triples", "seconds (median)" if i == 0 else "", title=name, xlog=True,
+                                    ylog=True, legend=8 if i < 2 else None))
+    return harness.plot(path, panels, (4 * len(QUERIES), 3.6))
 
 
 if __name__ == "__main__":

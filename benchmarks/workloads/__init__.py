@@ -1,0 +1,2 @@
+"""The streams the benchmarks measure on, generated with fixed seeds: :mod:`workloads.citybench`,
+:mod:`workloads.stocks`, :mod:`workloads.sensors`."""
