@@ -39,6 +39,7 @@ from datetime import datetime
 from decimal import InvalidOperation
 from pathlib import Path
 
+from rspark.algebra.ops import QueryForm, RegisterKind
 from rspark.errors import WARNINGS_PER_FILE, InputError, RsparkError, printable, summarised
 
 log = logging.getLogger("rspark")
@@ -60,12 +61,12 @@ class UsageError(RsparkError):
 def exit_code(exc: RsparkError) -> int:
     """2 for a usage error or a bad query (syntax, translation, window, profile, format), 1 for the others
     (bad data, out of memory, Spark stopped, not supported, ...)."""
-    from rspark.syntax.translate import QueryError
     from rspark.engine.writers import FormatError
     from rspark.model.time import DurationError
     from rspark.rsp.profiles import ProfileError
     from rspark.rsp.windows import WindowError
     from rspark.syntax.parser import QuerySyntaxError
+    from rspark.syntax.translate import QueryError
 
     usage = (UsageError, InputError, QuerySyntaxError, QueryError, WindowError, DurationError, ProfileError,
              FormatError)
@@ -486,8 +487,8 @@ def _load_static(engine, data: list[str], graphs: list[tuple[str, str]]) -> None
 
 def cmd_sparql(args: argparse.Namespace) -> int:
     """Answer a SPARQL 1.1 query over static data files."""
-    from rspark.syntax.translate import ensure_evaluable
     from rspark.engine.writers import Head, check_sparql_format, default_sparql_format
+    from rspark.syntax.translate import ensure_evaluable
 
     [query] = _queries([args.query], args.base, evaluated=False, sparql=True)
     if query.plan.is_continuous:
@@ -532,7 +533,7 @@ def _check_replay_queries(queries: list[_Query], streams: list[tuple[str, str]])
 
     given = {iri for iri, _ in streams}
     registered = {q.plan.register.name.value for q in queries
-                  if q.plan.register is not None and q.plan.register.kind == "STREAM"
+                  if q.plan.register is not None and q.plan.register.kind == RegisterKind.STREAM
                   and isinstance(q.plan.register.name, IRI)}
     for q in queries:
         windows = q.plan.dataset.windows
@@ -645,7 +646,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sink = FileSink(args.output, fmt, columns) if args.output else TextSink(fmt, sys.stdout, columns)
         for q in queries:
             sinks = [sink]
-            if args.trig_dir and q.plan.form == "CONSTRUCT":
+            if args.trig_dir and q.plan.form == QueryForm.CONSTRUCT:
                 sinks.append(TrigDirectorySink(args.trig_dir))
             engine.register(q.text, name=Path(q.path).name, sinks=sinks)
         options = {"lateness": args.lateness or 0, "arrival_time": args.arrival_time}

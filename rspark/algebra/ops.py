@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from rspark.model.terms import Variable
 
@@ -153,12 +154,21 @@ class Window(Op):
     op: Op
 
 
+class IntervalKind(StrEnum):
+    """The EP-SPARQL operators (member names) and the interval joins they denote (values, as SSE prints them)."""
+
+    SEQ = "seq-join"  # the left solution's interval ends before the right one's starts
+    EQUALS = "eq-join"  # the two intervals are the same
+    OPTIONALSEQ = "seq-right-join"  # SEQ with the left side optional (the right side mandatory)
+    EQUALSOPTIONAL = "eq-left-join"  # EQUALS with the right side optional (the left side mandatory)
+
+
 @dataclass(frozen=True, slots=True)
 class IntervalJoin(Op):
     """EP-SPARQL operators over interval-annotated solutions (EP-SPARQL): SEQ -> SeqJoin, EQUALS -> EqJoin,
     OPTIONALSEQ -> SeqRightJoin (right side mandatory), EQUALSOPTIONAL -> EqLeftJoin (left side mandatory)."""
 
-    kind: str  # seq-join | eq-join | seq-right-join | eq-left-join
+    kind: IntervalKind
     left: Op
     right: Op
 
@@ -198,6 +208,22 @@ class Match(Op):
 
 
 # ------------------------------------------------------------------------------------------------- query envelope
+
+
+class QueryForm(StrEnum):
+    """The form of a query (SPARQL 1.1, section 16): what its answers are."""
+
+    SELECT = "SELECT"
+    CONSTRUCT = "CONSTRUCT"
+    ASK = "ASK"
+    DESCRIBE = "DESCRIBE"
+
+
+class RegisterKind(StrEnum):
+    """``REGISTER STREAM`` (the answers form a stream that other queries can read) or ``REGISTER QUERY``."""
+
+    STREAM = "STREAM"
+    QUERY = "QUERY"
 
 
 @dataclass(frozen=True, slots=True)

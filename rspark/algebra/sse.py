@@ -22,6 +22,7 @@ from rspark.algebra.expr import (
     PathSeq,
     QuadPattern,
 )
+from rspark.algebra.ops import QueryForm
 from rspark.model.terms import (
     IRI,
     XSD_BOOLEAN,
@@ -268,16 +269,16 @@ class Printer:
                     lines.append(f"  (window {self.term(w.name)} {self.term(w.stream)} {self.window_spec(w.spec)})")
             lines[-1] += ")"
             header.append("\n".join(lines))
-        body = self.op(plan.op, 2 if header or plan.form != "SELECT" else 0)
-        if plan.form == "SELECT" and not header:
+        body = self.op(plan.op, 2 if header or plan.form != QueryForm.SELECT else 0)
+        if plan.form == QueryForm.SELECT and not header:
             return body
-        if plan.form == "CONSTRUCT":
+        if plan.form == QueryForm.CONSTRUCT:
             template = " ".join(
                 (f"(quad {self.term(t.graph)} " if isinstance(t, QuadPattern) else "(triple ")
                 + f"{self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)})"
                 for t in plan.template or ())
             header.append(f"(template {template})" if template else "(template)")
-        if plan.form == "DESCRIBE":
+        if plan.form == QueryForm.DESCRIBE:
             targets = "*" if plan.describe is None else " ".join(self.term(t) for t in plan.describe)
             header.append(f"(describe {targets})")
         head = plan.form.lower()

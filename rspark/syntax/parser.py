@@ -44,6 +44,7 @@ from importlib.resources import files
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
+from rspark.algebra.ops import QueryForm, RegisterKind
 from rspark.errors import RsparkError, printable
 from rspark.model.iri import resolve_iri
 from rspark.model.terms import (
@@ -63,7 +64,7 @@ from rspark.model.terms import (
     Variable,
 )
 from rspark.model.time import Duration, DurationError, parse_duration, time_number
-from rspark.rsp.policies import Consumption, Selection
+from rspark.rsp.policies import R2S, Consumption, CountUnit, Selection
 from rspark.syntax import ast
 
 MAX_NESTING = 256  # brackets inside brackets
@@ -817,7 +818,7 @@ class _Builder(Transformer):
             raise self.error_at(size, f"count window size {_shown(size)} is too large (at most {MAX_INTEGER})")
         if value <= 0:
             raise self.error_at(size, f"count window size must be positive, got {size}")
-        return ast.CountWindow(str(unit).upper(), value)
+        return ast.CountWindow(CountUnit(str(unit).upper()), value)
 
     def now_window(self, children):
         return ast.NowWindow()
@@ -1073,7 +1074,7 @@ class _Builder(Transformer):
         return str(children[0]).upper()
 
     def r2s(self, children):
-        return str(children[0]).upper()
+        return R2S(str(children[0]).upper())
 
     def select_clause(self, children):
         r2s = modifier = None
@@ -1084,7 +1085,7 @@ class _Builder(Transformer):
                 items.append(child)
             elif isinstance(child, Token) and child.type == "STAR":
                 star = True
-            elif child in ("RSTREAM", "ISTREAM", "DSTREAM"):
+            elif isinstance(child, R2S):
                 r2s = child
             elif child in ("DISTINCT", "REDUCED"):
                 modifier = child
@@ -1097,7 +1098,7 @@ class _Builder(Transformer):
         events = tuple(c for c in children if isinstance(c, ast.EventDecl))
         return dataset, events
 
-    def _select(self, clause, dataset, events, where, mods, values=None, form="SELECT", **extra):
+    def _select(self, clause, dataset, events, where, mods, values=None, form=QueryForm.SELECT, **extra):
         line, column = clause.get("pos", (0, 0))
         return ast.Query(
             form=form, where=where, projection=clause.get("projection"), modifier=clause.get("modifier"),
@@ -1114,7 +1115,7 @@ class _Builder(Transformer):
     def construct_query(self, children):
         pos = self.at(children[0])
         children = children[1:]
-        r2s = children[0] if children and children[0] in ("RSTREAM", "ISTREAM", "DSTREAM") else None
+        r2s = children[0] if children and isinstance(children[0], R2S) else None
         rest = children[1:] if r2s else children
         mods = rest[-1]
         if isinstance(rest[0], tuple) and not isinstance(rest[0], ast.Query):
@@ -1128,7 +1129,7 @@ class _Builder(Transformer):
             template = tuple(_forward(tail[0])) if tail else ()
             where = ast.GroupPattern((ast.TriplesBlock(template),)) if template else ast.GroupPattern(())
             short = True
-        return self._select({"r2s": r2s, "pos": pos}, dataset, events, where, mods, form="CONSTRUCT",
+        return self._select({"r2s": r2s, "pos": pos}, dataset, events, where, mods, form=QueryForm.CONSTRUCT,
                             template=template, where_form_construct=short)
 
     def describe_query(self, children):
@@ -1146,16 +1147,17 @@ class _Builder(Transformer):
         mods = rest[-1]
         where = next((c for c in rest[:-1] if isinstance(c, ast.GroupPattern)), None)
         dataset, events = self._split_sources(rest[:-1])
-        return self._select({"pos": pos}, dataset, events, where, mods, form="DESCRIBE",
+        return self._select({"pos": pos}, dataset, events, where, mods, form=QueryForm.DESCRIBE,
                             describe=None if star else tuple(targets))
 
     def ask_query(self, children):
         dataset, events = self._split_sources(children[1:-2])
-        return self._select({"pos": self.at(children[0])}, dataset, events, children[-2], children[-1], form="ASK")
+        return self._select({"pos": self.at(children[0])}, dataset, events, children[-2], children[-1],
+                            form=QueryForm.ASK)
 
     # -------------------------------------------------------------------------------------------- register
     def register_kind(self, children):
-        return str(children[0]).upper()
+        return RegisterKind(str(children[0]).upper())
 
     def computed_every(self, children):
         return self._positive(children[0], "COMPUTED EVERY period")
@@ -1174,9 +1176,9 @@ class _Builder(Transformer):
                 name = child
             elif isinstance(child, Token) and child.type == "NAME":
                 name = str(child)
-            elif child in ("RSTREAM", "ISTREAM", "DSTREAM"):
+            elif isinstance(child, R2S):
                 r2s = child
-            elif child in ("STREAM", "QUERY"):
+            elif isinstance(child, RegisterKind):
                 kind = child
         return ast.Register(name, kind, r2s, every, entailment, *entailment_at)
 

@@ -229,15 +229,15 @@ class ReplayCompiler(Compiler):
         from rspark.spark.cep.intervals import interval_join, same_interval, seq_before
 
         left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
-        if op.kind == "seq-join":
+        if op.kind is ops.IntervalKind.SEQ:
             return interval_join(left, right, temporal=seq_before)
-        if op.kind == "eq-join":
+        if op.kind is ops.IntervalKind.EQUALS:
             return interval_join(left, right, temporal=same_interval)
-        if op.kind == "seq-right-join":  # the left side optional, before the mandatory right side
+        if op.kind is ops.IntervalKind.OPTIONALSEQ:  # the left side optional, before the mandatory right side
             right = self.align(right, left.keys, ctx)
             left = self.align(left, right.keys, ctx)
             return interval_join(right, left, "left", temporal=lambda r1, r2, l1, l2: l2 < r1)
-        if op.kind == "eq-left-join":
+        if op.kind is ops.IntervalKind.EQUALSOPTIONAL:
             left = self.align(left, right.keys, ctx)
             right = self.align(right, left.keys, ctx)
             return interval_join(left, right, "left", temporal=same_interval)

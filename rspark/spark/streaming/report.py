@@ -44,6 +44,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from rspark.errors import RsparkError
+from rspark.rsp.policies import CountUnit
 from rspark.rsp.profiles import CONTENT_CHANGE, NON_EMPTY, PERIODIC, WINDOW_CLOSE, Profile, get_profile
 from rspark.rsp.windows import is_time_based
 from rspark.spark.frames import local_frame
@@ -375,7 +376,7 @@ def report_policies(profile: Profile | str | None, window: ResolvedWindow, every
 def non_empty(instants: DataFrame, window_input: WindowInput) -> DataFrame:
     """The instants at which the window holds at least one element (a semi-join with its assignment)."""
     w = window_input.window
-    if isinstance(w, CountSpec) and w.unit == "BGP":
+    if isinstance(w, CountSpec) and w.unit is CountUnit.BGP:
         if window_input.matches is None:
             return instants
         # a count window holds something from its first item on
