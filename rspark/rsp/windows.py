@@ -84,6 +84,10 @@ class NowWindow:
     """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
 
 
+# a window as the query writes it (None where a query gives none: the profile's default window)
+WindowSpec = TimeWindow | LandmarkWindow | IntervalWindow | CountWindow | NowWindow
+
+
 class WindowError(RsparkError, ValueError):
     """A window that cannot be applied to a stream (bad parameters, or units the stream cannot represent)."""
 
