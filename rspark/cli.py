@@ -39,6 +39,7 @@ from datetime import datetime
 from decimal import InvalidOperation
 from pathlib import Path
 
+from rspark.algebra.ops import QueryForm, RegisterKind
 from rspark.errors import WARNINGS_PER_FILE, InputError, RsparkError, printable, summarised
 
 log = logging.getLogger("rspark")
@@ -532,7 +533,7 @@ def _check_replay_queries(queries: list[_Query], streams: list[tuple[str, str]])
 
     given = {iri for iri, _ in streams}
     registered = {q.plan.register.name.value for q in queries
-                  if q.plan.register is not None and q.plan.register.kind == "STREAM"
+                  if q.plan.register is not None and q.plan.register.kind == RegisterKind.STREAM
                   and isinstance(q.plan.register.name, IRI)}
     for q in queries:
         windows = q.plan.dataset.windows
@@ -645,7 +646,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sink = FileSink(args.output, fmt, columns) if args.output else TextSink(fmt, sys.stdout, columns)
         for q in queries:
             sinks = [sink]
-            if args.trig_dir and q.plan.form == "CONSTRUCT":
+            if args.trig_dir and q.plan.form == QueryForm.CONSTRUCT:
                 sinks.append(TrigDirectorySink(args.trig_dir))
             engine.register(q.text, name=Path(q.path).name, sinks=sinks)
         options = {"lateness": args.lateness or 0, "arrival_time": args.arrival_time}

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 from rspark.model.terms import IRI, BlankNode, Literal, QuotedTriple, Variable
 
+# an RDF term or a variable: what a triple pattern's positions and an expression's leaves hold
+Node = Variable | IRI | Literal | BlankNode | QuotedTriple
+
 # ------------------------------------------------------------------------------------------------------ expressions
 
 
@@ -20,7 +23,7 @@ class Call:
     built-in name (``STR``, ``REGEX``, ``GETDURATION``, ``TIMESTAMP``)."""
 
     name: str
-    args: tuple = ()
+    args: tuple[Expr, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +31,7 @@ class FunctionCall:
     """A call of a function named by an IRI (casts such as ``xsd:integer(?x)`` and extension functions)."""
 
     iri: IRI
-    args: tuple = ()
+    args: tuple[Expr, ...] = ()
     distinct: bool = False
 
 
@@ -37,14 +40,15 @@ class Aggregate:
     """An aggregate: ``name`` is COUNT, SUM, MIN, MAX, AVG, SAMPLE or GROUP_CONCAT; ``arg`` None means ``*``."""
 
     name: str
-    arg: object | None
+    arg: Expr | None
     distinct: bool = False
     separator: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Exists:
-    """EXISTS / NOT EXISTS: ``pattern`` is a GroupPattern in the syntax tree and an operator in the algebra."""
+    """EXISTS / NOT EXISTS: ``pattern`` is a GroupPattern in the syntax tree and an operator in the algebra (the
+    syntax tree is a layer above this module, so the field names neither type)."""
 
     pattern: object
     negated: bool = False
@@ -57,33 +61,33 @@ Expr = Call | FunctionCall | Aggregate | Exists | Variable | IRI | Literal | Bla
 
 @dataclass(frozen=True, slots=True)
 class PathInv:
-    path: object
+    path: Path
 
 
 @dataclass(frozen=True, slots=True)
 class PathSeq:
-    parts: tuple
+    parts: tuple[Path, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class PathAlt:
-    parts: tuple
+    parts: tuple[Path, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class PathMod:
     """``path?`` / ``path*`` / ``path+``."""
 
-    path: object
-    mod: str
+    path: Path
+    mod: str  # ?, * or +
 
 
 @dataclass(frozen=True, slots=True)
 class PathNegated:
     """``!(a|^b)``: forward IRIs and inverse IRIs that must not match."""
 
-    forward: tuple
-    inverse: tuple
+    forward: tuple[IRI, ...]
+    inverse: tuple[IRI, ...]
 
 
 Path = IRI | PathInv | PathSeq | PathAlt | PathMod | PathNegated
@@ -98,9 +102,9 @@ def is_simple_predicate(p: object) -> bool:
 class TriplePattern:
     """A triple pattern; ``predicate`` may be a property path in WHERE clauses."""
 
-    subject: object
-    predicate: object
-    object: object
+    subject: Node
+    predicate: Node | Path
+    object: Node
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +112,13 @@ class QuadPattern:
     """A triple of a CONSTRUCT template inside ``GRAPH g { ... }``: the constructed triple goes to graph ``g`` (an
     IRI, a variable or a blank node, fresh per solution like the template's other blank nodes)."""
 
-    graph: object
-    subject: object
-    predicate: object
-    object: object
+    graph: IRI | Variable | BlankNode
+    subject: Node
+    predicate: Node
+    object: Node
 
 
 @dataclass(frozen=True, slots=True)
 class OrderCondition:
-    expr: object
+    expr: Expr
     ascending: bool = True

@@ -11,8 +11,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 
-from rspark.model.terms import Variable
+from rspark.algebra.expr import Aggregate, Expr, Node, OrderCondition, Path, QuadPattern, TriplePattern
+from rspark.model.terms import IRI, Variable
+from rspark.rsp.policies import R2S
+from rspark.rsp.windows import WindowSpec
 
 
 class Op:
@@ -25,24 +29,24 @@ class Op:
 class BGP(Op):
     """Basic graph pattern: triple patterns (``rspark.algebra.expr.TriplePattern`` with simple predicates)."""
 
-    triples: tuple
+    triples: tuple[TriplePattern, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class PathPattern(Op):
     """A property path between two nodes (only for paths that do not reduce to triple patterns)."""
 
-    subject: object
-    path: object
-    object: object
+    subject: Node
+    path: Path
+    object: Node
 
 
 @dataclass(frozen=True, slots=True)
 class Table(Op):
     """Inline solutions (VALUES); ``Table((), ((),))`` is the unit table (one empty solution)."""
 
-    vars: tuple
-    rows: tuple
+    vars: tuple[Variable, ...]
+    rows: tuple[tuple[Node | None, ...], ...]  # a term or None (UNDEF) per variable
 
     @property
     def is_unit(self) -> bool:
@@ -62,12 +66,12 @@ class Join(Op):
 class LeftJoin(Op):
     left: Op
     right: Op
-    expr: object | None = None
+    expr: Expr | tuple[Expr, ...] | None = None  # the FILTERs of the OPTIONAL group
 
 
 @dataclass(frozen=True, slots=True)
 class Filter(Op):
-    exprs: tuple
+    exprs: tuple[Expr, ...]
     op: Op
 
 
@@ -85,13 +89,13 @@ class Minus(Op):
 
 @dataclass(frozen=True, slots=True)
 class Graph(Op):
-    name: object
+    name: IRI | Variable
     op: Op
 
 
 @dataclass(frozen=True, slots=True)
 class Service(Op):
-    name: object
+    name: IRI | Variable
     op: Op
     silent: bool = False
 
@@ -100,7 +104,7 @@ class Service(Op):
 class Extend(Op):
     op: Op
     var: Variable
-    expr: object
+    expr: Expr
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,20 +112,20 @@ class Group(Op):
     """Grouping and aggregation: ``keys`` are (Variable | None, expr); ``aggregates`` are (Variable, Aggregate)."""
 
     op: Op
-    keys: tuple
-    aggregates: tuple
+    keys: tuple[tuple[Variable | None, Expr], ...]
+    aggregates: tuple[tuple[Variable, Aggregate], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class OrderBy(Op):
     op: Op
-    conditions: tuple  # rspark.algebra.expr.OrderCondition
+    conditions: tuple[OrderCondition, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Project(Op):
     op: Op
-    vars: tuple
+    vars: tuple[Variable, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +153,17 @@ class Window(Op):
     """RSP-QL window graph pattern: evaluate ``op`` over the snapshot of window ``name`` (an IRI, or a variable
     ranging over every named window)."""
 
-    name: object
+    name: IRI | Variable
     op: Op
+
+
+class IntervalKind(StrEnum):
+    """The EP-SPARQL operators (member names) and the interval joins they denote (values, as SSE prints them)."""
+
+    SEQ = "seq-join"  # the left solution's interval ends before the right one's starts
+    EQUALS = "eq-join"  # the two intervals are the same
+    OPTIONALSEQ = "seq-right-join"  # SEQ with the left side optional (the right side mandatory)
+    EQUALSOPTIONAL = "eq-left-join"  # EQUALS with the right side optional (the left side mandatory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +171,7 @@ class IntervalJoin(Op):
     """EP-SPARQL operators over interval-annotated solutions (EP-SPARQL): SEQ -> SeqJoin, EQUALS -> EqJoin,
     OPTIONALSEQ -> SeqRightJoin (right side mandatory), EQUALSOPTIONAL -> EqLeftJoin (left side mandatory)."""
 
-    kind: str  # seq-join | eq-join | seq-right-join | eq-left-join
+    kind: IntervalKind
     left: Op
     right: Op
 
@@ -168,53 +181,73 @@ class EventPattern:
     """RSEP-QL basic event pattern ``EVENT w P``: one match per stream element of window ``window``."""
 
     name: str
-    window: object
+    window: IRI
     op: Op
 
 
 @dataclass(frozen=True, slots=True)
 class EventSeq:
-    left: object
-    right: object
+    left: EventExpr
+    right: EventExpr
     selection: str | None = None  # None (unrestricted, eq. 7) | NAIVE | CHRONOLOGICAL | RECENT
 
 
 @dataclass(frozen=True, slots=True)
 class EventFirst:
-    expr: object
+    expr: EventExpr
 
 
 @dataclass(frozen=True, slots=True)
 class EventLast:
-    expr: object
+    expr: EventExpr
+
+
+# an event expression of RSEP-QL (what MATCH holds)
+EventExpr = EventPattern | EventSeq | EventFirst | EventLast
 
 
 @dataclass(frozen=True, slots=True)
 class Match(Op):
     """RSEP-QL event graph pattern ``MATCH E`` with an optional consumption policy (Def. 10)."""
 
-    expr: object
-    consume: str | None = None
+    expr: EventExpr
+    consume: str | None = None  # None (the profile's policy) | CHRONOLOGICAL | RECENT | NONE
 
 
 # ------------------------------------------------------------------------------------------------- query envelope
+
+
+class QueryForm(StrEnum):
+    """The form of a query (SPARQL 1.1, section 16): what its answers are."""
+
+    SELECT = "SELECT"
+    CONSTRUCT = "CONSTRUCT"
+    ASK = "ASK"
+    DESCRIBE = "DESCRIBE"
+
+
+class RegisterKind(StrEnum):
+    """``REGISTER STREAM`` (the answers form a stream that other queries can read) or ``REGISTER QUERY``."""
+
+    STREAM = "STREAM"
+    QUERY = "QUERY"
 
 
 @dataclass(frozen=True, slots=True)
 class WindowDecl:
     """A window of the streaming dataset: ``name`` None for C-SPARQL windows merged into the default graph."""
 
-    name: object
-    stream: object
-    spec: object
+    name: IRI | None
+    stream: IRI
+    spec: WindowSpec | None  # None: no window written (the profile's default window)
     merged: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Dataset:
-    default_graphs: tuple = ()
-    named_graphs: tuple = ()
-    windows: tuple = ()
+    default_graphs: tuple[IRI, ...] = ()
+    named_graphs: tuple[IRI, ...] = ()
+    windows: tuple[WindowDecl, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -226,15 +259,16 @@ class QueryPlan:
     """A translated query: its form, algebra expression and, for continuous queries, the streaming dataset, event
     declarations, R2S operator and registration."""
 
-    form: str
+    form: QueryForm
     op: Op
     dataset: Dataset = field(default_factory=Dataset)
-    template: tuple | None = None
-    describe: tuple | None = None
-    r2s: str | None = None
+    template: tuple[TriplePattern | QuadPattern, ...] | None = None
+    describe: tuple[IRI | Variable, ...] | None = None
+    r2s: R2S | None = None
+    # the syntax tree's REGISTER clause (rspark.syntax.ast.Register: the syntax tree is a layer above the algebra)
     register: object | None = None
-    events: tuple = ()
-    prefixes: tuple = ()
+    events: tuple[EventPattern, ...] = ()
+    prefixes: tuple[tuple[str, str], ...] = ()
     base: str | None = None
     # the constructs of the query that rspark does not evaluate (rspark.syntax.refusals.Refusal), refused before
     # it runs by ensure_evaluable

@@ -8,6 +8,8 @@ is a valid SPARQL token print bare.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from rspark.algebra import ops
 from rspark.algebra.expr import (
@@ -22,6 +24,7 @@ from rspark.algebra.expr import (
     PathSeq,
     QuadPattern,
 )
+from rspark.algebra.ops import QueryForm
 from rspark.model.terms import (
     IRI,
     XSD_BOOLEAN,
@@ -131,82 +134,65 @@ class Printer:
 
     # ---------------------------------------------------------------------------------------------- operators
     def op(self, op, indent: int = 0) -> str:
+        """``op`` printed at ``indent``: an operator of :data:`_NESTED` as its head and its operands one level
+        deeper, the others by their printer in :data:`_PRINTERS`."""
         pad = " " * indent
         inner = indent + 2
+        nested = _NESTED.get(type(op))
+        if nested is None:
+            printer = _PRINTERS.get(type(op))
+            if printer is None:
+                raise TypeError(f"unknown operator {type(op).__name__}")
+            return printer(self, op, pad, inner)
+        head, children, tail = nested(self, op, inner)
+        parts = [f"{pad}({head}"]
+        for c in children:  # a loop, not a generator: one Python frame less per level of a deep tree
+            parts.append(self.op(c, inner))
+        text = "\n".join(parts) + ")"
+        return text if tail is None else f"{text}\n{' ' * inner}{tail})"
 
-        def nest(head: str, *children) -> str:
-            parts = [f"{pad}({head}"]
-            for c in children:  # a loop, not a generator: one Python frame less per level of a deep tree
-                parts.append(self.op(c, inner))
-            return "\n".join(parts) + ")"
+    def _bgp(self, op: ops.BGP, pad: str, inner: int) -> str:
+        if not op.triples:
+            return f"{pad}(bgp)"
+        lines = [f"{pad}(bgp"]
+        for t in op.triples:
+            lines.append(f"{pad}  (triple {self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)})")
+        lines[-1] += ")"
+        return "\n".join(lines)
 
-        if isinstance(op, ops.BGP):
-            if not op.triples:
-                return f"{pad}(bgp)"
-            lines = [f"{pad}(bgp"]
-            for t in op.triples:
-                lines.append(f"{pad}  (triple {self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)})")
-            lines[-1] += ")"
-            return "\n".join(lines)
-        if isinstance(op, ops.PathPattern):
-            return f"{pad}(path {self.term(op.subject)} {self.path(op.path)} {self.term(op.object)})"
-        if isinstance(op, ops.Table):
-            if op.is_unit:
-                return f"{pad}(table unit)"
-            head = "(vars " + " ".join(self.term(v) for v in op.vars) + ")"
-            rows = []
-            for row in op.rows:
-                cells = " ".join(f"[{self.term(v)} {self.term(x)}]" for v, x in zip(op.vars, row) if x is not None)
-                rows.append(f"{pad}  (row{' ' + cells if cells else ''})")
-            return f"{pad}(table {head}\n" + "\n".join(rows) + ")" if rows else f"{pad}(table {head})"
-        if isinstance(op, ops.Join):
-            return nest("join", op.left, op.right)
-        if isinstance(op, ops.LeftJoin):
-            body = nest("leftjoin", op.left, op.right)
-            if op.expr is not None:
-                body = body + "\n" + " " * inner + self.expr(op.expr, inner)
-            return body + ")" if op.expr is not None else body
-        if isinstance(op, ops.Filter):
-            exprs = self.expr(op.exprs[0], inner) if len(op.exprs) == 1 else \
-                "(exprlist " + " ".join(self.expr(e, inner) for e in op.exprs) + ")"
-            return f"{pad}(filter {exprs}\n{self.op(op.op, inner)})"
-        if isinstance(op, ops.Union):
-            return nest("union", op.left, op.right)
-        if isinstance(op, ops.Minus):
-            return nest("minus", op.left, op.right)
-        if isinstance(op, ops.Graph):
-            return nest(f"graph {self.term(op.name)}", op.op)
-        if isinstance(op, ops.Service):
-            return nest(f"service{' silent' if op.silent else ''} {self.term(op.name)}", op.op)
-        if isinstance(op, ops.Extend):
-            return nest(f"extend (({self.term(op.var)} {self.expr(op.expr, inner)}))", op.op)
-        if isinstance(op, ops.Group):
-            # a key without a variable is a variable or an expression (GROUP BY STR(?s)): printed as it is
-            keys = " ".join(self.expr(e, inner) if v is None else f"({self.term(v)} {self.expr(e, inner)})"
-                            for v, e in op.keys)
-            aggs = " ".join(f"({self.term(v)} {self.expr(a, inner)})" for v, a in op.aggregates)
-            return nest(f"group ({keys}) ({aggs})", op.op)
-        if isinstance(op, ops.OrderBy):
-            conds = " ".join(self.expr(c.expr, inner) if c.ascending else f"(desc {self.expr(c.expr, inner)})"
-                             for c in op.conditions)
-            return nest(f"order ({conds})", op.op)
-        if isinstance(op, ops.Project):
-            return nest("project (" + " ".join(self.term(v) for v in op.vars) + ")", op.op)
-        if isinstance(op, ops.Distinct):
-            return nest("distinct", op.op)
-        if isinstance(op, ops.Reduced):
-            return nest("reduced", op.op)
-        if isinstance(op, ops.Slice):
-            length = "_" if op.length is None else str(op.length)
-            return nest(f"slice {op.start} {length}", op.op)
-        if isinstance(op, ops.Window):
-            return nest(f"window {self.term(op.name)}", op.op)
-        if isinstance(op, ops.IntervalJoin):
-            return nest(op.kind, op.left, op.right)
-        if isinstance(op, ops.Match):
-            head = "match" + (f" (consume {op.consume.lower()})" if op.consume else "")
-            return f"{pad}({head}\n{self.event(op.expr, inner)})"
-        raise TypeError(f"unknown operator {type(op).__name__}")
+    def _path_pattern(self, op: ops.PathPattern, pad: str, inner: int) -> str:
+        return f"{pad}(path {self.term(op.subject)} {self.path(op.path)} {self.term(op.object)})"
+
+    def _table(self, op: ops.Table, pad: str, inner: int) -> str:
+        if op.is_unit:
+            return f"{pad}(table unit)"
+        head = "(vars " + " ".join(self.term(v) for v in op.vars) + ")"
+        rows = []
+        for row in op.rows:
+            cells = " ".join(f"[{self.term(v)} {self.term(x)}]" for v, x in zip(op.vars, row) if x is not None)
+            rows.append(f"{pad}  (row{' ' + cells if cells else ''})")
+        return f"{pad}(table {head}\n" + "\n".join(rows) + ")" if rows else f"{pad}(table {head})"
+
+    def _match(self, op: ops.Match, pad: str, inner: int) -> str:
+        head = "match" + (f" (consume {op.consume.lower()})" if op.consume else "")
+        return f"{pad}({head}\n{self.event(op.expr, inner)})"
+
+    def _filter_head(self, op: ops.Filter, inner: int) -> str:
+        if len(op.exprs) == 1:
+            return "filter " + self.expr(op.exprs[0], inner)
+        return "filter (exprlist " + " ".join(self.expr(e, inner) for e in op.exprs) + ")"
+
+    def _group_head(self, op: ops.Group, inner: int) -> str:
+        # a key without a variable is a variable or an expression (GROUP BY STR(?s)): printed as it is
+        keys = " ".join(self.expr(e, inner) if v is None else f"({self.term(v)} {self.expr(e, inner)})"
+                        for v, e in op.keys)
+        aggs = " ".join(f"({self.term(v)} {self.expr(a, inner)})" for v, a in op.aggregates)
+        return f"group ({keys}) ({aggs})"
+
+    def _order_head(self, op: ops.OrderBy, inner: int) -> str:
+        conds = " ".join(self.expr(c.expr, inner) if c.ascending else f"(desc {self.expr(c.expr, inner)})"
+                         for c in op.conditions)
+        return f"order ({conds})"
 
     def event(self, e, indent: int) -> str:
         pad = " " * indent
@@ -268,21 +254,52 @@ class Printer:
                     lines.append(f"  (window {self.term(w.name)} {self.term(w.stream)} {self.window_spec(w.spec)})")
             lines[-1] += ")"
             header.append("\n".join(lines))
-        body = self.op(plan.op, 2 if header or plan.form != "SELECT" else 0)
-        if plan.form == "SELECT" and not header:
+        body = self.op(plan.op, 2 if header or plan.form != QueryForm.SELECT else 0)
+        if plan.form == QueryForm.SELECT and not header:
             return body
-        if plan.form == "CONSTRUCT":
+        if plan.form == QueryForm.CONSTRUCT:
             template = " ".join(
                 (f"(quad {self.term(t.graph)} " if isinstance(t, QuadPattern) else "(triple ")
                 + f"{self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)})"
                 for t in plan.template or ())
             header.append(f"(template {template})" if template else "(template)")
-        if plan.form == "DESCRIBE":
+        if plan.form == QueryForm.DESCRIBE:
             targets = "*" if plan.describe is None else " ".join(self.term(t) for t in plan.describe)
             header.append(f"(describe {targets})")
         head = plan.form.lower()
         indented = "\n".join("  " + line for block in header for line in block.split("\n"))
         return f"({head}\n{indented}\n{body})" if indented else f"({head}\n{body})"
+
+
+# The operators printed as ``(head operand...)`` with each operand one level deeper: the operator type -> (printer,
+# operator, indent of the operands) -> (head, operands, a last line after the operands or None).
+_NESTED: dict[type, Callable[[Printer, Any, int], tuple[str, tuple, str | None]]] = {
+    ops.Join: lambda p, op, inner: ("join", (op.left, op.right), None),
+    ops.LeftJoin: lambda p, op, inner: ("leftjoin", (op.left, op.right),
+                                        None if op.expr is None else p.expr(op.expr, inner)),
+    ops.Filter: lambda p, op, inner: (p._filter_head(op, inner), (op.op,), None),
+    ops.Union: lambda p, op, inner: ("union", (op.left, op.right), None),
+    ops.Minus: lambda p, op, inner: ("minus", (op.left, op.right), None),
+    ops.Graph: lambda p, op, inner: (f"graph {p.term(op.name)}", (op.op,), None),
+    ops.Service: lambda p, op, inner: (f"service{' silent' if op.silent else ''} {p.term(op.name)}", (op.op,), None),
+    ops.Extend: lambda p, op, inner: (f"extend (({p.term(op.var)} {p.expr(op.expr, inner)}))", (op.op,), None),
+    ops.Group: lambda p, op, inner: (p._group_head(op, inner), (op.op,), None),
+    ops.OrderBy: lambda p, op, inner: (p._order_head(op, inner), (op.op,), None),
+    ops.Project: lambda p, op, inner: ("project (" + " ".join(p.term(v) for v in op.vars) + ")", (op.op,), None),
+    ops.Distinct: lambda p, op, inner: ("distinct", (op.op,), None),
+    ops.Reduced: lambda p, op, inner: ("reduced", (op.op,), None),
+    ops.Slice: lambda p, op, inner: (f"slice {op.start} {'_' if op.length is None else op.length}", (op.op,), None),
+    ops.Window: lambda p, op, inner: (f"window {p.term(op.name)}", (op.op,), None),
+    ops.IntervalJoin: lambda p, op, inner: (op.kind, (op.left, op.right), None),
+}
+
+# The other operators: the operator type -> its printer (printer, operator, its indent, the operands' indent).
+_PRINTERS: dict[type, Callable[[Printer, Any, str, int], str]] = {
+    ops.BGP: Printer._bgp,
+    ops.PathPattern: Printer._path_pattern,
+    ops.Table: Printer._table,
+    ops.Match: Printer._match,
+}
 
 
 def to_sse(plan_or_op, prefixes=None) -> str:

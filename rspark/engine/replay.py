@@ -22,11 +22,13 @@ from pyspark.sql import functions as F
 
 from rspark import results as R
 from rspark.algebra import ops
+from rspark.algebra.ops import QueryForm, RegisterKind
 from rspark.cep.patterns import asks_intervals, consumes_events, has_interval_joins
 from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
 from rspark.model.terms import IRI
+from rspark.rsp.policies import R2S, CountUnit, WindowContent
 from rspark.rsp.report import END
 from rspark.rsp.windows import format_time, parse_time
 from rspark.spark.cep.match import WindowEvents
@@ -79,12 +81,12 @@ class ReplayOutput:
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"query": self.query, "time": self.time}
-        if self.form == "ASK":
+        if self.form == QueryForm.ASK:
             out["head"] = {}
             out["boolean"] = bool(self.boolean)
         elif self.quads:
             out["quads"] = R.to_nquads(R.DatasetResult(self.triples)).splitlines()
-        elif self.form in ("CONSTRUCT", "DESCRIBE"):
+        elif self.form in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
             out["triples"] = R.to_ntriples(R.GraphResult(self.triples)).splitlines()
         else:
             js = R.to_json(R.SolutionSequence(self.vars, self.rows))
@@ -94,11 +96,11 @@ class ReplayOutput:
 
     @property
     def value(self):
-        if self.form == "ASK":
+        if self.form == QueryForm.ASK:
             return R.BooleanResult(bool(self.boolean))
         if self.quads:
             return R.DatasetResult(self.triples)
-        if self.form in ("CONSTRUCT", "DESCRIBE"):
+        if self.form in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
             return R.GraphResult(self.triples)
         return R.SolutionSequence(self.vars, self.rows)
 
@@ -158,8 +160,8 @@ class Replayer:
             if not ready:
                 i, (plan, label) = pending[0]
                 missing = [w.stream.value for w in plan.dataset.windows if w.stream.value not in self.sources]
-                by = next((lb for p, lb in plans if p.form != "CONSTRUCT" and p.register is not None
-                           and p.register.kind == "STREAM" and isinstance(p.register.name, IRI)
+                by = next((lb for p, lb in plans if p.form != QueryForm.CONSTRUCT and p.register is not None
+                           and p.register.kind == RegisterKind.STREAM and isinstance(p.register.name, IRI)
                            and p.register.name.value == missing[0]), None)
                 if by is not None:  # a SELECT or ASK registered as a stream: its records are no RDF stream
                     raise RsparkError(f"{label}: stream <{missing[0]}> is registered by {by}, a {_form(plans, by)} "
@@ -229,10 +231,10 @@ class Replayer:
         inputs, bgp_windows = [], {}
         for d, rw, src in zip(decls, resolved, sources):
             matches = None
-            if isinstance(rw, CountSpec) and rw.unit == "BGP":
+            if isinstance(rw, CountSpec) and rw.unit == CountUnit.BGP:
                 bw = bgp_windows[id(d)] = self._bgp_window(comp, plan.op, d, rw, src)
                 matches = bw.match_times()
-            triples = src.quads if isinstance(rw, CountSpec) and rw.unit == "TRIPLES" else None  # (its count)
+            triples = src.quads if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES else None  # (its count)
             inputs.append(WindowInput(rw, src.elements, triples, matches, src.bounds(), src.stamps))
         carry = None
         if carried is not None and consumes_events(plan.op, profile):
@@ -249,11 +251,11 @@ class Replayer:
                                          spark=self.spark)
                 later = dataclasses.replace(et, frame=et.frame.filter(F.col("instant") > F.lit(reported))).values()
             instant_values = [reported] + later
-            if not later and (plan.register is None or plan.register.kind != "STREAM"):
+            if not later and (plan.register is None or plan.register.kind != RegisterKind.STREAM):
                 # nothing due since the reported instant (a live micro-batch inside a window): no plan to run
                 self.instants[label] = instant_values
                 return iter(())
-            if later and (plan.form == "ASK" or str(r2s).upper() == "RSTREAM") and carry is None:
+            if later and (plan.form == QueryForm.ASK or r2s == R2S.RSTREAM) and carry is None:
                 # the reported instant is R2S's reference for ISTREAM and DSTREAM only: RSTREAM (and ASK) answer
                 # each instant alone, so it is not evaluated again (a REGISTER STREAM query with nothing due
                 # still is: its output stream is registered from it; a carried consumption state is the one
@@ -282,7 +284,7 @@ class Replayer:
                 bw = bgp_windows[id(d)]
                 bw.instants = instant_values
                 content = memoized(lambda bw=bw: bw.content(plan.op)) if d.merged or d.name is None else bw
-            elif profile.window_content == "dataset" and not (d.merged or d.name is None):
+            elif profile.window_content == WindowContent.DATASET and not (d.merged or d.name is None):
                 content = memoized(lambda src=src, rw=rw: self._default_graphs(src, rw, instant_values))
             else:
                 content = memoized(lambda src=src, rw=rw: self._content(src, rw, instant_values, predicates))
@@ -312,7 +314,7 @@ class Replayer:
         quads = False
         names: list[str] = []
         order: list = []
-        if form == "SELECT":
+        if form == QueryForm.SELECT:
             names = projected_names(sols)
             cols = [var_col(n) for n in names]
             df = sols.df.select(KEY, *cols, *[c for c, _ in sols.order])
@@ -328,13 +330,13 @@ class Replayer:
 
             def item(row):
                 return {n: decode(row[i]) for i, n in columns if row[i] is not None}
-        elif form == "ASK":
+        elif form == QueryForm.ASK:
             df = sols.df.select(KEY).distinct()
 
             def item(row):
                 return True
-        elif form in ("CONSTRUCT", "DESCRIBE"):
-            if form == "DESCRIBE":
+        elif form in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
+            if form == QueryForm.DESCRIBE:
                 raise RsparkError(f"{label}: DESCRIBE is not available in continuous queries; use CONSTRUCT")
             # R2S compares the solution mappings of neighbouring instants (RSP-QL, Sec. 2: the streaming
             # operators map sequences of solution mappings), then the template is instantiated: so a template with
@@ -343,7 +345,8 @@ class Replayer:
             chosen = relation_to_stream(sols.df.select(KEY, *cols), cols, r2s, instants)
             quads = has_graphs(plan.template)
             df = construct_frame(dataclasses.replace(sols, df=chosen, keys=(KEY,), order=()), plan.template)
-            if plan.register is not None and plan.register.kind == "STREAM" and isinstance(plan.register.name, IRI):
+            reg = plan.register
+            if reg is not None and reg.kind == RegisterKind.STREAM and isinstance(reg.name, IRI):
                 if quads:
                     raise NotSupportedError(f"{label}: GRAPH blocks in the template of a REGISTER STREAM query "
                                             "(its output stream is one element per instant)")
@@ -362,13 +365,13 @@ class Replayer:
         # in a long replay)
         few = len(instant_values) <= (FEW_INSTANTS if after is None else LIVE_FEW_INSTANTS)
         rows = rows_by_instant(df, order, few=few)
-        emit_empty = profile.emit_empty or form == "ASK"
+        emit_empty = profile.emit_empty or form == QueryForm.ASK
 
         def record(t: int, items: list) -> ReplayOutput:
             out = ReplayOutput(label, t, format_time(t, timeline), form, names)
-            if form == "SELECT":
+            if form == QueryForm.SELECT:
                 out.rows = items
-            elif form == "ASK":
+            elif form == QueryForm.ASK:
                 out.boolean = bool(items)
             else:
                 out.triples = items
@@ -395,7 +398,7 @@ class Replayer:
         content is a set without a DISTINCT when the stream's triples with these predicates are unique."""
         from rspark.spark.streaming.windows import CountSpec, assign_window
 
-        if isinstance(rw, CountSpec) and rw.unit == "TRIPLES":
+        if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES:
             assigned = assign_window(src.elements, rw, instants, quads=src.quads)
             return assigned.select(F.col("instant").alias(KEY), "s", "p", "o").distinct()
         quads = src.content(predicates)  # (a triple window, above, counts every triple: it reads them all)
@@ -421,7 +424,7 @@ class Replayer:
         from rspark.spark.streaming.windows import CountSpec, assign_window
 
         cols = ("instant", "element", "s", "p", "o", "ts")
-        if isinstance(rw, CountSpec) and rw.unit == "TRIPLES":  # a triple window holds no metadata
+        if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES:  # a triple window holds no metadata
             return assign_window(src.elements, rw, instants, quads=src.quads).select(*cols)
         if not isinstance(rw, CountSpec) and not metadata:
             return assign_window(src.quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants).select(*cols)
@@ -456,7 +459,7 @@ class Replayer:
 
         def assign(rows: DataFrame) -> DataFrame:
             if isinstance(rw, CountSpec):
-                if rw.unit != "ELEMENTS":
+                if rw.unit != CountUnit.ELEMENTS:
                     raise NotSupportedError(f"EVENT ON {decl.name.n3()}: a [RANGE {rw.unit} n] window holds parts of "
                                             "elements, and a basic event pattern matches whole elements (RSEP-QL, "
                                             "eq. 4); use a time, landmark or [RANGE ELEMENTS n] window")
@@ -478,7 +481,7 @@ class Replayer:
         instant ``(__t, s, p, o)``. The elements' own graphs are its named graphs (:meth:`_element_graphs`)."""
         from rspark.spark.streaming.windows import CountSpec, assign_window
 
-        if isinstance(rw, CountSpec) and rw.unit == "TRIPLES":
+        if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES:
             assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
         else:
             assigned = assign_window(src.elements, rw, instants).select("instant", "element", "ts")
@@ -555,7 +558,7 @@ class Replayer:
                             "the end of one window and the start of the next are in no window", label,
                             _window_name(d), spec.range.text or spec.range.amount,
                             spec.slide.text or spec.slide.amount)
-        if profile.window_content != "dataset":
+        if profile.window_content != WindowContent.DATASET:
             return
         stamps = {src.stamp_predicate for src in sources}
         named = {d.name for d in decls if d.name is not None and not d.merged}

@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from rspark.algebra import ops
+from rspark.algebra.ops import QueryForm
 from rspark.cep.patterns import END, START, has_interval_joins
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
@@ -35,7 +36,7 @@ DERIVED_SEQ = 1 << 40  # derived occurrences come after every element of their t
 
 def is_rule(plan: ops.QueryPlan) -> bool:
     """A CONSTRUCT with EP-SPARQL operators that registers nothing: its output feeds the stream it reads."""
-    return plan.form == "CONSTRUCT" and plan.register is None and has_interval_joins(plan.op)
+    return plan.form == QueryForm.CONSTRUCT and plan.register is None and has_interval_joins(plan.op)
 
 
 def close_streams(replayer, rules: list[tuple[ops.QueryPlan, str]]) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from rspark import results as R
+from rspark.algebra.ops import QueryForm
 from rspark.errors import RsparkError
 from rspark.model.terms import XSD, Literal
 
@@ -60,30 +61,30 @@ class Head:
         from rspark.algebra.expr import QuadPattern
 
         names: tuple[str, ...] = ()
-        if plan.form == "SELECT":
+        if plan.form == QueryForm.SELECT:
             op = plan.op
             while not isinstance(op, ops.Project) and isinstance(getattr(op, "op", None), ops.Op):
                 op = op.op
             if isinstance(op, ops.Project):
                 names = tuple(v.name for v in op.vars)
-        quads = plan.form == "CONSTRUCT" and any(isinstance(t, QuadPattern) for t in plan.template or ())
+        quads = plan.form == QueryForm.CONSTRUCT and any(isinstance(t, QuadPattern) for t in plan.template or ())
         return cls(name, plan.form, names, quads)
 
 
 def replay_formats(head: Head) -> tuple[str, ...]:
     """The replay formats that can hold the records of a query."""
-    if head.form == "SELECT":
+    if head.form == QueryForm.SELECT:
         return ("jsonl", "table", "csv", "tsv")
-    if head.form in ("CONSTRUCT", "DESCRIBE"):
+    if head.form in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
         return ("jsonl", "table", "trig")
     return ("jsonl", "table")
 
 
 def sparql_formats(head: Head) -> tuple[str, ...]:
     """The ``rspark sparql`` formats that can hold the result of a query."""
-    if head.form == "SELECT":
+    if head.form == QueryForm.SELECT:
         return ("json", "xml", "csv", "tsv", "table")
-    if head.form == "ASK":
+    if head.form == QueryForm.ASK:
         return ("json", "xml", "table")
     if head.quads:
         return ("json", "table", "nquads")
@@ -94,7 +95,7 @@ def _fits(fmt: str, head: Head, formats: tuple[str, ...]) -> None:
     if fmt in formats:
         return
     what = ("a CONSTRUCT query with GRAPH blocks in its template" if head.quads
-            else f"a{'n' if head.form == 'ASK' else ''} {head.form} query")
+            else f"a{'n' if head.form == QueryForm.ASK else ''} {head.form} query")
     holds = {"csv": "SELECT results", "tsv": "SELECT results", "xml": "SELECT and ASK results",
              "trig": "CONSTRUCT and DESCRIBE results", "ntriples": "CONSTRUCT and DESCRIBE results (triples)",
              "nquads": "CONSTRUCT and DESCRIBE results"}.get(fmt, "")
@@ -114,7 +115,7 @@ def default_sparql_format(head: Head, terminal: bool) -> str:
     """``table`` on a terminal; otherwise json, or RDF for a graph: ntriples (nquads for GRAPH blocks)."""
     if terminal:
         return "table"
-    if head.form in ("CONSTRUCT", "DESCRIBE"):
+    if head.form in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
         return "nquads" if head.quads else "ntriples"
     return "json"
 
@@ -181,10 +182,10 @@ class ReplayWriter:
         if self.fmt == "table":
             return f"# {rec.query} @ {rec.time}\n" + R.to_table(rec.value) + "\n"
         if self.fmt == "trig":
-            if rec.form not in ("CONSTRUCT", "DESCRIBE"):
+            if rec.form not in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
                 raise FormatError(f"--format trig writes CONSTRUCT results only, but {rec.query} is a {rec.form} query")
             return trig_element(rec)
-        if rec.form != "SELECT":
+        if rec.form != QueryForm.SELECT:
             raise FormatError(f"--format {self.fmt} writes SELECT results only, but {rec.query} is a {rec.form} query")
         head = ""
         if not self._header:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from rspark.errors import RsparkError
 from rspark.model.time import Duration, time_number, time_value_problem
-from rspark.rsp.policies import Bounds, CloseRule, CountUnit, setting
+from rspark.rsp.policies import Bounds, CloseRule, CountUnit, DefaultWindow, ImplicitSlide, T0Policy, setting
 
 if TYPE_CHECKING:  # only the profile's attributes are read here
     from rspark.rsp.profiles import Profile
@@ -75,13 +75,17 @@ class IntervalWindow:
 class CountWindow:
     """Count-based window over the last ``size`` TRIPLES, ELEMENTS or BGP matches."""
 
-    unit: str
+    unit: CountUnit
     size: int
 
 
 @dataclass(frozen=True, slots=True)
 class NowWindow:
     """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
+
+
+# a window as the query writes it (None where a query gives none: the profile's default window)
+WindowSpec = TimeWindow | LandmarkWindow | IntervalWindow | CountWindow | NowWindow
 
 
 class WindowError(RsparkError, ValueError):
@@ -240,7 +244,7 @@ class TimeSpec:
     def window_bounds(self, k: int) -> tuple[int, int]:
         """Inclusive ``(lo, hi)`` tick bounds of window ``k``."""
         c = self.close(k)
-        return (c - self.range + 1, c) if self.bounds == "(]" else (c - self.range, c - 1)
+        return (c - self.range + 1, c) if self.bounds is Bounds.OPEN_CLOSED else (c - self.range, c - 1)
 
     def content_bounds(self, t: int) -> tuple[int, int] | None:
         """Inclusive tick bounds of the content at instant ``t`` (None: no window)."""
@@ -250,7 +254,7 @@ class TimeSpec:
     def windows_of(self, ts: int) -> tuple[int, int]:
         """The indexes ``k_lo..k_hi`` of the windows that hold an element at ``ts`` (empty when k_lo > k_hi)."""
         rel = ts - self.anchor
-        if self.bounds == "(]":
+        if self.bounds is Bounds.OPEN_CLOSED:
             lo, hi = -(-rel // self.slide), -(-(rel + self.range) // self.slide) - 1
         else:
             lo, hi = rel // self.slide + 1, (rel + self.range) // self.slide
@@ -329,9 +333,9 @@ def is_time_based(window: ResolvedWindow) -> bool:
 def resolve_t0(profile: Profile, timeline: Timeline, first_ts: int | None) -> int:
     """The window origin of ``profile`` on ``timeline`` (``first_ts``: the stream's first timestamp, in ticks)."""
     policy = profile.t0
-    if policy == "zero":
+    if policy is T0Policy.ZERO:
         return 0
-    if policy == "first-element":
+    if policy is T0Policy.FIRST_ELEMENT:
         if first_ts is None:
             raise WindowError(f"profile {profile.name!r} starts windows at the first element, but the stream is empty")
         return int(first_ts)
@@ -345,7 +349,7 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
     ``first_ts`` (the stream's first timestamp in ticks) is needed only by a profile whose t0 is the first element.
     """
     if spec is None:
-        spec = NowWindow() if profile.default_window == "now" else LandmarkWindow(None)
+        spec = NowWindow() if profile.default_window is DefaultWindow.NOW else LandmarkWindow(None)
     if isinstance(spec, TimeWindow):
         explicit = spec.start is not None
         t0 = timeline.instant(spec.start, "STARTING AT") if explicit else resolve_t0(profile, timeline, first_ts)
@@ -353,7 +357,7 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
         if spec.slide is not None:
             slide = timeline.duration(spec.slide, "SLIDE")
         else:  # no SLIDE written (needs a parser that records it): the engine's default
-            slide = 1 if getattr(profile, "implicit_slide", "range") == "tick" else range_
+            slide = 1 if profile.implicit_slide is ImplicitSlide.TICK else range_
         return TimeSpec(
             range=range_,
             slide=slide,
@@ -371,7 +375,7 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
     if isinstance(spec, IntervalWindow):
         return IntervalSpec(timeline.instant(spec.start, "FROM"), timeline.instant(spec.end, "TO"))
     if isinstance(spec, CountWindow):
-        return CountSpec(str(spec.unit).upper(), int(spec.size))
+        return CountSpec(spec.unit, int(spec.size))
     if isinstance(spec, NowWindow):
         return NowSpec()
     if isinstance(spec, (TimeSpec, LandmarkSpec, IntervalSpec, NowSpec, CountSpec)):

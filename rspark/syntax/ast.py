@@ -19,6 +19,7 @@ from rspark.algebra.expr import (  # noqa: F401 - the syntax tree holds the alge
     Exists,
     Expr,
     FunctionCall,
+    Node,
     OrderCondition,
     Path,
     PathAlt,
@@ -30,8 +31,10 @@ from rspark.algebra.expr import (  # noqa: F401 - the syntax tree holds the alge
     TriplePattern,
     is_simple_predicate,
 )
+from rspark.algebra.ops import QueryForm, RegisterKind
 from rspark.model.terms import IRI, Variable
 from rspark.model.time import Duration
+from rspark.rsp.policies import R2S
 from rspark.rsp.windows import (  # noqa: F401 - and the stream model's window specifications
     CountWindow,
     Instant,
@@ -39,159 +42,142 @@ from rspark.rsp.windows import (  # noqa: F401 - and the stream model's window s
     LandmarkWindow,
     NowWindow,
     TimeWindow,
+    WindowSpec,
 )
 
 # ------------------------------------------------------------------------------------------------------- patterns
 
 
-@dataclass(frozen=True, slots=True)
-class TriplesBlock:
-    triples: tuple
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Positioned:
+    """A node that errors point at: the ``line`` and ``column`` of its first token (0: unknown). Keyword-only, so
+    they follow each node's own fields, and left out of equality."""
+
     line: int = field(default=0, compare=False)
     column: int = field(default=0, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
-class GroupPattern:
-    elements: tuple
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
-
 
 @dataclass(frozen=True, slots=True)
-class OptionalPattern:
-    group: object
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+class TriplesBlock(Positioned):
+    triples: tuple[TriplePattern, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class MinusPattern:
-    group: object
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+class GroupPattern(Positioned):
+    elements: tuple[Element, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class UnionPattern:
+class OptionalPattern(Positioned):
+    group: GroupPattern
+
+
+@dataclass(frozen=True, slots=True)
+class MinusPattern(Positioned):
+    group: GroupPattern
+
+
+@dataclass(frozen=True, slots=True)
+class UnionPattern(Positioned):
     """``{A} op {B} op {C}``: ``op`` is UNION or one of the EP-SPARQL operators, applied left to right."""
 
-    groups: tuple
-    ops: tuple
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+    groups: tuple[GroupPattern, ...]
+    ops: tuple[str, ...]  # UNION, SEQ, EQUALS, OPTIONALSEQ or EQUALSOPTIONAL, between consecutive groups
 
 
 @dataclass(frozen=True, slots=True)
-class GraphPattern:
-    name: object
-    group: object
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+class GraphPattern(Positioned):
+    name: IRI | Variable
+    group: GroupPattern
 
 
 @dataclass(frozen=True, slots=True)
-class ServicePattern:
-    name: object
-    group: object
+class ServicePattern(Positioned):
+    name: IRI | Variable
+    group: GroupPattern
     silent: bool
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
-class FilterPattern:
-    expr: object
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+class FilterPattern(Positioned):
+    expr: Expr
 
 
 @dataclass(frozen=True, slots=True)
-class BindPattern:
-    expr: object
+class BindPattern(Positioned):
+    expr: Expr
     var: Variable
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
-class ValuesPattern:
+class ValuesPattern(Positioned):
     """Inline data; a row holds a term or None (UNDEF) per variable."""
 
-    vars: tuple
-    rows: tuple
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+    vars: tuple[Variable, ...]
+    rows: tuple[tuple[Node | None, ...], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class SubSelect:
+class SubSelect(Positioned):
     query: Query
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
-class WindowPattern:
+class WindowPattern(Positioned):
     """RSP-QL ``WINDOW :w { P }`` (or ``WINDOW ?w { P }`` over every named window)."""
 
-    name: object
-    group: object
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+    name: IRI | Variable
+    group: GroupPattern
 
 
 @dataclass(frozen=True, slots=True)
-class StreamPattern:
+class StreamPattern(Positioned):
     """CQELS ``STREAM :s [window] { P }``: an anonymous window declared where it is used."""
 
     stream: IRI
-    spec: object
-    group: object
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+    spec: WindowSpec | None
+    group: GroupPattern
 
 
 @dataclass(frozen=True, slots=True)
-class MatchPattern:
+class MatchPattern(Positioned):
     """RSEP-QL ``MATCH [CONSUME policy] { event expression }``."""
 
     consume: str | None
-    expr: object
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+    expr: EventExpression
 
 
 @dataclass(frozen=True, slots=True)
-class EventRef:
+class EventRef(Positioned):
     name: str
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
-class EventFirst:
-    expr: object
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+class EventFirst(Positioned):
+    expr: EventExpression
 
 
 @dataclass(frozen=True, slots=True)
-class EventLast:
-    expr: object
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+class EventLast(Positioned):
+    expr: EventExpression
 
 
 @dataclass(frozen=True, slots=True)
-class EventSeq:
+class EventSeq(Positioned):
     """``E1 SEQ[policy] E2``; ``selection`` is None (unrestricted), NAIVE, CHRONOLOGICAL or RECENT."""
 
-    left: object
-    right: object
+    left: EventExpression
+    right: EventExpression
     selection: str | None = None
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+
+
+# an element of a group graph pattern, as the text writes it
+Element = (TriplesBlock | GroupPattern | OptionalPattern | MinusPattern | UnionPattern | GraphPattern | ServicePattern
+           | FilterPattern | BindPattern | ValuesPattern | SubSelect | WindowPattern | StreamPattern | MatchPattern)
+
+# an RSEP-QL event expression, as the text writes it (an event is referred to by name)
+EventExpression = EventRef | EventFirst | EventLast | EventSeq
 
 
 # ------------------------------------------------------------------------------------------------------- dataset
@@ -208,79 +194,73 @@ class NamedGraphSource:
 
 
 @dataclass(frozen=True, slots=True)
-class WindowSource:
+class WindowSource(Positioned):
     """A window over a stream. ``merged``: its content joins the default graph (C-SPARQL ``FROM STREAM``, with
     ``name`` None; SPARQLstream ``FROM NAMED STREAM :s``, with ``name`` the stream's IRI, which also names it)."""
 
-    name: object  # IRI, or None when merged (C-SPARQL) / anonymous
+    name: IRI | None  # None when merged (C-SPARQL) / anonymous
     stream: IRI
-    spec: object  # None: no window given (the query's profile decides)
+    spec: WindowSpec | None  # None: no window given (the query's profile decides)
     merged: bool = False
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
-class EventDecl:
+class EventDecl(Positioned):
     """RSEP-QL ``EVENT ON :w { BGP } AS E1``."""
 
     window: IRI
-    group: object
+    group: GroupPattern
     name: str
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+
+
+DatasetSource = DefaultGraphSource | NamedGraphSource | WindowSource
 
 
 @dataclass(frozen=True, slots=True)
-class Register:
-    """``REGISTER [R2S] [STREAM|QUERY] name [COMPUTED EVERY d] AS``."""
+class Register(Positioned):
+    """``REGISTER [R2S] [STREAM|QUERY] name [COMPUTED EVERY d] AS``; its position is that of UNDER ENTAILMENT
+    REGIME."""
 
-    name: object  # IRI or str (a C-SPARQL bare name)
-    kind: str | None = None  # STREAM | QUERY
-    r2s: str | None = None
+    name: IRI | str  # str: a C-SPARQL bare name
+    kind: RegisterKind | None = None
+    r2s: R2S | None = None
     every: Duration | None = None
     entailment: IRI | None = None  # UNDER ENTAILMENT REGIME <iri> (refused before evaluation: no regime is applied)
-    line: int = field(default=0, compare=False)  # of UNDER ENTAILMENT REGIME
-    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
-class Projection:
+class Projection(Positioned):
     """One SELECT item: a variable, or ``(expr AS var)``."""
 
-    var: Variable
-    expr: object | None = None
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+    var: Variable | None  # None: a GROUP BY expression with no AS
+    expr: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class Query:
+class Query(Positioned):
     """A parsed query. ``form`` is SELECT, CONSTRUCT, ASK or DESCRIBE."""
 
-    form: str
-    where: object | None
-    projection: tuple | None = None  # None: SELECT *
+    form: QueryForm
+    where: GroupPattern | None
+    projection: tuple[Projection, ...] | None = None  # None: SELECT *
     modifier: str | None = None  # DISTINCT | REDUCED
-    r2s: str | None = None
-    template: tuple | None = None
-    describe: tuple | None = None  # None with DESCRIBE: DESCRIBE *
-    dataset: tuple = ()
-    events: tuple = ()
-    group_by: tuple = ()  # Projection items (var may be None)
-    having: tuple = ()
-    order_by: tuple = ()
+    r2s: R2S | None = None
+    template: tuple[TriplePattern | QuadPattern, ...] | None = None
+    describe: tuple[IRI | Variable, ...] | None = None  # None with DESCRIBE: DESCRIBE *
+    dataset: tuple[DatasetSource, ...] = ()
+    events: tuple[EventDecl, ...] = ()
+    group_by: tuple[Projection, ...] = ()  # Projection items (var may be None)
+    having: tuple[Expr, ...] = ()
+    order_by: tuple[OrderCondition, ...] = ()
     limit: int | None = None
     offset: int | None = None
     values: ValuesPattern | None = None
     register: Register | None = None
     base: str | None = None
-    prefixes: tuple = ()  # (prefix, namespace) in declaration order
+    prefixes: tuple[tuple[str, str], ...] = ()  # (prefix, namespace) in declaration order
     where_form_construct: bool = False  # CONSTRUCT WHERE { template }
-    # where the text says what (none of it takes part in equality): the query form keyword (line, column), the
-    # GROUP BY / HAVING / ORDER BY keywords ((keyword, line, column), ...), and every labelled blank node in text
-    # order ((label, line, column), ...), so that errors found by the translation can point into the text
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+    # where the text says what (none of it takes part in equality): the query form keyword (line, column: its
+    # position), the GROUP BY / HAVING / ORDER BY keywords ((keyword, line, column), ...), and every labelled blank
+    # node in text order ((label, line, column), ...), so that errors found by the translation can point into the text
     clause_positions: tuple = field(default=(), compare=False)
     bnode_positions: tuple = field(default=(), compare=False)

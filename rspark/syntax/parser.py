@@ -44,6 +44,7 @@ from importlib.resources import files
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
+from rspark.algebra.ops import QueryForm, RegisterKind
 from rspark.errors import RsparkError, printable
 from rspark.model.iri import resolve_iri
 from rspark.model.terms import (
@@ -63,7 +64,7 @@ from rspark.model.terms import (
     Variable,
 )
 from rspark.model.time import Duration, DurationError, parse_duration, time_number
-from rspark.rsp.policies import Consumption, Selection
+from rspark.rsp.policies import R2S, Consumption, CountUnit, Selection
 from rspark.syntax import ast
 
 MAX_NESTING = 256  # brackets inside brackets
@@ -336,6 +337,11 @@ class _Builder(Transformer):
             return getattr(token, "line", None) or 0, getattr(token, "column", None) or 0
         return self.positions.line_column(token.start_pos)
 
+    def place(self, token) -> dict[str, int]:
+        """The position of a token as the ``line`` and ``column`` keywords of a syntax tree node."""
+        line, column = self.at(token)
+        return {"line": line, "column": column}
+
     def error_at(self, token, message: str) -> QuerySyntaxError:
         line, column = self.at(token)
         return QuerySyntaxError(message, line=line or None, column=column or None, token=_shown(token, 200))
@@ -588,33 +594,33 @@ class _Builder(Transformer):
         line, column = self.at(children[0])
         inner = children[1]
         if isinstance(inner, ast.SubSelect):
-            return ast.GroupPattern((inner,), line, column)
-        return ast.GroupPattern(inner, line, column)
+            return ast.GroupPattern((inner,), line=line, column=column)
+        return ast.GroupPattern(inner, line=line, column=column)
 
     def group_graph_pattern_sub(self, children):
         return tuple(ast.TriplesBlock(tuple(c[::-1])) if isinstance(c, _Reversed) else c
                      for c in children if not isinstance(c, Token))
 
     def optional_graph_pattern(self, children):
-        return ast.OptionalPattern(children[1], *self.at(children[0]))
+        return ast.OptionalPattern(children[1], **self.place(children[0]))
 
     def minus_graph_pattern(self, children):
-        return ast.MinusPattern(children[1], *self.at(children[0]))
+        return ast.MinusPattern(children[1], **self.place(children[0]))
 
     def graph_graph_pattern(self, children):
-        return ast.GraphPattern(children[1], children[2], *self.at(children[0]))
+        return ast.GraphPattern(children[1], children[2], **self.place(children[0]))
 
     def service_graph_pattern(self, children):
         silent = isinstance(children[1], Token) and children[1].type == "SILENT"
         rest = children[2:] if silent else children[1:]
-        return ast.ServicePattern(rest[0], rest[1], silent, *self.at(children[0]))
+        return ast.ServicePattern(rest[0], rest[1], silent, **self.place(children[0]))
 
     def filter(self, children):
-        return ast.FilterPattern(children[1], *self.at(children[0]))
+        return ast.FilterPattern(children[1], **self.place(children[0]))
 
     def bind(self, children):
         expr, var = [c for c in children if not isinstance(c, Token)]
-        return ast.BindPattern(expr, var, *self.at(children[0]))
+        return ast.BindPattern(expr, var, **self.place(children[0]))
 
     def inline_data(self, children):
         line, column = self.at(children[0])
@@ -654,7 +660,7 @@ class _Builder(Transformer):
     def group_or_union_graph_pattern(self, children):
         groups = children[0::2]
         ops = tuple(children[1::2])
-        return ast.UnionPattern(tuple(groups), ops, groups[0].line, groups[0].column)
+        return ast.UnionPattern(tuple(groups), ops, line=groups[0].line, column=groups[0].column)
 
     def union_op(self, children):
         return str(children[0]).upper()
@@ -662,21 +668,21 @@ class _Builder(Transformer):
     def sub_select(self, children):
         clause, where, modifiers, values = children
         line, column = clause["pos"]
-        return ast.SubSelect(self._select(clause, (), (), where, modifiers, values), line, column)
+        return ast.SubSelect(self._select(clause, (), (), where, modifiers, values), line=line, column=column)
 
     # RSP patterns
     def window_graph_pattern(self, children):
         keyword, name, group = children
-        return ast.WindowPattern(name, group, *self.at(keyword))
+        return ast.WindowPattern(name, group, **self.place(keyword))
 
     def stream_graph_pattern(self, children):
-        return ast.StreamPattern(children[1], children[2], children[3], *self.at(children[0]))
+        return ast.StreamPattern(children[1], children[2], children[3], **self.place(children[0]))
 
     def match_graph_pattern(self, children):
         values = [c for c in children if not isinstance(c, Token)]
         if len(values) == 2:
-            return ast.MatchPattern(values[0], values[1], *self.at(children[0]))
-        return ast.MatchPattern(None, values[0], *self.at(children[0]))
+            return ast.MatchPattern(values[0], values[1], **self.place(children[0]))
+        return ast.MatchPattern(None, values[0], **self.place(children[0]))
 
     def consume(self, children):
         policy = str(children[0]).upper()
@@ -687,13 +693,13 @@ class _Builder(Transformer):
 
     def event_ref(self, children):
         token = children[0]
-        return ast.EventRef(str(token), *self.at(token))
+        return ast.EventRef(str(token), **self.place(token))
 
     def event_first(self, children):
-        return ast.EventFirst(children[1], *self.at(children[0]))
+        return ast.EventFirst(children[1], **self.place(children[0]))
 
     def event_last(self, children):
-        return ast.EventLast(children[1], *self.at(children[0]))
+        return ast.EventLast(children[1], **self.place(children[0]))
 
     def event_seq(self, children):
         if len(children) == 4:
@@ -701,7 +707,7 @@ class _Builder(Transformer):
         else:
             left, keyword, right = children
             selection = None
-        return ast.EventSeq(left, right, selection, *self.at(keyword))
+        return ast.EventSeq(left, right, selection, **self.place(keyword))
 
     def selection(self, children):
         policy = str(children[0]).upper()
@@ -712,7 +718,7 @@ class _Builder(Transformer):
 
     def event_decl(self, children):
         window, group, name = children
-        return ast.EventDecl(window, group, str(name), *self.at(name))
+        return ast.EventDecl(window, group, str(name), **self.place(name))
 
     # -------------------------------------------------------------------------------------------- windows
     def window_spec(self, children):
@@ -728,7 +734,7 @@ class _Builder(Transformer):
         if value.amount < 0:
             raise self.error_at(children[0], f"a duration cannot be negative, got {_shown(text)} (window RANGE, "
                                              "SLIDE and COMPUTED EVERY take positive durations)")
-        return _At(value, *self.at(children[0]))
+        return _At(value, **self.place(children[0]))
 
     def _positive(self, duration: _At, what: str) -> Duration:
         if duration.value.amount <= 0:
@@ -817,7 +823,7 @@ class _Builder(Transformer):
             raise self.error_at(size, f"count window size {_shown(size)} is too large (at most {MAX_INTEGER})")
         if value <= 0:
             raise self.error_at(size, f"count window size must be positive, got {size}")
-        return ast.CountWindow(str(unit).upper(), value)
+        return ast.CountWindow(CountUnit(str(unit).upper()), value)
 
     def now_window(self, children):
         return ast.NowWindow()
@@ -855,25 +861,25 @@ class _Builder(Transformer):
     def named_window(self, children):
         keyword, name, stream = children[:3]
         return ast.WindowSource(name, stream, children[3] if len(children) > 3 else None,
-                                line=self.at(keyword)[0], column=self.at(keyword)[1])
+                                **self.place(keyword))
 
     def stream_window(self, children):
         return ast.WindowSource(None, children[1], children[2] if len(children) > 2 else None, merged=True,
-                                line=self.at(children[0])[0], column=self.at(children[0])[1])
+                                **self.place(children[0]))
 
     def named_stream(self, children):
         # SPARQLstream FROM NAMED STREAM :s [...]: the window's content is read by the query's default graph (as
         # SPARQLstream reads it), and the stream IRI also names the window (WINDOW :s { ... } reads it alone)
         return ast.WindowSource(children[1], children[1], children[2] if len(children) > 2 else None, merged=True,
-                                line=self.at(children[0])[0], column=self.at(children[0])[1])
+                                **self.place(children[0]))
 
     def seed_window(self, children):
         stream, spec, name = [c for c in children if not isinstance(c, Token)]
-        return ast.WindowSource(name, stream, spec, line=self.at(children[0])[0], column=self.at(children[0])[1])
+        return ast.WindowSource(name, stream, spec, **self.place(children[0]))
 
     def window_on_stream(self, children):
         keyword, _, stream, spec, name = children
-        return ast.WindowSource(name, stream, spec, line=self.at(keyword)[0], column=self.at(keyword)[1])
+        return ast.WindowSource(name, stream, spec, **self.place(keyword))
 
     def entailment(self, children):
         return ("entailment", children[-1], *self.at(children[0]))
@@ -1016,8 +1022,8 @@ class _Builder(Transformer):
             line = column = 0
         values = [c for c in children if not isinstance(c, Token)]
         if len(values) == 2:
-            return ast.Projection(values[1], values[0], line, column)
-        return ast.Projection(None, values[0], line, column)
+            return ast.Projection(values[1], values[0], line=line, column=column)
+        return ast.Projection(None, values[0], line=line, column=column)
 
     def group_clause(self, children):
         line, column = self.at(children[0])
@@ -1065,15 +1071,15 @@ class _Builder(Transformer):
     # ---------------------------------------------------------------------------------------- query forms
     def select_item(self, children):
         if len(children) == 1:  # a variable: the last variable token read
-            return ast.Projection(children[0], None, *self.at(self.last_var))
+            return ast.Projection(children[0], None, **self.place(self.last_var))
         expr, var = [c for c in children if not isinstance(c, Token)]
-        return ast.Projection(var, expr, *self.at(children[0]))
+        return ast.Projection(var, expr, **self.place(children[0]))
 
     def select_modifier(self, children):
         return str(children[0]).upper()
 
     def r2s(self, children):
-        return str(children[0]).upper()
+        return R2S(str(children[0]).upper())
 
     def select_clause(self, children):
         r2s = modifier = None
@@ -1084,7 +1090,7 @@ class _Builder(Transformer):
                 items.append(child)
             elif isinstance(child, Token) and child.type == "STAR":
                 star = True
-            elif child in ("RSTREAM", "ISTREAM", "DSTREAM"):
+            elif isinstance(child, R2S):
                 r2s = child
             elif child in ("DISTINCT", "REDUCED"):
                 modifier = child
@@ -1097,7 +1103,7 @@ class _Builder(Transformer):
         events = tuple(c for c in children if isinstance(c, ast.EventDecl))
         return dataset, events
 
-    def _select(self, clause, dataset, events, where, mods, values=None, form="SELECT", **extra):
+    def _select(self, clause, dataset, events, where, mods, values=None, form=QueryForm.SELECT, **extra):
         line, column = clause.get("pos", (0, 0))
         return ast.Query(
             form=form, where=where, projection=clause.get("projection"), modifier=clause.get("modifier"),
@@ -1114,7 +1120,7 @@ class _Builder(Transformer):
     def construct_query(self, children):
         pos = self.at(children[0])
         children = children[1:]
-        r2s = children[0] if children and children[0] in ("RSTREAM", "ISTREAM", "DSTREAM") else None
+        r2s = children[0] if children and isinstance(children[0], R2S) else None
         rest = children[1:] if r2s else children
         mods = rest[-1]
         if isinstance(rest[0], tuple) and not isinstance(rest[0], ast.Query):
@@ -1128,7 +1134,7 @@ class _Builder(Transformer):
             template = tuple(_forward(tail[0])) if tail else ()
             where = ast.GroupPattern((ast.TriplesBlock(template),)) if template else ast.GroupPattern(())
             short = True
-        return self._select({"r2s": r2s, "pos": pos}, dataset, events, where, mods, form="CONSTRUCT",
+        return self._select({"r2s": r2s, "pos": pos}, dataset, events, where, mods, form=QueryForm.CONSTRUCT,
                             template=template, where_form_construct=short)
 
     def describe_query(self, children):
@@ -1146,16 +1152,17 @@ class _Builder(Transformer):
         mods = rest[-1]
         where = next((c for c in rest[:-1] if isinstance(c, ast.GroupPattern)), None)
         dataset, events = self._split_sources(rest[:-1])
-        return self._select({"pos": pos}, dataset, events, where, mods, form="DESCRIBE",
+        return self._select({"pos": pos}, dataset, events, where, mods, form=QueryForm.DESCRIBE,
                             describe=None if star else tuple(targets))
 
     def ask_query(self, children):
         dataset, events = self._split_sources(children[1:-2])
-        return self._select({"pos": self.at(children[0])}, dataset, events, children[-2], children[-1], form="ASK")
+        return self._select({"pos": self.at(children[0])}, dataset, events, children[-2], children[-1],
+                            form=QueryForm.ASK)
 
     # -------------------------------------------------------------------------------------------- register
     def register_kind(self, children):
-        return str(children[0]).upper()
+        return RegisterKind(str(children[0]).upper())
 
     def computed_every(self, children):
         return self._positive(children[0], "COMPUTED EVERY period")
@@ -1174,11 +1181,11 @@ class _Builder(Transformer):
                 name = child
             elif isinstance(child, Token) and child.type == "NAME":
                 name = str(child)
-            elif child in ("RSTREAM", "ISTREAM", "DSTREAM"):
+            elif isinstance(child, R2S):
                 r2s = child
-            elif child in ("STREAM", "QUERY"):
+            elif isinstance(child, RegisterKind):
                 kind = child
-        return ast.Register(name, kind, r2s, every, entailment, *entailment_at)
+        return ast.Register(name, kind, r2s, every, entailment, line=entailment_at[0], column=entailment_at[1])
 
     def start(self, children):
         register = None

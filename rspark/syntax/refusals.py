@@ -15,7 +15,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from rspark.algebra.expr import Aggregate, Call, Exists, QuadPattern
+from rspark.algebra.ops import QueryForm, RegisterKind
 from rspark.model.terms import IRI, QuotedTriple, Variable
+from rspark.rsp.policies import R2S, CountUnit
 from rspark.syntax import ast
 
 # the EP-SPARQL operators (written where UNION may stand); their queries are evaluated over occurrence intervals
@@ -72,7 +74,7 @@ def refusals(query: ast.Query) -> tuple[Refusal, ...]:
                            "entailed solutions; write the inferences the query needs as property paths "
                            "(e.g. ?x a/rdfs:subClassOf* :C) or as CONSTRUCT rules", line=reg.line or None,
                            column=reg.column or None))
-    if query.form == "DESCRIBE":
+    if query.form == QueryForm.DESCRIBE:
         out.append(Refusal("DESCRIBE", "a continuous query describes nothing per instant yet; write the "
                            "description it needs as a CONSTRUCT", continuous_only=True, **_where(query)))
     intervals = _interval_mode(query)
@@ -105,13 +107,13 @@ def refusals(query: ast.Query) -> tuple[Refusal, ...]:
         elif isinstance(node, ast.EventDecl):
             src = windows.get(node.window)
             spec = src.spec if src is not None else None
-            if isinstance(spec, ast.CountWindow) and str(spec.unit).upper() in ("TRIPLES", "BGP"):
-                out.append(Refusal(f"EVENT {node.name} ON {node.window.n3()}, a [RANGE {str(spec.unit).upper()} n] "
+            if isinstance(spec, ast.CountWindow) and spec.unit in (CountUnit.TRIPLES, CountUnit.BGP):
+                out.append(Refusal(f"EVENT {node.name} ON {node.window.n3()}, a [RANGE {spec.unit} n] "
                                    "window", "such a window holds parts of elements, and a basic event pattern "
                                    "matches whole elements (RSEP-QL, eq. 4); use a time, landmark or "
                                    "[RANGE ELEMENTS n] window", continuous_only=True, **_where(node)))
     out.extend(_registration(query))
-    if query.form == "CONSTRUCT" and reg is None and _uses_ep_operators(query):  # a rule (rspark.engine.rules)
+    if query.form == QueryForm.CONSTRUCT and reg is None and _uses_ep_operators(query):  # a rule (rspark.engine.rules)
         streams = {src.stream for src in query.dataset if isinstance(src, ast.WindowSource)}
         if len(streams) > 1:
             out.append(Refusal("a CONSTRUCT rule reading several streams", "a rule's output joins the stream it "
@@ -123,11 +125,11 @@ def _registration(query: ast.Query) -> list[Refusal]:
     reg = query.register
     out = []
     r2s = query.r2s or (reg.r2s if reg is not None else None)
-    if query.form == "ASK" and r2s is not None and str(r2s).upper() in ("ISTREAM", "DSTREAM"):
+    if query.form == QueryForm.ASK and r2s is not None and r2s in (R2S.ISTREAM, R2S.DSTREAM):
         out.append(Refusal(f"{str(r2s).upper()} on an ASK query", "an ASK query answers each instant alone "
                            "(RSTREAM); ask for the solutions that are new or gone with a SELECT", continuous_only=True,
                            **_where(query)))
-    if reg is None or reg.kind != "STREAM" or not isinstance(reg.name, IRI):
+    if reg is None or reg.kind != RegisterKind.STREAM or not isinstance(reg.name, IRI):
         return out
     if query.template is not None and any(isinstance(t, QuadPattern) for t in query.template):
         out.append(Refusal("GRAPH blocks in the template of a REGISTER STREAM query", "its output stream has one "

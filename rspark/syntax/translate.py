@@ -12,12 +12,12 @@ import dataclasses
 from decimal import Decimal
 
 from rspark.algebra import ops
+from rspark.algebra.ops import QueryForm
 from rspark.model.terms import IRI, RDF_TYPE, BlankNode, Literal, QuotedTriple, Variable, variables_of
 from rspark.syntax import ast
 from rspark.syntax.parser import QuerySyntaxError, build_chain, node_children, parse_query
 from rspark.syntax.refusals import refusals
 
-_EP_OPS = {"SEQ": "seq-join", "EQUALS": "eq-join", "OPTIONALSEQ": "seq-right-join", "EQUALSOPTIONAL": "eq-left-join"}
 # the operators written between groups, loosest first (translate's _chain)
 _PRECEDENCE = (("UNION",), ("SEQ", "OPTIONALSEQ"), ("EQUALS", "EQUALSOPTIONAL"))
 
@@ -264,7 +264,7 @@ class _Translator:
         op = self._bounded(self.select_like(q, top=True), q)
         r2s = q.r2s or (q.register.r2s if q.register else None)
         template = None
-        if q.form == "CONSTRUCT":
+        if q.form == QueryForm.CONSTRUCT:
             template = tuple(self._template(q.template or (), q))
         return ops.QueryPlan(
             form=q.form, op=op,
@@ -349,7 +349,7 @@ class _Translator:
         uses_aggregates = bool(q.group_by) or bool(q.having) or any(
             p.expr is not None and _has_aggregate(p.expr) for p in (projection or ())) or any(
             _has_aggregate(h) for h in q.having) or any(_has_aggregate(o.expr) for o in q.order_by)
-        if uses_aggregates and projection is None and q.form == "SELECT":
+        if uses_aggregates and projection is None and q.form == QueryForm.SELECT:
             raise QueryError("SELECT * cannot be used with GROUP BY or aggregates; list the projected variables",
                              **_at(q))
 
@@ -410,7 +410,7 @@ class _Translator:
 
         if order:
             op = ops.OrderBy(op, tuple(order))
-        if q.form == "SELECT":
+        if q.form == QueryForm.SELECT:
             if projection is None:
                 # SELECT *: the in-scope variables, less those made by the translation (??P path steps, ?.N aggregates)
                 variables = tuple(sorted((v for v in in_scope(op) if not v.name.startswith(("?", "."))),
@@ -582,7 +582,7 @@ class _Translator:
             operands = [combine(k, p, level + 1) for k, p in tighter]
             op = operands[0]
             for kind, right in zip(outer, operands[1:]):
-                op = ops.Union(op, right) if kind == "UNION" else ops.IntervalJoin(_EP_OPS[kind], op, right)
+                op = ops.Union(op, right) if kind == "UNION" else ops.IntervalJoin(ops.IntervalKind[kind], op, right)
                 self._bounded(op, element)
             return op
 

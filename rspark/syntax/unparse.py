@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from rspark.algebra.ops import QueryForm
 from rspark.model.terms import IRI, XSD_DATETIME, XSD_STRING, BlankNode, Literal, QuotedTriple, Variable
 from rspark.model.time import Duration
 from rspark.syntax import ast
@@ -358,23 +359,23 @@ def _query_body(q: ast.Query, indent: int = 0) -> str:
     lines = []
     r2s = f" {q.r2s}" if q.r2s else ""
     where_needed = True
-    if q.form == "SELECT":
+    if q.form == QueryForm.SELECT:
         head = "SELECT" + r2s + (f" {q.modifier}" if q.modifier else "")
         if q.projection is None:
             head += " *"
         else:
             head += " " + " ".join(_projection_item(p, indent) for p in q.projection)
         lines.append(head)
-    elif q.form == "CONSTRUCT":
+    elif q.form == QueryForm.CONSTRUCT:
         if q.where_form_construct:
             lines.append("CONSTRUCT" + r2s)
         else:
             lines.append("CONSTRUCT" + r2s + " " + _template(q.template or (), indent))
-    elif q.form == "DESCRIBE":
+    elif q.form == QueryForm.DESCRIBE:
         targets = "*" if q.describe is None else " ".join(unparse_term(t) for t in q.describe)
         lines.append(f"DESCRIBE {targets}")
         where_needed = q.where is not None
-    elif q.form == "ASK":
+    elif q.form == QueryForm.ASK:
         lines.append("ASK")
     else:
         raise ValueError(f"unknown query form {q.form!r}")
@@ -382,7 +383,7 @@ def _query_body(q: ast.Query, indent: int = 0) -> str:
         lines.append(_source(source))
     for event in q.events:
         lines.append(f"EVENT ON {unparse_term(event.window)} {_group(event.group, indent)} AS {event.name}")
-    if q.form == "CONSTRUCT" and q.where_form_construct:
+    if q.form == QueryForm.CONSTRUCT and q.where_form_construct:
         lines.append("WHERE " + _template(q.template or (), indent))
     elif where_needed:
         lines.append("WHERE " + _group(q.where if q.where is not None else ast.GroupPattern(()), indent))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from decimal import Decimal
 
+from rspark.algebra.ops import RegisterKind
 from rspark.engine.live.model import LiveQuery, LiveStream
 from rspark.errors import RsparkError
 from rspark.rsp.windows import Timeline, format_time, parse_time
@@ -127,7 +128,7 @@ class Evaluation:
         from rspark.rsp.windows import resolve_window
 
         plan = q.plan
-        if q.last is None or (plan.register is not None and plan.register.kind == "STREAM"):
+        if q.last is None or (plan.register is not None and plan.register.kind == RegisterKind.STREAM):
             return False
         profile = get_profile(q.profile)
         if q.consumption is None and consumes_events(plan.op, profile):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from rspark.algebra.ops import RegisterKind
 from rspark.cep.patterns import consumes_events
 from rspark.errors import InputError, RsparkError
 from rspark.model.time import parse_duration
@@ -94,8 +95,8 @@ class LiveQuery:
         self.name, self.text, self.plan, self.profile, self.label = name, text, plan, profile, label
         self.reads = list(dict.fromkeys(w.stream.value for w in plan.dataset.windows))
         reg = plan.register
-        self.writes = reg.name.value if reg is not None and reg.kind == "STREAM" and hasattr(reg.name, "value") \
-            else None
+        streams = reg is not None and reg.kind == RegisterKind.STREAM and hasattr(reg.name, "value")
+        self.writes = reg.name.value if streams else None
         self.last = None  # the last instant reported (a time value)
         # a query that consumes events: its consumption state as the last run left it (rspark.cep.carried), saved
         # in the checkpoint; None: not carried (a query that does not consume events, or one restored from an

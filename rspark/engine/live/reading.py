@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from rspark.engine.live.view import Band, QueryView, StreamView, WindowView, interval_variables
 from rspark.errors import RsparkError
+from rspark.rsp.policies import Bounds, CountUnit
 from rspark.rsp.profiles import get_profile
 from rspark.rsp.report import due_count, report_policies
 from rspark.rsp.windows import (
@@ -89,7 +90,7 @@ class LiveReading:
             return WindowView(name, iri, "time", range=_unit(rw.range, tl), slide=_unit(rw.slide, tl),
                               current=_time_band(rw, last, tl), next=_next_band(rw, last, first, tl))
         if isinstance(rw, CountSpec):
-            stamps = st.buffer.driver_stamps() if known and rw.unit == "ELEMENTS" and last is not None else None
+            stamps = st.buffer.driver_stamps() if known and rw.unit is CountUnit.ELEMENTS and last is not None else None
             return WindowView(name, iri, "count", size=rw.size, current=_count_band(rw, last, stamps, tl))
         kind = {LandmarkSpec: "landmark", IntervalSpec: "interval", NowSpec: "now"}[type(rw)]
         start = _at(rw.start, tl) if kind != "now" else None
@@ -249,7 +250,7 @@ def _timeline_of(*values) -> Timeline:
 def _band(window: TimeSpec, k: int, at: int | None, tl: Timeline) -> Band:
     """Window ``k`` of a time window as a band, its bounds open or closed as the window's bounds say."""
     c = window.close(k)
-    open_start = window.bounds == "(]"
+    open_start = window.bounds is Bounds.OPEN_CLOSED
     return Band(_at(c - window.range, tl), _at(c, tl), start_open=open_start, end_open=not open_start,
                 at=_at(at, tl))
 

@@ -173,8 +173,40 @@ def _exists_nodes(expr, out: list) -> list:
 # ------------------------------------------------------------------------------------------------------ compiler
 
 
+def compiles(*kinds: type) -> Callable:
+    """Marks a method of a :class:`Compiler` (or of a subclass) as the compilation of the operators of ``kinds``:
+    ``method(self, op, ctx) -> Solutions``."""
+
+    def mark(method: Callable) -> Callable:
+        method.compiles = kinds  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
+
+def _compiler_table(cls: type) -> dict[type, Callable]:
+    """A compiler class's operator table: operator type -> the method compiling it. A method marked with
+    :func:`compiles` registers its types; a subclass's method of the same name overrides it (marked or not, as any
+    Python override), and a subclass adds operators by marking new methods."""
+    kinds: dict[str, tuple[type, ...]] = {}
+    for klass in reversed(cls.__mro__):
+        for name, attr in vars(klass).items():
+            marked = getattr(attr, "compiles", None)
+            if marked is not None:
+                kinds[name] = marked
+    return {kind: getattr(cls, name) for name, marked in kinds.items() for kind in marked}
+
+
 class Compiler:
-    """Compiles algebra operators of one query evaluation into Spark plans."""
+    """Compiles algebra operators of one query evaluation into Spark plans.
+
+    :meth:`compile` dispatches on the operator's type through the class's operator table (:func:`compiles`)."""
+
+    _compilers: dict[type, Callable] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._compilers = _compiler_table(cls)
 
     def __init__(self, spark: SparkSession, dataset: DatasetView, env, extension=None) -> None:
         self.spark = spark
@@ -199,10 +231,11 @@ class Compiler:
 
     def compile(self, op: ops.Op, ctx: Context | None = None) -> Solutions:
         ctx = ctx or self.default_context()
-        method = getattr(self, "_op_" + type(op).__name__, None)
-        if method is None:
-            raise NotSupportedError(f"the {type(op).__name__} operator in one-shot SPARQL evaluation")
-        return method(op, ctx)
+        for kind in type(op).__mro__:
+            method = self._compilers.get(kind)
+            if method is not None:
+                return method(self, op, ctx)
+        raise NotSupportedError(f"the {type(op).__name__} operator in one-shot SPARQL evaluation")
 
     # ------------------------------------------------------------------------------------------------- leaves
 
@@ -210,9 +243,11 @@ class Compiler:
         """One empty solution (the same for every key value, so it carries no key)."""
         return Solutions(self.spark.range(1).select(), (), frozenset(), ())
 
+    @compiles(Seed)
     def _op_Seed(self, op: Seed, ctx: Context) -> Solutions:
         return op.sols
 
+    @compiles(ops.Table)
     def _op_Table(self, op: ops.Table, ctx: Context) -> Solutions:
         if op.is_unit:
             return self.unit(ctx)
@@ -226,6 +261,7 @@ class Compiler:
         bound = frozenset(n for i, n in enumerate(names) if all(r[i] is not None for r in rows))
         return Solutions(df, tuple(names), bound, ())
 
+    @compiles(ops.BGP)
     def _op_BGP(self, op: ops.BGP, ctx: Context) -> Solutions:
         if not op.triples:
             return self.unit(ctx)
@@ -284,11 +320,13 @@ class Compiler:
             out = self._match_quoted(out, inner, part, ctx)
         return out
 
+    @compiles(ops.PathPattern)
     def _op_PathPattern(self, op: ops.PathPattern, ctx: Context) -> Solutions:
         return path_solutions(self, op, ctx)
 
     # ------------------------------------------------------------------------------------------ combinations
 
+    @compiles(ops.Join)
     def _op_Join(self, op: ops.Join, ctx: Context) -> Solutions:
         """A chain of Joins (a group's elements: BGPs, windows, GRAPH blocks, subqueries) joined so that each
         step shares a variable with what is joined so far when some element does (Join is associative and
@@ -315,6 +353,7 @@ class Compiler:
             acc = acc.with_df(acc.df.select(*acc.keys, *[var_col(v) for v in names]), vars=tuple(names))
         return acc
 
+    @compiles(ops.LeftJoin)
     def _op_LeftJoin(self, op: ops.LeftJoin, ctx: Context) -> Solutions:
         left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
         left = self.align(left, right.keys, ctx)
@@ -334,11 +373,13 @@ class Compiler:
 
         return S.join(left, right, "left", condition)
 
+    @compiles(ops.Union)
     def _op_Union(self, op: ops.Union, ctx: Context) -> Solutions:
         left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
         keys = S.merge_keys(left.keys, right.keys)
         return S.union(self.align(left, keys, ctx), self.align(right, keys, ctx))
 
+    @compiles(ops.Minus)
     def _op_Minus(self, op: ops.Minus, ctx: Context) -> Solutions:
         left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
         return S.minus(self.align(left, right.keys, ctx), right)
@@ -394,6 +435,7 @@ class Compiler:
             sols = sols.with_df(df)
         return sols, flags
 
+    @compiles(ops.Filter)
     def _op_Filter(self, op: ops.Filter, ctx: Context) -> Solutions:
         sols = self.compile(op.op, ctx)
         sols, flags = self.with_exists(sols, op.exprs, ctx)
@@ -405,6 +447,7 @@ class Compiler:
             df = df.drop(*flags.values())
         return sols.with_df(df)
 
+    @compiles(ops.Extend)
     def _op_Extend(self, op: ops.Extend, ctx: Context) -> Solutions:
         sols = self.compile(op.op, ctx)
         sols, flags = self.with_exists(sols, (op.expr,), ctx)
@@ -419,6 +462,7 @@ class Compiler:
 
     # ---------------------------------------------------------------------------------------- graphs (datasets)
 
+    @compiles(ops.Graph)
     def _op_Graph(self, op: ops.Graph, ctx: Context) -> Solutions:
         """GRAPH over the dataset's named graphs, or over the context's (a window's elements, keyed by instant:
         then the graph names depend on the key, and a graph exists only where the window holds it)."""
@@ -471,20 +515,25 @@ class Compiler:
     def _graph_names(self) -> DataFrame:
         return self.dataset.named().select("g").distinct()
 
+    @compiles(ops.Service)
     def _op_Service(self, op: ops.Service, ctx: Context) -> Solutions:
         raise NotSupportedError("SERVICE (federated queries)")
 
     # --------------------------------------------------------------------------------------- solution modifiers
 
+    @compiles(ops.Project)
     def _op_Project(self, op: ops.Project, ctx: Context) -> Solutions:
         return S.project(self.compile(op.op, ctx), [v.name for v in op.vars])
 
+    @compiles(ops.Distinct)
     def _op_Distinct(self, op: ops.Distinct, ctx: Context) -> Solutions:
         return S.distinct(self.compile(op.op, ctx))
 
+    @compiles(ops.Reduced)
     def _op_Reduced(self, op: ops.Reduced, ctx: Context) -> Solutions:
         return S.distinct(self.compile(op.op, ctx))
 
+    @compiles(ops.OrderBy)
     def _op_OrderBy(self, op: ops.OrderBy, ctx: Context) -> Solutions:
         sols = self.compile(op.op, ctx)
         sols, flags = self.with_exists(sols, tuple(c.expr for c in op.conditions), ctx)
@@ -499,6 +548,7 @@ class Compiler:
             df = df.drop(*flags.values())
         return dataclasses.replace(sols, df=df, order=tuple(order))
 
+    @compiles(ops.Slice)
     def _op_Slice(self, op: ops.Slice, ctx: Context) -> Solutions:
         sols = self.compile(op.op, ctx)
         start, length = op.start or 0, op.length
@@ -521,6 +571,7 @@ class Compiler:
 
     # ----------------------------------------------------------------------------------------------- grouping
 
+    @compiles(ops.Group)
     def _op_Group(self, op: ops.Group, ctx: Context) -> Solutions:
         sols = self.compile(op.op, ctx)
         scope = self.scope(sols)
@@ -576,6 +627,9 @@ class Compiler:
         row = empty.agg(*[compile_aggregate(a, scope, self.env).alias(var_col(v.name))
                           for v, a in op.aggregates]).first()
         return {v.name: row[var_col(v.name)] for v, _ in op.aggregates}
+
+
+Compiler._compilers = _compiler_table(Compiler)
 
 
 def match_positions(df: DataFrame, triple, fresh: Callable[[str], str], positions: dict[str, str] | None = None):

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from rspark.algebra import ops
 from rspark.algebra.expr import Call, PathMod, QuadPattern
-from rspark.algebra.ops import QueryPlan
+from rspark.algebra.ops import QueryForm, QueryPlan
 from rspark.errors import NotSupportedError
 from rspark.model import codec as E
 from rspark.model.terms import BlankNode, QuotedTriple, Variable
@@ -91,7 +91,7 @@ _VOLATILE = frozenset({"NOW", "RAND", "UUID", "STRUUID", "BNODE"})
 
 def reusable(plan: QueryPlan) -> bool:
     """Whether a compiled plan of this query may be executed again (see :class:`PreparedQuery`)."""
-    if plan.form == "DESCRIBE":
+    if plan.form == QueryForm.DESCRIBE:
         return False
     for node in ops.descendants(plan.op):
         if isinstance(node, Call) and node.name in _VOLATILE:
@@ -105,7 +105,7 @@ def prepare_query(spark, plan: QueryPlan, dataset: DatasetView, env=None) -> Pre
     """Compile a (non-continuous) query into a :class:`PreparedQuery`."""
     comp, sols = solutions_of(spark, plan, dataset, env)
     again = reusable(plan)
-    if plan.form == "SELECT":
+    if plan.form == QueryForm.SELECT:
         names = projected_names(sols)
         frame = select_frame(sols, names)
         ordered = bool(sols.order)
@@ -114,17 +114,17 @@ def prepare_query(spark, plan: QueryPlan, dataset: DatasetView, env=None) -> Pre
             rows = _fresh(frame, again).collect()
             out = [{n: E.decode(row[i]) for i, n in enumerate(names) if row[i] is not None} for row in rows]
             return SolutionSequence(names, out, ordered=ordered)
-    elif plan.form == "ASK":
+    elif plan.form == QueryForm.ASK:
         def run():
             return BooleanResult(not _fresh(sols.df, again).isEmpty())
-    elif plan.form == "CONSTRUCT":
+    elif plan.form == QueryForm.CONSTRUCT:
         frame = construct_frame(sols, plan.template)
         graphs = has_graphs(plan.template)
 
         def run():
             rows = _fresh(frame, again).collect()
             return DatasetResult(decode_quads(rows)) if graphs else GraphResult(_decode_triples(rows))
-    elif plan.form == "DESCRIBE":
+    elif plan.form == QueryForm.DESCRIBE:
         def run():
             return GraphResult(_decode_triples(describe_frame(comp, sols, plan.describe).collect()))
     else:

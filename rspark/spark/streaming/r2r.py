@@ -22,7 +22,7 @@ from rspark.model import codec as E
 from rspark.model.terms import IRI, XSD, BlankNode, Variable
 from rspark.spark.frames import local_frame
 from rspark.spark.sparql import solutions as S
-from rspark.spark.sparql.compiler import Compiler, DatasetView, GraphSource
+from rspark.spark.sparql.compiler import Compiler, DatasetView, GraphSource, compiles
 from rspark.spark.sparql.solutions import Solutions, var_col
 from rspark.spark.streaming.bgp_window import BGPWindow
 from rspark.spark.streaming.keys import KEY
@@ -223,31 +223,34 @@ class ReplayCompiler(Compiler):
                                     "!BOUND, as EP-SPARQL does)")
         return super()._op_Minus(op, ctx)
 
+    @compiles(ops.IntervalJoin)
     def _op_IntervalJoin(self, op: ops.IntervalJoin, ctx):
         """EP-SPARQL's SEQ, EQUALS, OPTIONALSEQ, EQUALSOPTIONAL (``rspark.spark.cep.intervals``)."""
         from rspark.spark.cep.intervals import interval_join, same_interval, seq_before
 
         left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
-        if op.kind == "seq-join":
+        if op.kind is ops.IntervalKind.SEQ:
             return interval_join(left, right, temporal=seq_before)
-        if op.kind == "eq-join":
+        if op.kind is ops.IntervalKind.EQUALS:
             return interval_join(left, right, temporal=same_interval)
-        if op.kind == "seq-right-join":  # the left side optional, before the mandatory right side
+        if op.kind is ops.IntervalKind.OPTIONALSEQ:  # the left side optional, before the mandatory right side
             right = self.align(right, left.keys, ctx)
             left = self.align(left, right.keys, ctx)
             return interval_join(right, left, "left", temporal=lambda r1, r2, l1, l2: l2 < r1)
-        if op.kind == "eq-left-join":
+        if op.kind is ops.IntervalKind.EQUALSOPTIONAL:
             left = self.align(left, right.keys, ctx)
             right = self.align(right, left.keys, ctx)
             return interval_join(left, right, "left", temporal=same_interval)
         raise NotSupportedError(f"the interval join {op.kind}")
 
+    @compiles(ops.Match)
     def _op_Match(self, op: ops.Match, ctx):
         """RSEP-QL's MATCH (eq. 8): ``rspark.spark.cep``."""
         from rspark.spark.cep.match import compile_match
 
         return compile_match(self, op, KEY)
 
+    @compiles(ops.Window)
     def _op_Window(self, op: ops.Window, ctx):
         from rspark.spark.sparql.compiler import Context, GraphSource
 

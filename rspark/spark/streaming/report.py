@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from rspark.rsp.policies import CountUnit
 from rspark.rsp.profiles import CONTENT_CHANGE, NON_EMPTY, Profile, get_profile
 from rspark.rsp.report import (
     OnWindowClose,
@@ -194,7 +195,7 @@ def _window_instants(spark: SparkSession, w: WindowInput, policies: set, first: 
 def non_empty(instants: DataFrame, window_input: WindowInput) -> DataFrame:
     """The instants at which the window holds at least one element (a semi-join with its assignment)."""
     w = window_input.window
-    if isinstance(w, CountSpec) and w.unit == "BGP":
+    if isinstance(w, CountSpec) and w.unit is CountUnit.BGP:
         if window_input.matches is None:
             return instants
         # a count window holds something from its first item on

@@ -50,6 +50,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from rspark.rsp.policies import Bounds, CountUnit
 from rspark.rsp.windows import CountSpec, IntervalSpec, LandmarkSpec, NowSpec, ResolvedWindow, TimeSpec, WindowError
 from rspark.spark.frames import local_frame
 
@@ -136,9 +137,9 @@ def assign_window(elements: DataFrame, window: ResolvedWindow, instants, *, quad
     if isinstance(window, (LandmarkSpec, IntervalSpec, NowSpec)):
         return assign_bounded_window(elements, window, instants)
     if isinstance(window, CountSpec):
-        if window.unit == "ELEMENTS":
+        if window.unit is CountUnit.ELEMENTS:
             return assign_count(elements, window.size, instants, order=("ts", "seq"))
-        if window.unit == "TRIPLES":
+        if window.unit is CountUnit.TRIPLES:
             if quads is None:
                 raise WindowError("a [RANGE TRIPLES n] window needs the stream's quads (element, ts, seq, s, p, o)")
             if triple_order is None:
@@ -180,7 +181,7 @@ def assign_time_window(elements: DataFrame, spec: TimeSpec, instants, *, strateg
 
     if strategy == "explode":
         rel = ts - F.lit(spec.anchor)
-        if spec.bounds == "(]":
+        if spec.bounds is Bounds.OPEN_CLOSED:
             k_lo, k_hi = _ceildiv(rel, spec.slide), _ceildiv(rel + F.lit(spec.range), spec.slide) - F.lit(1)
         else:
             k_lo, k_hi = _floordiv(rel, spec.slide) + F.lit(1), _floordiv(rel + F.lit(spec.range), spec.slide)
@@ -196,7 +197,7 @@ def assign_time_window(elements: DataFrame, spec: TimeSpec, instants, *, strateg
         g = math.gcd(spec.range, spec.slide)
         pane = "_w_pane"
         rel = ts - F.lit(spec.anchor)
-        element_pane = _ceildiv(rel, g) - F.lit(1) if spec.bounds == "(]" else _floordiv(rel, g)
+        element_pane = _ceildiv(rel, g) - F.lit(1) if spec.bounds is Bounds.OPEN_CLOSED else _floordiv(rel, g)
         start = _floordiv(F.col(k) * F.lit(spec.slide) - F.lit(spec.range), g)  # exact multiples of g
         end = _floordiv(F.col(k) * F.lit(spec.slide), g) - F.lit(1)
         inst_panes = inst.withColumn(pane, _seq(start, end)).drop(k)
@@ -207,7 +208,10 @@ def assign_time_window(elements: DataFrame, spec: TimeSpec, instants, *, strateg
         # Each instant's window as a tick range, joined on buckets of `range` ticks (a window spans at most two):
         # for windows that slide by much less than their range (CQELS-style, one tick) and many instants.
         c = F.lit(spec.anchor) + F.col(k) * F.lit(spec.slide)
-        lo, hi = (c - F.lit(spec.range - 1), c) if spec.bounds == "(]" else (c - F.lit(spec.range), c - F.lit(1))
+        if spec.bounds is Bounds.OPEN_CLOSED:
+            lo, hi = c - F.lit(spec.range - 1), c
+        else:
+            lo, hi = c - F.lit(spec.range), c - F.lit(1)
         ranges = inst.withColumn("_w_lo", lo).withColumn("_w_hi", hi).drop(k)
         return _range_join(elements, "ts", ranges, "_w_lo", "_w_hi", spec.range, spec.anchor,
                            None if rows is None else 2 * rows)
