@@ -6,10 +6,13 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rspark.errors import DataError
+from rspark.model.timestamps import parse_timestamp
+from rspark.model.xsd import DATETIME_TYPES, EXACT_NUMBER_TYPES, XSD_DOUBLE
 from rspark.service.elements import parse_push
-from rspark.spark.loading import rdf
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 PRED = "http://e/t"
@@ -17,7 +20,8 @@ PRED = "http://e/t"
 
 def _pushed(lexical: str, datatype: str):
     """(kind, value) of a one-element push with this timestamp, or None when the push is refused."""
-    body = f'<http://e/g> {{ <http://e/s> <http://e/p> <http://e/o> }}\n<http://e/g> <{PRED}> "{lexical}"^^<{datatype}> .\n'
+    body = (f'<http://e/g> {{ <http://e/s> <http://e/p> <http://e/o> }}\n'
+            f'<http://e/g> <{PRED}> "{lexical}"^^<{datatype}> .\n')
     try:
         (element,) = parse_push(body.encode(), "application/trig", predicate=PRED, arrival_time=False, now=0).elements
     except DataError:
@@ -28,9 +32,10 @@ def _pushed(lexical: str, datatype: str):
 
 
 def _loaded(lexical: str, datatype: str):
-    """(kind, value) of the timestamp as the loader reads it, or None when the loader rejects the element."""
+    """(kind, value) of the timestamp as the loader reads it (rspark.spark.loading.loader._check_rows and
+    rspark.spark.loading.small), or None when the loader rejects the element."""
     try:
-        kind, value, exp = rdf.parse_timestamp(f'"{lexical}"^^<{datatype}>')
+        kind, value, exp = parse_timestamp(f'"{lexical}"^^<{datatype}>')
     except ValueError:
         return None
     if str(kind) == "datetime":
@@ -52,4 +57,20 @@ def _loaded(lexical: str, datatype: str):
     ("7", XSD + "unsignedByte"),
 ])
 def test_a_timestamp_is_judged_alike_by_push_and_load(lexical, datatype):
+    assert _pushed(lexical, datatype) == _loaded(lexical, datatype)
+
+
+_LEXICAL = st.one_of(
+    st.from_regex(r"\A[+-]?[0-9]{1,22}(\.[0-9]{0,22})?([eE][+-]?[0-9]{1,3})?\Z"),
+    st.from_regex(r"\A-?[0-9]{4,5}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?)?"
+                  r"(Z|[+-][0-9]{2}(:[0-9]{2})?)?\Z"),
+    st.datetimes().map(lambda d: d.isoformat()),
+    st.sampled_from(["NaN", "INF", "-0", ".5", "5.", " 5", "0x10", "1_000", "٣"]),
+    st.text(max_size=12).filter(lambda t: '"' not in t and "\\" not in t),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_LEXICAL, st.sampled_from(sorted(DATETIME_TYPES | EXACT_NUMBER_TYPES | {XSD_DOUBLE})))
+def test_any_timestamp_is_judged_alike_by_push_and_load(lexical, datatype):
     assert _pushed(lexical, datatype) == _loaded(lexical, datatype)
