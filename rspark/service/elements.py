@@ -9,6 +9,7 @@ live mode loads it with the same loader as a replay. A timestamp is judged by th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from rspark.errors import DataError
@@ -85,7 +86,8 @@ def parse_push(body: bytes, media_type: str | None, *, predicate: str, arrival_t
                                 "(declare the stream with \"arrival_time\": true to stamp it on arrival)",
                                 file="request body", element=str(g))
             if stamp is None:
-                stamp = ox.Literal(format_millis(int(now * 1000)), datatype=ox.NamedNode(XSD_DATETIME))
+                iso = datetime.fromtimestamp(now, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+                stamp = ox.Literal(iso, datatype=ox.NamedNode(XSD_DATETIME))
             quads.append(ox.Quad(g, pred, stamp, ox.DefaultGraph()))
             found = {stamp}
         if len(found) > 1:

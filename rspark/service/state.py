@@ -251,7 +251,7 @@ class Service:
         if not elements or st is None:
             return
         tl = st.timeline() if st.buffer.kind is not None else (
-            Timeline.datetime() if elements[0].kind == "datetime" else Timeline.numeric(1))
+            Timeline.of(elements[0].kind))
         newest = max([Decimal(str(e.t)) for e in elements]
                      + ([Decimal(st.buffer.last) / tl.scale] if st.buffer.last is not None else [])
                      + ([entry.last_t] if entry.last_t is not None else []))
@@ -596,7 +596,7 @@ def _kind(st) -> str | None:
     """A live stream's kind of timestamps: "datetime", "numeric", or None before its first element."""
     if st is None or st.buffer.kind is None:
         return None
-    return "datetime" if st.buffer.kind == "datetime" else "numeric"
+    return st.buffer.kind.value
 
 
 def _unit(ticks: int, tl) -> int | float:
