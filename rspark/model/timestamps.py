@@ -19,9 +19,10 @@ from rspark.errors import RsparkError
 from rspark.model.time import TimeKind, Timeline, WindowError, time_number, time_value_problem
 from rspark.model.xsd import DATETIME_TYPES, EXACT_NUMBER_TYPES, XSD_DECIMAL
 
-_DATETIME = re.compile(r"(-?\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)?")
-_DECIMAL = re.compile(r"[+-]?(\d+(?:\.\d*)?|\.\d+)")
-_INTEGER = re.compile(r"[+-]?\d+")
+# (ASCII digits only: XSD's lexical spaces have no other digits, though Python's int() reads them)
+_DATETIME = re.compile(r"(-?\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)?", re.ASCII)
+_DECIMAL = re.compile(r"[+-]?(\d+(?:\.\d*)?|\.\d+)", re.ASCII)
+_INTEGER = re.compile(r"[+-]?\d+", re.ASCII)
 
 # A canonical xsd:integer / xsd:long timestamp of at most 17 digits: parse_timestamp gives (NUMERIC, int, 0). The
 # loader reads such timestamps with Spark's and Arrow's own functions (a regular expression, then a cast).
@@ -45,29 +46,64 @@ def month_days(y: int, m: int) -> int:
     return 30 if m in (4, 6, 9, 11) else 31
 
 
+class DateTimeError(ValueError):
+    """A text in the shape of an xsd:dateTime that is none; ``reason`` names the part that is out of range."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def is_datetime_shaped(text: str) -> bool:
+    """Whether ``text`` has the shape of an xsd:dateTime (its parts may still be out of range)."""
+    return _DATETIME.fullmatch(text.strip()) is not None
+
+
 def datetime_millis(lexical: str) -> int:
     """Epoch milliseconds (UTC) of an xsd:dateTime lexical form; no timezone means UTC; sub-millisecond digits
-    are truncated towards the past (floor). Raises ValueError."""
+    are truncated towards the past (floor). Raises ValueError (a :class:`DateTimeError` for a part out of
+    range)."""
     m = _DATETIME.fullmatch(lexical.strip())
     if m is None:
         raise ValueError(f"not an xsd:dateTime: {lexical!r}")
     year_s, mo, d, h, mi, s, frac, tz = m.groups()
     if year_s.lstrip("-").startswith("0") and len(year_s.lstrip("-")) > 4:
-        raise ValueError(f"not an xsd:dateTime (year with a leading zero): {lexical!r}")
+        raise DateTimeError(f"not an xsd:dateTime (year with a leading zero): {lexical!r}", "year with a leading zero")
     year, month, day, hour, minute, second = int(year_s), int(mo), int(d), int(h), int(mi), int(s)
-    if not 1 <= month <= 12 or not 1 <= day <= month_days(year, month):
-        raise ValueError(f"not a valid date: {lexical!r}")
-    if minute > 59 or second > 59 or hour > 24 or (hour == 24 and (minute or second or (frac and int(frac)))):
-        raise ValueError(f"not a valid time of day: {lexical!r}")
+    date = _date_problem(year, month, day)
+    if date is not None:
+        raise DateTimeError(f"not a valid date: {lexical!r} ({date})", date)
+    time = _time_problem(hour, minute, second, frac)
+    if time is not None:
+        raise DateTimeError(f"not a valid time of day: {lexical!r} ({time})", time)
     millis = int((frac or "0")[:3].ljust(3, "0"))
     total = ((days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60 + second
     if tz and tz != "Z":
         sign = 1 if tz[0] == "+" else -1
         th, tm = int(tz[1:3]), int(tz[4:6])
         if tm > 59 or th > 14 or (th == 14 and tm):
-            raise ValueError(f"not a valid timezone offset: {lexical!r}")
+            reason = f"timezone offset {tz} is beyond -14:00..+14:00"
+            raise DateTimeError(f"not a valid timezone offset: {lexical!r} ({reason})", reason)
         total -= sign * (th * 3600 + tm * 60)
     return total * 1000 + millis
+
+
+def _date_problem(year: int, month: int, day: int) -> str | None:
+    if not 1 <= month <= 12:
+        return f"month {month} is out of range"
+    if not 1 <= day <= month_days(year, month):
+        return f"day {day} is out of range for the month"
+    return None
+
+
+def _time_problem(hour: int, minute: int, second: int, frac: str | None) -> str | None:
+    if minute > 59:
+        return f"minute {minute} is out of range"
+    if second > 59:
+        return f"second {second} is out of range"
+    if hour > 24 or (hour == 24 and (minute or second or (frac and int(frac)))):
+        return f"hour {hour} is out of range (24 only in 24:00:00, the end of a day)"
+    return None
 
 
 def parse_timestamp(encoded: str) -> tuple[TimeKind, int, int]:
