@@ -74,3 +74,14 @@ _LEXICAL = st.one_of(
 @given(_LEXICAL, st.sampled_from(sorted(DATETIME_TYPES | EXACT_NUMBER_TYPES | {XSD_DOUBLE})))
 def test_any_timestamp_is_judged_alike_by_push_and_load(lexical, datatype):
     assert _pushed(lexical, datatype) == _loaded(lexical, datatype)
+
+
+@pytest.mark.parametrize("text", ["2016-03-01T13:00:00.9996Z", "1969-12-31T23:59:59.9995Z", "2000-01-01T24:00:00Z",
+                                  "2016-03-01T13:00:00.5+14:00"])
+def test_a_query_instant_is_the_tick_of_an_element_with_the_same_timestamp(text):
+    from rspark.syntax.parser import parse_query
+
+    query = parse_query(f'PREFIX : <http://e/> SELECT * FROM NAMED WINDOW :w ON :s [RANGE 5 STARTING AT "{text}"'
+                        '^^<http://www.w3.org/2001/XMLSchema#dateTime>] WHERE { WINDOW :w { ?a ?b ?c } }')
+    (window,) = query.dataset
+    assert window.spec.start.value == _loaded(text, XSD + "dateTime")[1]
