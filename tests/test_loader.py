@@ -17,6 +17,8 @@ import pytest
 
 from rspark.errors import DataError
 from rspark.model.codec import decode
+from rspark.model.time import TimeKind
+from rspark.model.timestamps import datetime_millis, parse_timestamp
 from rspark.results import DatasetResult
 from rspark.spark.loading import rdf
 from rspark.spark.loading.loader import LoadedGraph, LoadedStream, load_rdf, load_stream
@@ -528,7 +530,7 @@ def test_stream_csrbench(spark):
 
 def test_stream_numeric_out_of_order(spark, tmp_path):
     st = load_stream(spark, "http://example.org/s", write(tmp_path, "fig1.trig", FIGURE1))
-    assert (st.time_kind, st.time_scale, st.errors) == ("number", 1, [])
+    assert (st.time_kind, st.time_scale, st.errors) == (TimeKind.NUMERIC, 1, [])
     assert ranked(st.elements) == FIGURE1_ELEMENTS
     assert ranked(st.quads) == FIGURE1_QUADS
     assert rows(st.metadata) == {(e("G2"), e("source"), e("sensor1")), (e("stream"), e("label"), '"figure 1"')}
@@ -544,7 +546,7 @@ def test_stream_nquads_same_as_trig(spark, tmp_path):
         lines += [f"{e(s)} {e(p)} {e(o)} {e(g)} ." for s, p, o in triples]
         lines.append(f'{e(g)} <{PROV}> "{ts}"^^<{XSD}integer> .')
     st = load_stream(spark, "http://example.org/s", write(tmp_path, "fig1.nq", "\n".join(lines) + "\n"))
-    assert (st.time_kind, st.time_scale, st.errors) == ("number", 1, [])
+    assert (st.time_kind, st.time_scale, st.errors) == (TimeKind.NUMERIC, 1, [])
     order = ["G4", "G1", "G3", "G2", "G5"]
     assert ranked(st.elements) == {(e(g), ts, order.index(g)) for g, ts in [("G1", 2), ("G2", 4), ("G3", 6),
                                                                            ("G4", 8), ("G5", 10)]}
@@ -636,7 +638,7 @@ def test_stream_decimal_timestamps_scale(spark, tmp_path):
         ":g0 { :a :p 0 } :g0 prov:generatedAtTime -0.75 .\n"
     )
     st = load_stream(spark, "http://example.org/s", write(tmp_path, "dec.trig", text))
-    assert (st.time_kind, st.time_scale, st.errors) == ("number", 100, [])
+    assert (st.time_kind, st.time_scale, st.errors) == (TimeKind.NUMERIC, 100, [])
     assert ranked(st.elements) == {(e("g1"), 150, 0), (e("g2"), 225, 1), (e("g3"), 300, 2), (e("g4"), 450, 3),
                                  (e("g0"), -75, 4)}
 
@@ -760,7 +762,7 @@ def test_stream_nquads_errors(spark, tmp_path):
     path = write(tmp_path, "bad.nq", text)
     st = load_stream(spark, "http://example.org/s", path)
     assert [(x.line, x.element) for x in st.errors] == [(4, e("g2")), (8, e("g4")), (10, e("g5"))]
-    assert (st.time_kind, st.time_scale) == ("number", 100)
+    assert (st.time_kind, st.time_scale) == (TimeKind.NUMERIC, 100)
     assert ranked(st.elements) == {(e("g1"), 150, 0), (e("g3"), 225, 1)}
     assert rows(st.quoted, "t") == {(f"<< {e('a')} {e('p')} {e('b')} >>",)}
     with pytest.raises(DataError, match=r"bad\.nq:4:"):
@@ -897,18 +899,18 @@ def test_stream_custom_predicate_and_format_check(spark, tmp_path):
 
 
 def test_parse_timestamp():
-    assert rdf.parse_timestamp(f'"5"^^<{XSD}integer>') == ("number", 5, 0)
-    assert rdf.parse_timestamp(f'"-05"^^<{XSD}long>') == ("number", -5, 0)
-    assert rdf.parse_timestamp(f'"2.50"^^<{XSD}decimal>') == ("number", 25, 1)
-    assert rdf.parse_timestamp(f'"100.0"^^<{XSD}decimal>') == ("number", 100, 0)
-    assert rdf.parse_timestamp(f'"0.000"^^<{XSD}decimal>') == ("number", 0, 0)
-    assert rdf.parse_timestamp(f'"1970-01-01T00:00:01Z"^^<{XSD}dateTime>') == ("datetime", 1000, 0)
-    assert rdf.parse_timestamp(f'"2000-01-01T24:00:00Z"^^<{XSD}dateTime>') == ("datetime", 946771200000, 0)
+    assert parse_timestamp(f'"5"^^<{XSD}integer>') == (TimeKind.NUMERIC, 5, 0)
+    assert parse_timestamp(f'"-05"^^<{XSD}long>') == (TimeKind.NUMERIC, -5, 0)
+    assert parse_timestamp(f'"2.50"^^<{XSD}decimal>') == (TimeKind.NUMERIC, 25, 1)
+    assert parse_timestamp(f'"100.0"^^<{XSD}decimal>') == (TimeKind.NUMERIC, 100, 0)
+    assert parse_timestamp(f'"0.000"^^<{XSD}decimal>') == (TimeKind.NUMERIC, 0, 0)
+    assert parse_timestamp(f'"1970-01-01T00:00:01Z"^^<{XSD}dateTime>') == (TimeKind.DATETIME, 1000, 0)
+    assert parse_timestamp(f'"2000-01-01T24:00:00Z"^^<{XSD}dateTime>') == (TimeKind.DATETIME, 946771200000, 0)
     for bad in [f'"1.5"^^<{XSD}integer>', f'"x"^^<{XSD}decimal>', f'"2020-02-30T00:00:00Z"^^<{XSD}dateTime>',
                 f'"2020-01-01T00:61:00Z"^^<{XSD}dateTime>', '"5"', '"5"@en', f'"5"^^<{XSD}string>', "<http://x>",
                 f'"12345678901234567890"^^<{XSD}integer>']:
         with pytest.raises(ValueError):
-            rdf.parse_timestamp(bad)
+            parse_timestamp(bad)
 
 
 def test_datetime_millis_matches_python():
@@ -922,7 +924,7 @@ def test_datetime_millis_matches_python():
             + local.strftime("%z")
         text = text[:-2] + ":" + text[-2:]
         expected = (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
-        assert rdf.datetime_millis(text) == expected, text
+        assert datetime_millis(text) == expected, text
 
 
 def test_detect_format():
@@ -1029,8 +1031,8 @@ def test_timestamp_check_vectorised_path_equals_row_by_row():
     expected = rows(_check_rows(batch))
     assert rows(_check_elements([batch])) == expected
     by_element = {r[0]: r for r in expected}
-    assert by_element["<http://e/g1>"][4:9] == ("number", 42, 0, None, None)
-    assert by_element["<http://e/g5>"][4:9] == ("number", 7, 0, None, None)  # "007": row by row, same value
+    assert by_element["<http://e/g1>"][4:9] == (TimeKind.NUMERIC, 42, 0, None, None)
+    assert by_element["<http://e/g5>"][4:9] == (TimeKind.NUMERIC, 7, 0, None, None)  # "007": row by row, same value
     assert by_element["<http://e/g11>"][8].startswith("no timestamp")
 
 
@@ -1387,17 +1389,18 @@ def test_a_stream_with_anything_else_goes_to_the_general_load(spark, tmp_path, m
     st = load_stream(spark, EX + "s", path)
     assert taken == [False]
     # the general load's findings: elements, kind, scale, what it reports, metadata, quoted triples
+    num = TimeKind.NUMERIC
     expected = {
         "datetime": (1, "datetime", 1, ["4: the timestamp is a number, but the stream's first element has "
                                         "xsd:dateTime timestamps (one stream uses one kind) (element <{g1}>)"], 0),
-        "decimal later": (2, "number", 10, [], 0),
-        "no timestamp": (1, "number", 1, ["3: no timestamp (a default-graph triple <element> <timestamp-predicate> "
+        "decimal later": (2, num, 10, [], 0),
+        "no timestamp": (1, num, 1, ["3: no timestamp (a default-graph triple <element> <timestamp-predicate> "
                                           "literal) (element <{g2}>)"], 0),
-        "two timestamps": (1, "number", 1, [f'4: more than one timestamp: "6"{i}, "7"{i} (element <{{g2}}>)'], 0),
-        "malformed line": (1, "number", 1, ['3:47: unterminated string: no closing " on the line where it starts '
+        "two timestamps": (1, num, 1, [f'4: more than one timestamp: "6"{i}, "7"{i} (element <{{g2}}>)'], 0),
+        "malformed line": (1, num, 1, ['3:47: unterminated string: no closing " on the line where it starts '
                                             "(element <{g2}>)"], 0),
-        "rdf-star": (2, "number", 1, [], 1),
-        "no element": (0, "number", 1, [], 0),
+        "rdf-star": (2, num, 1, [], 1),
+        "no element": (0, num, 1, [], 0),
     }[case]
     errors = [str(x).split("other.nq:", 1)[1] for x in st.errors]
     got = (st.n_elements, st.time_kind, st.time_scale, errors, st.quoted.count())
@@ -1565,7 +1568,7 @@ def test_small_stream_files_load_on_the_driver_as_on_the_executors(spark, tmp_pa
             {r for r in rows(driver.quads) if r[1] == e("p")}
         executors.unpersist()
     decimal = load_stream(spark, EX + "s", tmp_path / "decimal.nq")
-    assert (decimal.time_kind, decimal.time_scale, decimal.bounds) == ("number", 100, (125, 925))
+    assert (decimal.time_kind, decimal.time_scale, decimal.bounds) == (TimeKind.NUMERIC, 100, (125, 925))
     assert ranked(decimal.elements, "element", "ts", "seq") == {
         (e("g0"), 325, 0), (e("g1"), 125, 1), (e("g2"), 425, 2), (e("g3"), 125, 3), (e("g4"), 525, 4),
         (e("g5"), 925, 5)}

@@ -14,7 +14,8 @@ from rspark import results as R
 from rspark.algebra.ops import QueryPlan
 from rspark.errors import RsparkError
 from rspark.model.codec import encode
-from rspark.model.terms import IRI, XSD, Literal
+from rspark.model.terms import IRI, Literal
+from rspark.model.xsd import INTEGER_TYPES, XSD_BOOLEAN, XSD_DATETIME, XSD_DECIMAL, XSD_DOUBLE, XSD_FLOAT
 from rspark.spark.failures import jvm_exit_code, jvm_gone, memory_limit_error
 from rspark.spark.session import get_session, use_session
 from rspark.spark.sparql.compiler import DatasetView
@@ -134,17 +135,15 @@ def _python_value(term):
     if isinstance(term, Literal):
         dt, lex = term.datatype, term.lexical
         try:
-            if dt in (XSD + "integer", XSD + "int", XSD + "long", XSD + "short", XSD + "byte",
-                      XSD + "nonNegativeInteger", XSD + "positiveInteger", XSD + "negativeInteger",
-                      XSD + "nonPositiveInteger", XSD + "unsignedInt", XSD + "unsignedLong"):
+            if dt in INTEGER_TYPES:
                 return int(lex)
-            if dt == XSD + "decimal":
+            if dt == XSD_DECIMAL:
                 return Decimal(lex)
-            if dt in (XSD + "double", XSD + "float"):
+            if dt in (XSD_DOUBLE, XSD_FLOAT):
                 return float(lex.replace("INF", "inf"))
-            if dt == XSD + "boolean":
+            if dt == XSD_BOOLEAN:
                 return lex in ("true", "1")
-            if dt == XSD + "dateTime":
+            if dt == XSD_DATETIME:
                 return datetime.fromisoformat(lex.replace("Z", "+00:00"))
         except (ValueError, InvalidOperation):
             return lex
@@ -444,7 +443,7 @@ class Engine:
         self.errors.extend(loaded.errors)
         self._loaded.append(loaded)
         self.streams[iri] = StreamSource(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
-                                         "datetime" if loaded.time_kind == "datetime" else "number",
+                                         loaded.time_kind,
                                          loaded.time_scale, _bounds=loaded.bounds, _has_metadata=loaded.has_metadata,
                                          candidates=loaded.candidates, restricted=loaded.restricted,
                                          stamp_predicate=encode(IRI(timestamp_predicate)))

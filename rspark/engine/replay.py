@@ -28,6 +28,7 @@ from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
 from rspark.model.terms import IRI
+from rspark.model.time import TimeKind
 from rspark.rsp.policies import R2S, CountUnit, WindowContent
 from rspark.rsp.report import END
 from rspark.rsp.windows import format_time, parse_time
@@ -532,7 +533,7 @@ class Replayer:
     def _check_times(self, timeline, times, until) -> None:
         """WARNING (once a replay): numbers given as --times / --until over a date-time stream, which parse_time
         reads as epoch milliseconds."""
-        if self._numeric_times_warned or timeline.kind != "datetime":
+        if self._numeric_times_warned or timeline.kind is not TimeKind.DATETIME:
             return
         given = [("until", until)] if until is not None and not _is_end(until) else []
         given += [("times", t) for t in times or ()]

@@ -1,7 +1,7 @@
-"""The data model shared by every layer: RDF terms and time. Uses nothing else in rspark."""
+"""The data model shared by every layer: RDF terms, XSD datatypes and time. Uses nothing else in rspark."""
 
 from rspark.model.terms import IRI, BlankNode, Literal, QuotedTriple, Term, TermOrVar, Variable
-from rspark.model.time import Duration, parse_duration
+from rspark.model.time import Duration, TimeKind, Timeline, parse_duration
 
 __all__ = [
     "IRI",
@@ -11,6 +11,8 @@ __all__ = [
     "QuotedTriple",
     "Term",
     "TermOrVar",
+    "TimeKind",
+    "Timeline",
     "Variable",
     "parse_duration",
 ]

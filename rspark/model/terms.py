@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+# the XSD datatypes as the terms' users name them (rspark.model.xsd has them all)
+from rspark.model.xsd import (  # noqa: F401
+    XSD,
+    XSD_BOOLEAN,
+    XSD_DATETIME,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_INTEGER,
+    XSD_STRING,
+)
+
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-XSD_STRING = XSD + "string"
-XSD_INTEGER = XSD + "integer"
-XSD_DECIMAL = XSD + "decimal"
-XSD_DOUBLE = XSD + "double"
-XSD_BOOLEAN = XSD + "boolean"
-XSD_DATETIME = XSD + "dateTime"
 RDF_LANGSTRING = RDF + "langString"
 RDF_TYPE = RDF + "type"
 RDF_FIRST = RDF + "first"

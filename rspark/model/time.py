@@ -1,9 +1,13 @@
-"""Time: durations as written in queries, and instants.
+"""Time: durations and instants as written in queries, and the timeline a stream counts time on.
 
 A duration is either *absolute* (ISO 8601 ``PT10M``, C-SPARQL/CQELS shorthands ``10s``, SPARQLstream ``1 MINUTES``),
 kept in milliseconds, or *unitless* (a plain number, in the stream's own time unit, as in the papers' examples).
 The engine resolves a unitless duration against the stream's timeline; an absolute one over a numeric stream reads the
 stream's timestamps as milliseconds (docs/streams.md).
+
+A stream's timestamps are of one :class:`TimeKind`, and its :class:`Timeline` (kind and scale) turns every instant
+and duration into ticks, the integers all of rspark's time arithmetic is done in. The text forms of instants are
+read and written by :mod:`rspark.model.timestamps`.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from enum import StrEnum
 
 from rspark.errors import RsparkError
 
@@ -167,3 +172,91 @@ def _parse_duration(raw: str) -> Duration:
     except InvalidOperation as exc:
         raise DurationError(f"not a duration: {_quoted(raw)} (expected PT10M, 10s or a number)") from exc
     return Duration(_checked(value, raw), False, raw)
+
+
+# ---------------------------------------------------------------------------------------------- instants, timeline
+
+
+class TimeKind(StrEnum):
+    """What a stream's timestamps are: xsd:dateTime values (``ts`` in epoch milliseconds, UTC) or numbers (in the
+    stream's own unit). The value is the spelling of JSON and status output."""
+
+    DATETIME = "datetime"
+    NUMERIC = "numeric"
+
+    @property
+    def noun(self) -> str:
+        """The kind as messages name it (``date-time timestamps``, ``numeric timestamps``)."""
+        return "date-time" if self is TimeKind.DATETIME else "numeric"
+
+
+class WindowError(RsparkError, ValueError):
+    """A window that cannot be applied to a stream (bad parameters, or units the stream cannot represent)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Instant:
+    """A time instant as written: a number (stream units) or an xsd:dateTime (epoch milliseconds)."""
+
+    value: object  # Decimal
+    absolute: bool
+    text: str
+
+    def sse(self) -> str:
+        return self.text if not self.absolute else f'"{self.text}"'
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """How a stream's ``ts`` column counts time.
+
+    ``datetime``: ``ts`` is epoch milliseconds. ``numeric``: ``ts = value * time_scale`` (``time_scale`` a power of
+    ten, 1 for integer timestamps). A number in a query (``[RANGE 5]``, ``STARTING AT 3``) is in the stream's unit
+    (milliseconds for a date-time stream); an ISO 8601 duration or date-time over a numeric stream reads the
+    stream's numbers as milliseconds (docs/streams.md). Either way a query value ``v`` is ``v * scale`` ticks.
+    """
+
+    kind: TimeKind = TimeKind.NUMERIC
+    time_scale: int = 1
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "kind", TimeKind(self.kind))
+        except ValueError:
+            raise WindowError(f"timeline kind {self.kind!r}: expected 'datetime' or 'numeric'") from None
+        if self.time_scale < 1:
+            raise WindowError(f"time_scale {self.time_scale}: expected a positive power of ten")
+
+    @classmethod
+    def datetime(cls) -> Timeline:
+        return cls(TimeKind.DATETIME, 1)
+
+    @classmethod
+    def numeric(cls, time_scale: int = 1) -> Timeline:
+        return cls(TimeKind.NUMERIC, time_scale)
+
+    @classmethod
+    def of(cls, kind: TimeKind, time_scale: int = 1) -> Timeline:
+        """The timeline of a stream with timestamps of ``kind`` (``time_scale`` counts for numeric ones only)."""
+        return cls.datetime() if kind is TimeKind.DATETIME else cls.numeric(time_scale)
+
+    @property
+    def scale(self) -> int:
+        """Ticks per query unit (per millisecond or per stream unit)."""
+        return 1 if self.kind is TimeKind.DATETIME else self.time_scale
+
+    def ticks(self, value: Decimal | int, what: str = "value") -> int:
+        """``value`` (query units) in ticks; raises when the stream's resolution cannot represent it."""
+        scaled = Decimal(value) * self.scale
+        if scaled != scaled.to_integral_value():
+            unit = "millisecond" if self.kind is TimeKind.DATETIME else f"1/{self.time_scale} of the stream's unit"
+            raise WindowError(f"{what} {value} is finer than the stream's time resolution ({unit})")
+        return int(scaled)
+
+    def duration(self, duration: Duration, what: str = "duration") -> int:
+        return self.ticks(duration.amount, f"{what} {duration.text or duration.amount}")
+
+    def instant(self, instant: Instant | Decimal | int, what: str = "instant") -> int:
+        if isinstance(instant, Instant):
+            return self.ticks(instant.value, f"{what} {instant.text}")
+        return self.ticks(instant, what)

@@ -1,7 +1,8 @@
-"""Windows of the stream model: what a query writes (window specifications), how a stream counts time
-(:class:`Timeline`), and the resolved windows in ticks with their arithmetic: which window is evaluated at an
-instant, and which windows hold an element. Pure Python: replay, live mode and the test oracles share it; the
-Spark plans that assign elements to instants are in ``rspark.spark.streaming.windows``.
+"""Windows of the stream model: what a query writes (window specifications) and the resolved windows in ticks with
+their arithmetic: which window is evaluated at an instant, and which windows hold an element. How a stream counts
+time (:class:`~rspark.model.time.Timeline`, its instants and their text forms) is in :mod:`rspark.model`; this
+module gives those names too, beside the windows they serve. Pure Python: replay, live mode and the test oracles
+share it; the Spark plans that assign elements to instants are in ``rspark.spark.streaming.windows``.
 
 The windows (RSEP-QL, Sec. 3.2, RSP-QL*, Def. 5 and 15, docs/profiles.md), with ``ts`` in ticks:
 
@@ -23,30 +24,17 @@ count BGP n        not here: the query compiler assigns it over the BGP matches 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rspark.errors import RsparkError
-from rspark.model.time import Duration, time_number, time_value_problem
+from rspark.model.time import Duration, Instant, Timeline, WindowError
+from rspark.model.timestamps import format_time, parse_time  # noqa: F401 - beside the windows they serve
 from rspark.rsp.policies import Bounds, CloseRule, CountUnit, DefaultWindow, ImplicitSlide, T0Policy, setting
 
 if TYPE_CHECKING:  # only the profile's attributes are read here
     from rspark.rsp.profiles import Profile
 
 # ---------------------------------------------------------------------------------------------- specifications
-
-
-@dataclass(frozen=True, slots=True)
-class Instant:
-    """A time instant as written: a number (stream units) or an xsd:dateTime (epoch milliseconds)."""
-
-    value: object  # Decimal
-    absolute: bool
-    text: str
-
-    def sse(self) -> str:
-        return self.text if not self.absolute else f'"{self.text}"'
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,101 +74,6 @@ class NowWindow:
 
 # a window as the query writes it (None where a query gives none: the profile's default window)
 WindowSpec = TimeWindow | LandmarkWindow | IntervalWindow | CountWindow | NowWindow
-
-
-class WindowError(RsparkError, ValueError):
-    """A window that cannot be applied to a stream (bad parameters, or units the stream cannot represent)."""
-
-
-# --------------------------------------------------------------------------------------------------------- timeline
-
-
-@dataclass(frozen=True, slots=True)
-class Timeline:
-    """How a stream's ``ts`` column counts time.
-
-    ``datetime``: ``ts`` is epoch milliseconds. ``numeric``: ``ts = value * time_scale`` (``time_scale`` a power of
-    ten, 1 for integer timestamps). A number in a query (``[RANGE 5]``, ``STARTING AT 3``) is in the stream's unit
-    (milliseconds for a date-time stream); an ISO 8601 duration or date-time over a numeric stream reads the
-    stream's numbers as milliseconds (docs/streams.md). Either way a query value ``v`` is ``v * scale`` ticks.
-    """
-
-    kind: str = "numeric"
-    time_scale: int = 1
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("datetime", "numeric"):
-            raise WindowError(f"timeline kind {self.kind!r}: expected 'datetime' or 'numeric'")
-        if self.time_scale < 1:
-            raise WindowError(f"time_scale {self.time_scale}: expected a positive power of ten")
-
-    @classmethod
-    def datetime(cls) -> Timeline:
-        return cls("datetime", 1)
-
-    @classmethod
-    def numeric(cls, time_scale: int = 1) -> Timeline:
-        return cls("numeric", time_scale)
-
-    @property
-    def scale(self) -> int:
-        """Ticks per query unit (per millisecond or per stream unit)."""
-        return 1 if self.kind == "datetime" else self.time_scale
-
-    def ticks(self, value: Decimal | int, what: str = "value") -> int:
-        """``value`` (query units) in ticks; raises when the stream's resolution cannot represent it."""
-        scaled = Decimal(value) * self.scale
-        if scaled != scaled.to_integral_value():
-            unit = "millisecond" if self.kind == "datetime" else f"1/{self.time_scale} of the stream's unit"
-            raise WindowError(f"{what} {value} is finer than the stream's time resolution ({unit})")
-        return int(scaled)
-
-    def duration(self, duration: Duration, what: str = "duration") -> int:
-        return self.ticks(duration.amount, f"{what} {duration.text or duration.amount}")
-
-    def instant(self, instant: Instant | Decimal | int, what: str = "instant") -> int:
-        if isinstance(instant, Instant):
-            return self.ticks(instant.value, f"{what} {instant.text}")
-        return self.ticks(instant, what)
-
-
-def parse_time(value, timeline) -> int:
-    """A --times / --until value (number, or ISO 8601 date-time for date-time streams) in ticks; a number within the
-    bounds of the query's instants (:func:`~rspark.model.time.time_value_problem`), else a WindowError."""
-    if isinstance(value, (int, Decimal, float)):
-        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-        problem = time_value_problem(number)
-        if problem is not None:
-            raise WindowError(f"time {value} {problem}")
-        return timeline.ticks(number, "time")
-    text = str(value).strip()
-    try:
-        number, problem = time_number(text)
-    except ArithmeticError:
-        pass
-    else:
-        if problem is not None and (number is None or number.is_finite()):
-            raise WindowError(f"time {text} {problem}")
-        if number is not None and number.is_finite():
-            return timeline.ticks(number, "time")
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise RsparkError(f"not a time: {text!r} (a number or an ISO 8601 date-time)") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000) * timeline.scale  # numeric streams read ISO instants as milliseconds
-
-
-def format_time(ticks: int, timeline) -> Any:
-    if timeline.kind == "datetime":
-        dt = datetime.fromtimestamp(ticks / 1000, tz=UTC)
-        text = dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        return text.replace(".000Z", "Z")
-    if timeline.scale == 1:
-        return int(ticks)
-    value = Decimal(ticks) / Decimal(timeline.scale)
-    return float(value) if value != value.to_integral_value() else int(value)
 
 
 # -------------------------------------------------------------------------------------------------- resolved windows

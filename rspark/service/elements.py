@@ -3,21 +3,20 @@
 A push is accepted whole or refused whole: malformed RDF gives a :class:`~rspark.errors.DataError` with the line
 and column, and an element without a usable timestamp names the element (docs/streams.md: one named graph per
 element, its timestamp in the default graph). What is accepted is written to the stream's inbox as N-Quads, where
-live mode loads it with the same loader as a replay."""
+live mode loads it with the same loader as a replay. A timestamp is judged by the loader's own parser
+(:func:`rspark.model.timestamps.parse_timestamp`), so a push accepted here is never refused by that load."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from rspark.errors import DataError
-
-XSD = "http://www.w3.org/2001/XMLSchema#"
-DATETIME_TYPES = {XSD + "dateTime", XSD + "dateTimeStamp"}
-NUMBER_TYPES = {XSD + t for t in ("integer", "decimal", "long", "int", "short", "byte", "nonNegativeInteger",
-                                  "positiveInteger", "nonPositiveInteger", "negativeInteger", "unsignedLong",
-                                  "unsignedInt", "unsignedShort", "unsignedByte")}
+from rspark.model.codec import encode_literal
+from rspark.model.time import TimeKind
+from rspark.model.timestamps import format_millis, parse_timestamp
+from rspark.model.xsd import XSD_DATETIME
 
 # media type -> pyoxigraph format name
 MEDIA_TYPES = {
@@ -38,7 +37,7 @@ class Element:
     time: str | Decimal
     t: float
     triples: int
-    kind: str  # "datetime" or "numeric"
+    kind: TimeKind
 
 
 @dataclass(frozen=True)
@@ -88,7 +87,7 @@ def parse_push(body: bytes, media_type: str | None, *, predicate: str, arrival_t
                                 file="request body", element=str(g))
             if stamp is None:
                 iso = datetime.fromtimestamp(now, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-                stamp = ox.Literal(iso, datatype=ox.NamedNode(XSD + "dateTime"))
+                stamp = ox.Literal(iso, datatype=ox.NamedNode(XSD_DATETIME))
             quads.append(ox.Quad(g, pred, stamp, ox.DefaultGraph()))
             found = {stamp}
         if len(found) > 1:
@@ -128,30 +127,18 @@ def _name(g) -> str:
     return g.value if isinstance(g, ox.NamedNode) else "_:" + g.value
 
 
-def _timestamp(lit, g) -> tuple[str | Decimal, float, str]:
+def _timestamp(lit, g) -> tuple[str | Decimal, float, TimeKind]:
+    """The timestamp ``lit`` of element ``g``: its value (the ISO 8601 text in UTC, to the millisecond, or the
+    exact number), its position on the time axis (epoch milliseconds, or the number) and its kind."""
     import pyoxigraph as ox
 
     if not isinstance(lit, ox.Literal):
         raise DataError(f"the timestamp {lit} is not a literal", file="request body", element=str(g))
-    dt = lit.datatype.value
-    if dt in DATETIME_TYPES:
-        try:
-            parsed = datetime.fromisoformat(lit.value.replace("Z", "+00:00"))
-        except ValueError:
-            raise DataError(f"the timestamp {lit.value!r} is not an xsd:dateTime", file="request body",
-                            element=str(g)) from None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        ms = int(parsed.timestamp() * 1000)
-        iso = datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
-        iso = iso.replace("+00:00", "Z").replace(".000Z", "Z")
-        return iso, float(ms), "datetime"
-    if dt in NUMBER_TYPES:
-        try:
-            number = Decimal(lit.value)
-        except InvalidOperation:
-            raise DataError(f"the timestamp {lit.value!r} is not a number", file="request body",
-                            element=str(g)) from None
-        return number, float(number), "numeric"
-    raise DataError(f"the timestamp {lit} is neither an xsd:dateTime nor a number", file="request body",
-                    element=str(g))
+    try:
+        kind, value, exp = parse_timestamp(encode_literal(lit.value, lit.datatype.value, lit.language))
+    except ValueError as exc:
+        raise DataError(f"bad timestamp: {exc}", file="request body", element=str(g)) from None
+    if kind is TimeKind.DATETIME:
+        return format_millis(value), float(value), kind
+    number = Decimal(value).scaleb(-exp)
+    return number, float(number), kind

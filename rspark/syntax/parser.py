@@ -37,7 +37,6 @@ import threading
 from bisect import bisect_left
 from copy import copy
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 from importlib.resources import files
 
@@ -53,8 +52,8 @@ from rspark.model.terms import (
     RDF_NIL,
     RDF_REST,
     RDF_TYPE,
-    XSD,
     XSD_BOOLEAN,
+    XSD_DATETIME,
     XSD_DECIMAL,
     XSD_DOUBLE,
     XSD_INTEGER,
@@ -64,6 +63,7 @@ from rspark.model.terms import (
     Variable,
 )
 from rspark.model.time import Duration, DurationError, parse_duration, time_number
+from rspark.model.timestamps import DateTimeError, datetime_millis, is_datetime_shaped
 from rspark.rsp.policies import R2S, Consumption, CountUnit, Selection
 from rspark.syntax import ast
 
@@ -222,11 +222,7 @@ _NUMERIC_TYPES = {
     "INTEGER_POSITIVE": XSD_INTEGER, "DECIMAL_POSITIVE": XSD_DECIMAL, "DOUBLE_POSITIVE": XSD_DOUBLE,
     "INTEGER_NEGATIVE": XSD_INTEGER, "DECIMAL_NEGATIVE": XSD_DECIMAL, "DOUBLE_NEGATIVE": XSD_DOUBLE,
 }
-_XSD_DATETIME = XSD + "dateTime"
 _NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_DATETIME_RE = re.compile(r"(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?"
-                          r"(Z|[+-][0-9]{2}:[0-9]{2})?")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class _Node:
@@ -752,7 +748,7 @@ class _Builder(Transformer):
             value = self._number_instant(str(first), first)
         else:  # a literal: string (LANGTAG | ^^ iri)?
             extra = children[1] if len(children) > 1 else None
-            if isinstance(extra, IRI) and extra.value == _XSD_DATETIME:
+            if isinstance(extra, IRI) and extra.value == XSD_DATETIME:
                 value = self._datetime_instant(str(first), first)
             else:
                 value = self._number_instant(str(first), first)
@@ -768,24 +764,18 @@ class _Builder(Transformer):
         return ast.Instant(value, False, text)
 
     def _datetime_instant(self, text: str, token) -> ast.Instant:
-        """An xsd:dateTime instant in epoch milliseconds (no time zone: UTC)."""
-        match = _DATETIME_RE.fullmatch(text)
-        if match is None:
+        """An xsd:dateTime instant in epoch milliseconds (no time zone: UTC), read as an element's timestamp is
+        (:func:`~rspark.model.timestamps.datetime_millis`), so the same text is the same instant in a query and in
+        a stream."""
+        if not is_datetime_shaped(text):
             raise self.error_at(token, f"not an xsd:dateTime: {_shown(text)!r} (expected e.g. 2016-03-01T13:00:00Z)")
-        year, month, day, hour, minute, second, fraction, zone = match.groups()
         try:
-            tz = UTC
-            if zone and zone != "Z":
-                sign = -1 if zone[0] == "-" else 1
-                tz = timezone(sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
-            stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=tz)
-        except (ValueError, OverflowError) as exc:
-            raise self.error_at(token, f"invalid xsd:dateTime {_shown(text)!r}: {exc}") from None
-        delta = stamp - _EPOCH
-        millis = Decimal((delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000)
-        if fraction:
-            millis += Decimal("0." + fraction[:60]) * 1000
-        return ast.Instant(millis.to_integral_value(), True, text)
+            millis = datetime_millis(text)
+        except DateTimeError as exc:
+            raise self.error_at(token, f"invalid xsd:dateTime {_shown(text)!r}: {exc.reason}") from None
+        if text.strip().lstrip("-").startswith("0000-"):  # XSD 1.0, which SPARQL 1.1 follows, has no year zero
+            raise self.error_at(token, f"invalid xsd:dateTime {_shown(text)!r}: year 0000 is out of range")
+        return ast.Instant(Decimal(millis), True, text)
 
     def starting(self, children):
         return children[0]

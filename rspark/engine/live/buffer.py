@@ -36,6 +36,8 @@ from pyspark.sql import functions as F
 from rspark.errors import RsparkError
 from rspark.model.codec import encode
 from rspark.model.terms import IRI
+from rspark.model.time import TimeKind, Timeline
+from rspark.model.xsd import XSD_DATETIME, XSD_DECIMAL, XSD_INTEGER
 from rspark.spark.frames import local_frame
 from rspark.spark.streaming.source import StreamSource
 
@@ -88,18 +90,18 @@ class Segment:
 class LiveBuffer:
     """The buffered content of one live stream, persisted under ``directory``.
 
-    ``kind``: ``"datetime"`` or ``"number"`` (fixed by the first batch; a batch of the other kind is rejected);
-    ``scale``: the time scale of ``ts`` (numeric streams: the smallest power of ten that makes every timestamp seen
-    integral; it only grows, and the segments' ``ts`` are rescaled when read); ``first``: the least timestamp ever
-    accepted (ticks; windows anchored at the first element keep their origin when it is pruned); ``last``: the
-    greatest; ``low``: the least the buffer holds (``first``, then the prune's bound); ``count``: elements accepted
-    so far (the next ``seq`` base); ``next_id``: the number of the next segment."""
+    ``kind``: the :class:`~rspark.model.time.TimeKind` of its timestamps (fixed by the first batch; a batch of the
+    other kind is rejected); ``scale``: the time scale of ``ts`` (numeric streams: the smallest power of ten that
+    makes every timestamp seen integral; it only grows, and the segments' ``ts`` are rescaled when read); ``first``:
+    the least timestamp ever accepted (ticks; windows anchored at the first element keep their origin when it is
+    pruned); ``last``: the greatest; ``low``: the least the buffer holds (``first``, then the prune's bound);
+    ``count``: elements accepted so far (the next ``seq`` base); ``next_id``: the number of the next segment."""
 
     spark: SparkSession
     iri: str
     directory: str
     timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime"
-    kind: str | None = None
+    kind: TimeKind | None = None
     scale: int = 1
     first: int | None = None
     last: int | None = None
@@ -117,7 +119,7 @@ class LiveBuffer:
 
     def restore(self, state: dict) -> None:
         """Reads the segments ``state`` names (after a restart)."""
-        self.kind, self.scale = state.get("kind"), state.get("scale", 1)
+        self.kind, self.scale = _saved_kind(state.get("kind")), state.get("scale", 1)
         self.first, self.last, self.low = state.get("first"), state.get("last"), state.get("low")
         self.count = state.get("count", 0)
         if "segments" in state:
@@ -146,7 +148,7 @@ class LiveBuffer:
         ``horizon`` (ticks at the buffer's scale; None: nothing evaluated yet) join the buffer as a new segment, the
         others are late: written as N-Quads into ``dead_letter`` (a file path) and counted. Returns what was
         accepted and late; the segment is written but the state is the caller's to save."""
-        kind = "datetime" if loaded.time_kind == "datetime" else "number"
+        kind = loaded.time_kind
         if loaded.bounds is not None:
             lo, _ = loaded.bounds
         else:  # the load did not find them (date-time and other timestamps than canonical integers)
@@ -156,8 +158,7 @@ class LiveBuffer:
         if lo is None:  # the batch has no valid element (its errors are reported by the caller)
             return BatchResult()
         if self.kind is not None and kind != self.kind:
-            raise RsparkError(f"stream <{self.iri}> has {self._kind_name(self.kind)} timestamps; this batch has "
-                              f"{self._kind_name(kind)} ones")
+            raise RsparkError(f"stream <{self.iri}> has {self.kind.noun} timestamps; this batch has {kind.noun} ones")
         scale = max(self.scale, loaded.time_scale)
         factor_old, factor_new = scale // self.scale, scale // loaded.time_scale
         self._rescale(factor_old)  # the segments keep their scale; the bounds follow the new one
@@ -441,10 +442,6 @@ class LiveBuffer:
                             checks_duplicates=False, stamps=self.driver_stamps(),
                             restricted=lambda predicates: table("quads", predicates))
 
-    @staticmethod
-    def _kind_name(kind: str) -> str:
-        return "date-time" if kind == "datetime" else "numeric"
-
 
 class BufferSource(StreamSource):
     """A live buffer as the stream a replay reads. Its ``quads`` are given to Spark when a plan first reads them
@@ -465,27 +462,34 @@ class BufferSource(StreamSource):
         self.__dict__["_quads"] = value
 
 
-def _write_nquads(quads: DataFrame, loaded, path: str, predicate: str, kind: str, scale: int) -> None:
+def _write_nquads(quads: DataFrame, loaded, path: str, predicate: str, kind: TimeKind, scale: int) -> None:
     """The late elements as N-Quads (their triples and their timestamps), appended to ``path``."""
     from rspark.model.terms import Literal
-    from rspark.rsp.windows import Timeline, format_time
+    from rspark.model.timestamps import format_time
 
-    timeline = Timeline.datetime() if kind == "datetime" else Timeline.numeric(scale)
+    timeline = Timeline.of(kind, scale)
     rows = quads.select("s", "p", "o", "element", "ts").orderBy("seq").collect()
     stamped: dict = {}
     lines = []
     for r in rows:
         lines.append(f"{r['s']} {r['p']} {r['o']} {r['element']} .\n")
         stamped.setdefault(r["element"], r["ts"])
-    dtype = "http://www.w3.org/2001/XMLSchema#dateTime" if kind == "datetime" else None
     for element, ts in stamped.items():
         value = format_time(ts, timeline)
-        if dtype is not None:
-            lit = encode(Literal(str(value), datatype=dtype))
+        if kind is TimeKind.DATETIME:
+            lit = encode(Literal(str(value), datatype=XSD_DATETIME))
         else:
-            lit = encode(Literal(str(value), datatype="http://www.w3.org/2001/XMLSchema#" +
-                                 ("integer" if isinstance(value, int) else "decimal")))
+            lit = encode(Literal(str(value), datatype=XSD_INTEGER if isinstance(value, int) else XSD_DECIMAL))
         lines.append(f"{element} <{predicate}> {lit} .\n")
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "a", encoding="utf-8") as out:
         out.writelines(lines)
+
+
+def _saved_kind(value: str | None) -> TimeKind | None:
+    """The time kind a saved buffer state names (None: no element yet); "number", another spelling of numeric a
+    checkpoint may hold, is read as NUMERIC."""
+    if value is None:
+        return None
+    return TimeKind.NUMERIC if value == "number" else TimeKind(value)
+

@@ -70,7 +70,7 @@ class LiveStream:
 
     def timeline(self) -> Timeline:
         b = self.buffer
-        return Timeline.datetime() if b.kind == "datetime" else Timeline.numeric(b.scale)
+        return Timeline.of(b.kind, b.scale)
 
     def lateness_ticks(self) -> int:
         value = self.lateness

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from rspark.errors import DataError
+from rspark.model.xsd import XSD_DATETIME
 
 
 def stamp_arrivals(text: str, fmt: str, predicate: str, now: float) -> str:
@@ -25,7 +26,7 @@ def stamp_arrivals(text: str, fmt: str, predicate: str, now: float) -> str:
     graphs = {q.graph_name for q in quads if not isinstance(q.graph_name, ox.DefaultGraph)}
     stamped = {q.subject for q in quads if isinstance(q.graph_name, ox.DefaultGraph) and q.predicate == pred}
     iso = datetime.fromtimestamp(now, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    stamp = ox.Literal(iso, datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#dateTime"))
+    stamp = ox.Literal(iso, datatype=ox.NamedNode(XSD_DATETIME))
     for g in sorted(graphs - stamped, key=str):
         quads.append(ox.Quad(g, pred, stamp, ox.DefaultGraph()))
     return ox.serialize(quads, format=ox.RdfFormat.N_QUADS).decode("utf-8")

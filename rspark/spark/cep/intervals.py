@@ -29,12 +29,12 @@ from rspark.algebra.expr import Call
 from rspark.cep.patterns import END, INTERVAL_CALLS, START
 from rspark.errors import NotSupportedError
 from rspark.model.terms import XSD, Literal
-from rspark.model.time import DurationError, parse_duration
+from rspark.model.time import DurationError, TimeKind, parse_duration
+from rspark.model.xsd import DURATION_TYPES
 from rspark.spark.sparql import solutions as S
 from rspark.spark.sparql.solutions import Solutions, var_col
 
 R_START, R_END = ".rstart", ".rend"
-DURATION_TYPES = {XSD + "duration", XSD + "dayTimeDuration", XSD + "yearMonthDuration"}
 _COMPARISONS = {"<", ">", "<=", ">=", "=", "!="}
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "!=": "!="}
 DURATION_TICKS = "GETDURATION_TICKS"  # internal: getDURATION() as a number of ticks, to compare with a duration
@@ -153,7 +153,7 @@ def interval_values(sols: Solutions, calls: list, timeline, fresh, now_sql) -> t
             sql = now_sql(timeline, end)
         elif call.name == DURATION_TICKS:
             sql = f"concat('\"', CAST({end} - {start} AS STRING), '\"^^<{XSD}integer>')"
-        elif timeline.kind == "datetime":
+        elif timeline.kind is TimeKind.DATETIME:
             sql = duration_sql(f"({end} - {start})")
         else:
             sql = now_sql(timeline, f"({end} - {start})")

@@ -19,23 +19,27 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from rspark.model.terms import XSD, XSD_BOOLEAN, XSD_DATETIME, XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER, XSD_STRING
+from rspark.model.xsd import (
+    INTEGER_DERIVED,
+    XSD_BOOLEAN,
+    XSD_DATE,
+    XSD_DATETIME,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_FLOAT,
+    XSD_INTEGER,
+    XSD_STRING,
+)
 
 SQL = str
 SBool = bool | str
 
-XSD_FLOAT = XSD + "float"
-XSD_DATE = XSD + "date"
-XSD_DAYTIMEDURATION = XSD + "dayTimeDuration"
 
 # Numeric type codes; promotion is max. DEC0 is an xsd:decimal whose lexical form has no fraction digits (data
 # "3"^^xsd:decimal, CEIL / FLOOR / ROUND of a decimal, sums and products of such): written without a point, as
 # Java's BigDecimal of scale 0 ("3"); DEC is any other decimal, written in canonical form ("3.0", "2.5").
 INT, DEC0, DEC, FLT, DBL = 0, 1, 2, 3, 4
 NUM_DATATYPES = {XSD_INTEGER: INT, XSD_DECIMAL: DEC, XSD_FLOAT: FLT, XSD_DOUBLE: DBL}
-INTEGER_DERIVED = tuple(XSD + n for n in (
-    "nonPositiveInteger", "negativeInteger", "long", "int", "short", "byte", "nonNegativeInteger",
-    "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte", "positiveInteger"))
 TYPE_IRI = {INT: XSD_INTEGER, DEC0: XSD_DECIMAL, DEC: XSD_DECIMAL, FLT: XSD_FLOAT, DBL: XSD_DOUBLE}
 
 DEC_T = "DECIMAL(38,18)"

@@ -12,6 +12,7 @@ import re
 from decimal import Decimal
 
 from rspark.model.terms import XSD_DATETIME, Literal
+from rspark.model.timestamps import days_from_civil
 from rspark.spark.expr.sql import RE_DATE, RE_DT, SFX_DATE, SFX_DT, SQL, XSD_DATE, is_name, let, q
 
 _US_DAY = 86_400_000_000
@@ -99,16 +100,6 @@ def any_time_pack(sfx: SQL, lexr: SQL) -> SQL:
     return f"(CASE WHEN {ok} THEN {time_pack(norm)} END)"
 
 
-def _days_from_civil(y: int, m: int, d: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
-    y -= m <= 2
-    era = (y if y >= 0 else y - 399) // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
 _PY_DT = re.compile(r"^(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})(?:T([0-9]{2}):([0-9]{2}):([0-9]{2}(?:\.[0-9]+)?))?"
                     r"(Z|[+-][0-9]{2}:[0-9]{2})?\Z")
 
@@ -131,7 +122,7 @@ def const_time_pack(term) -> SQL:
     hour = int(m.group(4) or 0)
     minute = int(m.group(5) or 0)
     sec = Decimal(m.group(6) or 0)
-    local = _days_from_civil(year, month, day) * _US_DAY + hour * _US_HOUR + minute * _US_MIN + int(sec * 1000000)
+    local = days_from_civil(year, month, day) * _US_DAY + hour * _US_HOUR + minute * _US_MIN + int(sec * 1000000)
     tz = m.group(7)
     if tz is None:
         z = "CAST(NULL AS INT)"

@@ -45,6 +45,7 @@ from rspark.model.terms import (
     Literal,
     QuotedTriple,
 )
+from rspark.model.xsd import XSD_DATE, XSD_DAYTIMEDURATION, XSD_FLOAT  # noqa: F401 - re-exported, as below
 from rspark.spark.expr.sql import (  # noqa: F401 - re-exported for the other expr_* modules
     DBL,
     DEC,
@@ -72,9 +73,6 @@ from rspark.spark.expr.sql import (  # noqa: F401 - re-exported for the other ex
     SQL,
     TRUE_ENC,
     TYPE_IRI,
-    XSD_DATE,
-    XSD_DAYTIMEDURATION,
-    XSD_FLOAT,
     SBool,
     b_and,
     b_not,

@@ -63,6 +63,8 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from rspark.errors import DataError, InputError, MissingFileError, MoreProblems
+from rspark.model.time import TimeKind
+from rspark.model.timestamps import PLAIN_INTEGER_STAMP, parse_timestamp
 from rspark.spark import jvm
 from rspark.spark.frames import local_frame
 from rspark.spark.loading import rdf, small
@@ -133,8 +135,8 @@ class LoadedStream:
     ``restricted(predicates)``: ``quads`` restricted to triples with one of the (encoded) predicates, built and
     cached apart (what a query reads when all its triple patterns have one of these predicates).
     ``metadata``: the default-graph triples other than the elements' timestamps (``s, p, o``). ``quoted``: as in
-    :class:`LoadedGraph`, over ``quads`` and ``metadata``. ``time_kind``: ``"datetime"`` (``ts`` in epoch
-    milliseconds, UTC) or ``"number"`` (``ts`` = value * ``time_scale``, the smallest power of ten that makes every
+    :class:`LoadedGraph`, over ``quads`` and ``metadata``. ``time_kind``: DATETIME (``ts`` in epoch
+    milliseconds, UTC) or NUMERIC (``ts`` = value * ``time_scale``, the smallest power of ten that makes every
     timestamp integral). ``has_metadata``: whether ``metadata`` has a row (counted at load). ``bounds``: the least
     and greatest ``ts`` of ``elements`` ((None, None) without elements) when the load found them, else None.
     ``errors``: rejected elements and malformed statements, in file order (an element with several timestamps is
@@ -151,7 +153,7 @@ class LoadedStream:
     restricted: Callable[[frozenset], DataFrame]
     metadata: DataFrame
     quoted: DataFrame
-    time_kind: str
+    time_kind: TimeKind
     time_scale: int
     has_metadata: bool = True
     bounds: tuple[int | None, int | None] | None = None
@@ -704,7 +706,6 @@ _CHECK_DDL = ("element string, blk long, idx long, ord long, kind string, m long
               "err string, eblk long, eidx long, eord long")
 
 
-PLAIN_INTEGER_STAMP = rdf.PLAIN_INTEGER_STAMP
 _CHECK_SCHEMA = pa.schema([
     ("element", pa.string()), ("blk", pa.int64()), ("idx", pa.int64()), ("ord", pa.int64()),
     ("kind", pa.string()), ("m", pa.int64()), ("e", pa.int32()), ("ms", pa.int64()),
@@ -730,7 +731,7 @@ def _check_elements(batches):
             lexical = pc.list_element(pc.split_pattern(first.filter(fast), '"'), 1)
             yield pa.RecordBatch.from_arrays([
                 part.column("element"), part.column("blk"), part.column("idx"), part.column("ord"),
-                pa.repeat(pa.scalar("number"), n), pc.cast(lexical, pa.int64()),
+                pa.repeat(pa.scalar(TimeKind.NUMERIC.value), n), pc.cast(lexical, pa.int64()),
                 pa.repeat(pa.scalar(0, pa.int32()), n), pa.nulls(n, pa.int64()), pa.nulls(n, pa.string()),
                 part.column("tblk"), part.column("tidx"), part.column("tord"),
             ], schema=_CHECK_SCHEMA)
@@ -747,8 +748,6 @@ def _several(values: list[str]) -> str:
 
 def _check_rows(batch: pa.RecordBatch):
     """:func:`_check_elements` for one batch, row by row in Python (every case)."""
-    from rspark.spark.loading import rdf as _rdf
-
     cols = {name: batch.column(name).to_pylist() for name in batch.schema.names}
     out = {name: [] for name in ("element", "blk", "idx", "ord", "kind", "m", "e", "ms", "err", "eblk", "eidx",
                                  "eord")}
@@ -764,8 +763,8 @@ def _check_rows(batch: pa.RecordBatch):
         else:
             epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
             try:
-                kind, value, exp = _rdf.parse_timestamp(vals[0])
-                if kind == "datetime":
+                kind, value, exp = parse_timestamp(vals[0])
+                if kind is TimeKind.DATETIME:
                     ms = value
                 else:
                     m, e = value, exp
@@ -792,7 +791,7 @@ def _checked_elements(candidates: DataFrame) -> DataFrame:
     plain = F.coalesce(plain, F.lit(False))
     null = F.lit(None)
     fast = candidates.filter(plain).select(
-        "element", "blk", "idx", "ord", F.lit("number").alias("kind"),
+        "element", "blk", "idx", "ord", F.lit(TimeKind.NUMERIC.value).alias("kind"),
         F.substring_index(F.substring(first, 2, 1 << 30), '"', 1).cast("long").alias("m"),
         F.lit(0).cast("int").alias("e"), null.cast("long").alias("ms"), null.cast("string").alias("err"),
         F.col("tblk").alias("eblk"), F.col("tidx").alias("eidx"), F.col("tord").alias("eord"))
@@ -882,7 +881,7 @@ def _empty_stream(spark: SparkSession, iri: str) -> LoadedStream:
         bounds=(None, None),
         n_elements=0,
         quoted=local_frame(spark, [], QUOTED_DDL),
-        time_kind="number",
+        time_kind=TimeKind.NUMERIC,
         time_scale=1,
     )
 
@@ -1042,7 +1041,7 @@ def _scanned_stream(spark: SparkSession, iri: str, path: str, fmt: str, pred: st
         bounds=(summary["lo"], summary["hi"]),
         n_elements=summary["n_ok"],
         quoted=local_frame(spark, [], QUOTED_DDL),  # the JVM scanner reads no RDF-star term
-        time_kind="number",
+        time_kind=TimeKind.NUMERIC,
         time_scale=1,
         _cached=cached,
     )
@@ -1113,7 +1112,7 @@ class _Elements:
 
     per_element: DataFrame
     elements: DataFrame
-    kind: str
+    kind: TimeKind
     scale_exp: int
     n_elements: int
     n_meta: int
@@ -1197,8 +1196,8 @@ def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) 
             bad.append((r["element"], msg, blk, idx))
     elements = per_element.filter(ok).select(
         "element", ts.alias("ts"), F.col("pos").alias("seq"))
-    return _Elements(per_element, elements, "number", 0, summary["n_ok"], summary["n_meta"], bad, summary["n_err"],
-                     (summary["lo"], summary["hi"]))
+    return _Elements(per_element, elements, TimeKind.NUMERIC, 0, summary["n_ok"], summary["n_meta"], bad,
+                     summary["n_err"], (summary["lo"], summary["hi"]))
 
 
 def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, cached: list) -> _Elements:
@@ -1225,46 +1224,46 @@ def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, c
     # One aggregate job: the stream's kind (that of its first element in file order with a good timestamp), the
     # decimal scale numeric timestamps need, and how many elements are rejected of each reason.
     ok = F.col("err").isNull()
-    is_number = ok & (F.col("kind") == "number")
+    is_number = ok & (F.col("kind") == TimeKind.NUMERIC.value)
     summary = checked.agg(
         F.min(F.when(ok, F.struct(*pos, "kind"))).alias("first"),
         F.max(F.when(is_number, F.col("e"))).alias("e"),
         F.max(F.when(is_number, F.length(F.abs(F.col("m")).cast("string")) - F.col("e"))).alias("digits"),
         F.count(F.when(~ok, 1)).alias("n_err"),
         F.count(F.when(is_number, 1)).alias("n_number"),
-        F.count(F.when(ok & (F.col("kind") == "datetime"), 1)).alias("n_datetime"),
+        F.count(F.when(ok & (F.col("kind") == TimeKind.DATETIME.value), 1)).alias("n_datetime"),
     ).collect()[0]
-    kind = summary["first"]["kind"] if summary["first"] is not None else "number"
+    kind = TimeKind(summary["first"]["kind"]) if summary["first"] is not None else TimeKind.NUMERIC
     scale_exp = 0
-    if kind == "number":
+    if kind is TimeKind.NUMERIC:
         scale_exp = summary["e"] or 0
         if summary["digits"] is not None and summary["digits"] + scale_exp > 18:
             raise DataError(
                 f"the timestamps need 10^{scale_exp} units per time unit to be integral, which overflows a 64-bit "
                 "count: use fewer decimal digits", file=path)
-    other = "datetime" if kind == "number" else "number"
-
-    n_bad = summary["n_err"] + summary["n_datetime" if kind == "number" else "n_number"]
+    other = TimeKind.DATETIME if kind is TimeKind.NUMERIC else TimeKind.NUMERIC
+    n_bad = summary["n_err"] + summary["n_datetime" if kind is TimeKind.NUMERIC else "n_number"]
     bad = []
     if n_bad:
-        rows = checked.filter(~ok | (F.col("kind") == other)).orderBy("eblk", "eidx", "eord") \
+        rows = checked.filter(~ok | (F.col("kind") == other.value)).orderBy("eblk", "eidx", "eord") \
             .limit(MAX_ERRORS).collect()
         for r in rows:
             msg = r["err"] or (
-                f"the timestamp is {'a number' if kind == 'datetime' else 'an xsd:dateTime'}, but the stream's "
-                f"first element has {'xsd:dateTime' if kind == 'datetime' else 'numeric'} timestamps (one stream "
+                f"the timestamp is {'a number' if kind is TimeKind.DATETIME else 'an xsd:dateTime'}, but the "
+                f"stream's first element has {'xsd:dateTime' if kind is TimeKind.DATETIME else 'numeric'} "
+                "timestamps (one stream "
                 "uses one kind)"
             )
             bad.append((r["element"], msg, r["eblk"], r["eidx"]))
 
-    valid = checked.filter(ok & (F.col("kind") == kind))
-    if kind == "datetime":
+    valid = checked.filter(ok & (F.col("kind") == kind.value))
+    if kind is TimeKind.DATETIME:
         ts = F.col("ms")
     else:
         ts = F.col("m") * F.pow(F.lit(10.0), F.lit(scale_exp) - F.col("e")).cast("long")
     seq = order.key(*(F.col(c) for c in pos))
     elements = valid.select("element", ts.cast("long").alias("ts"), seq.alias("seq"))
-    n_elements = summary["n_datetime" if kind == "datetime" else "n_number"]
+    n_elements = summary["n_datetime" if kind is TimeKind.DATETIME else "n_number"]
     n_meta = per_element.filter(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull()).count()
     return _Elements(per_element, elements, kind, scale_exp, n_elements, n_meta, bad, n_bad)
 

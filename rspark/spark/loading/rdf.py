@@ -15,7 +15,6 @@ encoding of :mod:`rspark.model.codec`:
   triples, graph blocks) with their line and column, so that one malformed statement or graph block can be reported
   and skipped while the rest loads. It is a tokenizer (strings, IRIs, comments, brackets), not a parser.
 * :func:`parse_document`: a whole Turtle/TriG/RDF-XML document (one executor task), strict or error-isolating.
-* :func:`parse_timestamp`: an encoded timestamp literal -> epoch milliseconds or an exact decimal number.
 
 Parse output goes into a :class:`Sink` (column lists) that the Spark side turns into Arrow batches. A position is
 ``(blk, idx, ord)``: for line formats ``blk`` is the byte offset of the Spark input split and ``idx`` the line's
@@ -33,7 +32,6 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -42,7 +40,6 @@ from rspark.errors import InputError
 from rspark.model.codec import encode_literal
 
 RDF_REIFIES = "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies"
-XSD = "http://www.w3.org/2001/XMLSchema#"
 
 # --------------------------------------------------------------------------------------------------- formats
 
@@ -452,11 +449,23 @@ class Sink:
     def add_quads(self, quads: Iterable, enc: TermEncoder, default_graph: str, blk: int, idx: int, ord_: int = 0,
                   graph_override: str | None = None) -> int:
         """Encode and append quads (all at one position); returns how many were added."""
+        n = self.add_terms(quads, enc, default_graph, graph_override)
+        if n:
+            self.blk.extend([blk] * n)
+            self.idx.extend([idx] * n)
+            self.ord.extend([ord_] * n)
+        return n
+
+    def add_terms(self, quads: Iterable, enc: TermEncoder, default_graph: str, graph_override: str | None) -> int:
+        """Encode and append the terms of quads (``s, p, o, g``; undone ``rdf:reifies`` triples skipped), not their
+        positions; returns how many were added. The executors' hot loop: one pass, no call per term but the
+        encoder's."""
         s_, p_, o_, g_ = self.s, self.p, self.o, self.g
         term = enc.term
+        skip = enc.skip if enc.reifiers else None
         n = 0
         for quad in quads:
-            if enc.reifiers and enc.skip(quad):
+            if skip is not None and skip(quad):
                 continue
             s_.append(term(quad.subject))
             p_.append("<" + quad.predicate.value + ">")
@@ -467,10 +476,6 @@ class Sink:
                 gn = quad.graph_name
                 g_.append(default_graph if gn.__class__ is _DG else term(gn))
             n += 1
-        if n:
-            self.blk.extend([blk] * n)
-            self.idx.extend([idx] * n)
-            self.ord.extend([ord_] * n)
         return n
 
 
@@ -660,21 +665,11 @@ def parse_lines(lines: list[str], blks: list[int], idxs: list[int], sink: Sink, 
             ok = len(quads) == len(plain)
         except SyntaxError:
             pass
-        if ok:
-            s_, p_, o_, g_, b_, x_, r_ = sink.s, sink.p, sink.o, sink.g, sink.blk, sink.idx, sink.ord
-            term = enc.term
-            for i, quad in zip(plain, quads):
-                s_.append(term(quad.subject))
-                p_.append("<" + quad.predicate.value + ">")
-                o_.append(term(quad.object))
-                if graph_override is not None:
-                    g_.append(graph_override)
-                else:
-                    gn = quad.graph_name
-                    g_.append(default_graph if gn.__class__ is _DG else term(gn))
-                b_.append(blks[i])
-                x_.append(idxs[i])
-                r_.append(0)
+        if ok:  # one quad a line, in the lines' order (the encoder undoes no reifier: no line has one)
+            sink.add_terms(quads, enc, default_graph, graph_override)
+            sink.blk.extend([blks[i] for i in plain])
+            sink.idx.extend([idxs[i] for i in plain])
+            sink.ord.extend([0] * len(plain))
         else:
             star = sorted(star + plain)
     for i in star:
@@ -1112,109 +1107,6 @@ def parse_document(data: bytes, *, fmt: str, base_iri: str | None, token: str, d
                 yield sink
                 sink.clear()
     yield sink
-
-
-# --------------------------------------------------------------------------------------------------- timestamps
-
-XSD_DATETIME = XSD + "dateTime"
-DATETIME_TYPES = frozenset({XSD_DATETIME, XSD + "dateTimeStamp"})
-NUMBER_TYPES = frozenset(
-    XSD + name
-    for name in (
-        "integer", "decimal", "long", "int", "short", "byte", "nonNegativeInteger", "positiveInteger",
-        "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte",
-    )
-)
-_DATETIME = re.compile(
-    r"(-?\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)?"
-)
-_DECIMAL = re.compile(r"[+-]?(\d+(?:\.\d*)?|\.\d+)")
-_INTEGER = re.compile(r"[+-]?\d+")
-
-
-def _days_from_civil(y: int, m: int, d: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date (any year)."""
-    y -= m <= 2
-    era = (y if y >= 0 else y - 399) // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def _month_days(y: int, m: int) -> int:
-    if m == 2:
-        return 29 if (y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)) else 28
-    return 30 if m in (4, 6, 9, 11) else 31
-
-
-def datetime_millis(lexical: str) -> int:
-    """Epoch milliseconds (UTC) of an xsd:dateTime lexical form; no timezone means UTC; sub-millisecond digits
-    are truncated towards the past (floor). Raises ValueError."""
-    m = _DATETIME.fullmatch(lexical.strip())
-    if m is None:
-        raise ValueError(f"not an xsd:dateTime: {lexical!r}")
-    year_s, mo, d, h, mi, s, frac, tz = m.groups()
-    if year_s.lstrip("-").startswith("0") and len(year_s.lstrip("-")) > 4:
-        raise ValueError(f"not an xsd:dateTime (year with a leading zero): {lexical!r}")
-    year, month, day, hour, minute, second = int(year_s), int(mo), int(d), int(h), int(mi), int(s)
-    if not 1 <= month <= 12 or not 1 <= day <= _month_days(year, month):
-        raise ValueError(f"not a valid date: {lexical!r}")
-    if minute > 59 or second > 59 or hour > 24 or (hour == 24 and (minute or second or (frac and int(frac)))):
-        raise ValueError(f"not a valid time of day: {lexical!r}")
-    millis = int((frac or "0")[:3].ljust(3, "0"))
-    total = ((_days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60 + second
-    if tz and tz != "Z":
-        sign = 1 if tz[0] == "+" else -1
-        th, tm = int(tz[1:3]), int(tz[4:6])
-        if tm > 59 or th > 14 or (th == 14 and tm):
-            raise ValueError(f"not a valid timezone offset: {lexical!r}")
-        total -= sign * (th * 3600 + tm * 60)
-    return total * 1000 + millis
-
-
-# A canonical xsd:integer / xsd:long timestamp of at most 17 digits: parse_timestamp gives ("number", int, 0).
-PLAIN_INTEGER_STAMP = r'^"-?(0|[1-9][0-9]{0,16})"\^\^<http://www\.w3\.org/2001/XMLSchema#(integer|long)>$'
-
-
-def parse_timestamp(encoded: str) -> tuple[str, int, int]:
-    """An encoded timestamp literal -> ``("datetime", epoch_ms, 0)`` or ``("number", mantissa, exponent)`` where
-    the number is exactly ``mantissa * 10**-exponent`` with no trailing zero digits in the mantissa's fraction
-    (``exponent`` >= 0 is the number of digits after the point). Raises ValueError with a readable message."""
-    if not encoded.startswith('"'):
-        raise ValueError(f"the timestamp {encoded} is not a literal")
-    cut = encoded.rfind('"')
-    lexical = encoded[1:cut]
-    suffix = encoded[cut + 1:]
-    datatype = suffix[3:-1] if suffix.startswith("^^<") else None
-    if datatype in DATETIME_TYPES:
-        return "datetime", datetime_millis(lexical), 0
-    if datatype in NUMBER_TYPES:
-        integer = datatype != XSD + "decimal"
-        if not (_INTEGER if integer else _DECIMAL).fullmatch(lexical):
-            raise ValueError(f"not a valid {datatype.rsplit('#', 1)[1]}: {lexical!r}")
-        try:
-            value = Decimal(lexical)
-        except InvalidOperation:
-            raise ValueError(f"not a number: {lexical!r}") from None
-        value = value.normalize() if value != 0 else Decimal(0)
-        sign, digits, exp = value.as_tuple()
-        mantissa = int("".join(map(str, digits)) or "0")
-        if exp > 0:
-            mantissa *= 10 ** exp
-            exp = 0
-        if sign:
-            mantissa = -mantissa
-        if abs(mantissa) >= 10 ** 18 or -exp > 18:
-            raise ValueError(f"timestamp {lexical!r} has too many digits (at most 18 are supported)")
-        return "number", mantissa, -exp
-    if datatype is not None:
-        kind = f"of type <{datatype}>"
-    else:
-        kind = "a language-tagged string" if suffix.startswith("@") else "a plain string"
-    raise ValueError(
-        f"the timestamp {encoded} is {kind}; expected xsd:dateTime or a number (xsd:integer, xsd:decimal, xsd:long)"
-    )
 
 
 def iter_quoted(encoded: str) -> Iterator[tuple[str, str, str, str]]:

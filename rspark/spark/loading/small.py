@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rspark.spark.loading import rdf
+from rspark.model.time import TimeKind
+from rspark.model.timestamps import PLAIN_INTEGER_STAMP, parse_timestamp
 
 __all__ = ["SmallBatch", "stream_batch"]
 
@@ -32,7 +33,7 @@ class SmallBatch:
     elements: pa.Table
     quads: pa.Table
     metadata: pa.Table | None
-    time_kind: str
+    time_kind: TimeKind
     time_scale: int
     lo: int
     hi: int
@@ -80,18 +81,18 @@ def stream_batch(raw: pa.Table, pred: str) -> SmallBatch | None:
                       hi.as_py())
 
 
-def _timestamps(encoded: pa.Array) -> tuple[str, pa.Array, int] | None:
+def _timestamps(encoded: pa.Array) -> tuple[TimeKind, pa.Array, int] | None:
     """The elements' timestamps (encoded literals) as ``(kind, ts, scale exponent)``: epoch ms for
     ``xsd:dateTime``, else numbers in units of ``10**-exponent``; None when one is not valid, or is of another
     kind than the first's (the load rejects those elements, with a message)."""
-    plain = pc.match_substring_regex(encoded, rdf.PLAIN_INTEGER_STAMP)
+    plain = pc.match_substring_regex(encoded, PLAIN_INTEGER_STAMP)
     if pc.all(plain).as_py():  # canonical integers: read by Arrow
         lexical = pc.list_element(pc.split_pattern(encoded, '"'), 1)
-        return "number", pc.cast(lexical, pa.int64()), 0
+        return TimeKind.NUMERIC, pc.cast(lexical, pa.int64()), 0
     kinds, values, exps = [], [], []
     for value in encoded.to_pylist():
         try:
-            kind, v, e = rdf.parse_timestamp(value)
+            kind, v, e = parse_timestamp(value)
         except ValueError:
             return None
         kinds.append(kind)
@@ -99,9 +100,9 @@ def _timestamps(encoded: pa.Array) -> tuple[str, pa.Array, int] | None:
         exps.append(e)
     if len(set(kinds)) > 1:
         return None
-    if kinds[0] == "datetime":
-        return "datetime", pa.array(values, pa.int64()), 0
+    if kinds[0] is TimeKind.DATETIME:
+        return TimeKind.DATETIME, pa.array(values, pa.int64()), 0
     scale_exp = max(exps)
     if max(len(str(abs(v))) - e for v, e in zip(values, exps)) + scale_exp > 18:
         return None  # the load's message: the timestamps need too many digits
-    return "number", pa.array([v * 10 ** (scale_exp - e) for v, e in zip(values, exps)], pa.int64()), scale_exp
+    return TimeKind.NUMERIC, pa.array([v * 10 ** (scale_exp - e) for v, e in zip(values, exps)], pa.int64()), scale_exp

@@ -20,6 +20,7 @@ from rspark.algebra.expr import Aggregate, Call, FunctionCall, TriplePattern
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
 from rspark.model.terms import IRI, XSD, BlankNode, Variable
+from rspark.model.time import TimeKind
 from rspark.spark.frames import local_frame
 from rspark.spark.sparql import solutions as S
 from rspark.spark.sparql.compiler import Compiler, DatasetView, GraphSource, compiles
@@ -387,7 +388,7 @@ def now_sql(timeline, column: str = KEY) -> str:
     """SQL for NOW() in a replay: the evaluation instant ``__t`` (or another ticks ``column``) as an encoded
     literal, an xsd:dateTime (UTC, as the records' times are written) for date-time streams and the instant's number
     for numeric streams."""
-    if timeline.kind == "datetime":
+    if timeline.kind is TimeKind.DATETIME:
         text = (f"regexp_replace(date_format(timestamp_millis({column}), \"yyyy-MM-dd'T'HH:mm:ss.SSS\"), "
                 f"'[.]000$', '')")
         return f"concat('\"', {text}, 'Z\"^^<{XSD}dateTime>')"

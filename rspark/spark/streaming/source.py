@@ -10,6 +10,8 @@ from typing import ClassVar
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from rspark.model.time import TimeKind, Timeline
+
 
 @dataclass
 class StreamSource:
@@ -25,7 +27,7 @@ class StreamSource:
     quads: DataFrame  # s, p, o, element, ts, seq
     metadata: DataFrame | None  # s, p, o (element metadata in the default graph of the stream file)
     quoted: DataFrame | None
-    time_kind: str  # "datetime" | "number"
+    time_kind: TimeKind
     time_scale: int = 1
     _bounds: tuple | None = None
     _has_metadata: bool | None = None
@@ -102,8 +104,6 @@ class StreamSource:
             self._bounds = (lo, hi)
         return self._bounds
 
-    def timeline(self):
-        from rspark.rsp.windows import Timeline
-
-        return Timeline.datetime() if self.time_kind == "datetime" else Timeline.numeric(self.time_scale)
+    def timeline(self) -> Timeline:
+        return Timeline.of(self.time_kind, self.time_scale)
 
