@@ -186,7 +186,7 @@ def check(spark, tmp_path, lateness: int, batches, texts: dict[str, str]) -> Non
 
 
 @pytest.mark.slow
-@settings(max_examples=2, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=1, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(arrivals(), queries())
 @example(  # three batches, out of order within a lateness of 3, equal timestamps split between batches
     (3, [[("G1", 2, [(":a0", ":p", ":b0")]), ("G0", 1, [(":a1", ":p", ":b1"), (":a0", ":r", "2")])],
