@@ -106,12 +106,12 @@ def _derive(replayer, plan: ops.QueryPlan, label: str, src: StreamSource, occ: D
     dataset = ReplayDataset(static, merged, named, [])
     for d in plan.dataset.windows:
         if d.merged or d.name is None:
-            merged.append(content)
+            merged.append(lambda: content)
             dataset.merged_stamps.append(None)
             dataset.merged_dated.append(lambda: at_once)
         else:
             name = E.encode(d.name)
-            named[name] = content
+            named[name] = lambda: content
             dataset.named_dated[name] = lambda: at_once
             dataset.named_graphs[name] = lambda: None
     env = dataclasses.replace(make_env(plan.base), now_sql=now_sql(timeline))
