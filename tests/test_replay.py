@@ -477,7 +477,7 @@ def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark,
 
 def test_pattern_predicates_are_those_of_every_triple_pattern_or_none():
     from rspark.syntax.translate import compile_query
-    from rspark.engine.replay import pattern_predicates
+    from rspark.spark.streaming.r2r import pattern_predicates
 
     def preds(where):
         plan = compile_query(P + f"SELECT * FROM NAMED WINDOW :w ON :d [RANGE 5 SLIDE 1] WHERE {{ {where} }}")

@@ -484,7 +484,7 @@ class Engine:
         texts = [queries] if isinstance(queries, str) else list(queries)
         labels = list(names) if names is not None else [f"query{i + 1}" if len(texts) > 1 else "query"
                                                          for i in range(len(texts))]
-        replayer = Replayer(self, profile or self.profile)
+        replayer = Replayer(self.spark, self.dataset_for, self.streams, profile or self.profile)
         try:
             records = replayer.run(list(zip(texts, labels)), until=until, times=times)
         except Exception as exc:

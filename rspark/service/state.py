@@ -80,7 +80,7 @@ class QueryEntry:
     name: str
     text: str
     profile: str | None
-    query: object  # rspark.engine.live.model.LiveQuery
+    query: object  # rspark.engine.live.registry.LiveQuery
     results: ResultLog
     observers: dict = field(default_factory=dict)  # id -> ObserverSink
 
@@ -265,7 +265,8 @@ class Service:
         for q in list(self.live.queries.values()):
             if q.stopped or entry.iri not in q.reads:
                 continue
-            start = Decimal(parse_time(q.last, tl)) / tl.scale if q.last is not None else first
+            last = q.times()[0]
+            start = Decimal(parse_time(last, tl)) / tl.scale if last is not None else first
             for d in q.plan.dataset.windows:
                 if d.stream.value != entry.iri:
                     continue
@@ -420,7 +421,7 @@ class Service:
             except RsparkError as exc:
                 results.close()
                 raise ServiceError(400, str(exc)) from None
-            results.resume(q.last)  # the records held before a restart, as far as the query's progress goes
+            results.resume(q.times()[0])  # the records held before a restart, as far as the query's progress goes
             entry = QueryEntry(name, text, profile, q, results)
             with self.lock:
                 self.queries[name] = entry
