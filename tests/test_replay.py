@@ -566,7 +566,7 @@ def test_out_of_memory_is_reported_as_a_memory_limit(engine, monkeypatch):
     """A Spark out-of-memory failure (here the text PySpark gives for a job that died of it, raised by the
     iteration: a real one ends the JVM, see the next tests) becomes a MemoryLimitError that says what
     to change; other failures pass through unchanged."""
-    from rspark.engine import replay as R
+    from rspark.spark.streaming import evaluate as R
     from rspark.errors import MemoryLimitError
     from rspark.spark.failures import memory_limit_error
 

@@ -19,6 +19,7 @@ from rspark.algebra import ops
 from rspark.cep.carried import resume_ticks
 from rspark.cep.patterns import consumes_events
 from rspark.engine.live.registry import LiveQuery, LiveStream, rescale
+from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import RsparkError
 from rspark.rsp.profiles import get_profile
 from rspark.rsp.windows import Timeline, TimeSpec, parse_time, resolve_window
@@ -89,6 +90,9 @@ class LiveScheduler:
         before the earliest records they may still read."""
         streams = dict(self.recorded)
         streams.update({iri: self.streams[iri].buffer.source() for iri in inputs if iri in self.streams})
+        rules = [(q.plan, q.label) for q in group if is_rule(q.plan)]
+        if rules:  # EP-SPARQL's CONSTRUCT rules: the streams they read become their Q-closure
+            streams.update(close_streams(self.spark, self.static, get_profile(group[0].profile), streams, rules))
         fed = {iri for q in group for iri in q.reads}
         feeding = {q.label for q in group if q.writes and q.writes in fed}
         first = None
