@@ -110,3 +110,16 @@ except ImportError as exc:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["(project", "Engine: blocked: pyspark"]
+
+
+def test_no_function_in_the_engine_is_longer_than_80_lines():
+    """The engine's modules are drivers and orchestration: a function longer than a screen is a sign that model
+    logic (windows, instants, plans) has crept up from the layers below."""
+    long = []
+    for path in sorted((REPO / "rspark" / "engine").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 80:
+                    long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []

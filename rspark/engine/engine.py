@@ -439,11 +439,11 @@ class Engine:
         return self
 
     def _register_stream(self, iri: str, loaded, timestamp_predicate: str) -> None:
-        from rspark.spark.streaming.source import StreamSource
+        from rspark.spark.streaming.stream import Stream
 
         self.errors.extend(loaded.errors)
         self._loaded.append(loaded)
-        self.streams[iri] = StreamSource(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
+        self.streams[iri] = Stream(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
                                          "datetime" if loaded.time_kind == "datetime" else "number",
                                          loaded.time_scale, _bounds=loaded.bounds, _has_metadata=loaded.has_metadata,
                                          candidates=loaded.candidates, restricted=loaded.restricted,

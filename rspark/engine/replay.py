@@ -31,7 +31,7 @@ from rspark.spark.streaming.evaluate import (
 )
 from rspark.spark.streaming.record import Record
 from rspark.spark.streaming.report import END
-from rspark.spark.streaming.source import StreamSource
+from rspark.spark.streaming.stream import Stream
 from rspark.syntax.translate import compile_query, ensure_evaluable
 
 # WARNING: numeric times read as epoch milliseconds (the evaluator logs the rest on the same logger)
@@ -43,11 +43,11 @@ class Replayer:
     dataset (``Engine.dataset_for``); ``streams``: the recorded streams by IRI; ``profile``: an engine profile
     name (``rspark.rsp.profiles``)."""
 
-    def __init__(self, spark, static: Callable[[ops.QueryPlan], DatasetView], streams: Mapping[str, StreamSource],
+    def __init__(self, spark, static: Callable[[ops.QueryPlan], DatasetView], streams: Mapping[str, Stream],
                  profile: str | None) -> None:
         self.spark = spark
         self.static = static
-        self.streams: dict[str, StreamSource] = dict(streams)
+        self.streams: dict[str, Stream] = dict(streams)
         self.profile = get_profile(profile)
         self._numeric_times_warned = False  # "numbers are epoch milliseconds" is said once a replay
 
@@ -72,11 +72,11 @@ class Replayer:
         return in_time_order(results)
 
     def _evaluate(self, until, times):
-        def run(plan: ops.QueryPlan, label: str, streams: Mapping[str, StreamSource]) -> EvaluationResult:
+        def run(plan: ops.QueryPlan, label: str, streams: Mapping[str, Stream]) -> EvaluationResult:
             return self.run_query(plan, label, streams, until=until, times=times)
         return run
 
-    def run_query(self, plan: ops.QueryPlan, label: str, streams: Mapping[str, StreamSource], *, until=None,
+    def run_query(self, plan: ops.QueryPlan, label: str, streams: Mapping[str, Stream], *, until=None,
                   times=None) -> EvaluationResult:
         """One query at every instant up to ``until`` (or at ``times``), as :meth:`run` reads them."""
         timeline = query_timeline(query_streams(plan, label, streams), label)

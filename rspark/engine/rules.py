@@ -28,7 +28,7 @@ from rspark.spark.sparql.query import construct_frame, make_env
 from rspark.spark.sparql.solutions import var_col
 from rspark.spark.streaming.keys import KEY
 from rspark.spark.streaming.r2r import StreamCompiler, StreamContext, StreamDataset, WindowContent, now_sql
-from rspark.spark.streaming.source import StreamSource
+from rspark.spark.streaming.stream import Stream
 
 log = logging.getLogger("rspark")
 
@@ -41,8 +41,8 @@ def is_rule(plan: ops.QueryPlan) -> bool:
     return plan.form == "CONSTRUCT" and plan.register is None and has_interval_joins(plan.op)
 
 
-def close_streams(spark, static, profile, streams: Mapping[str, StreamSource],
-                  rules: list[tuple[ops.QueryPlan, str]]) -> dict[str, StreamSource]:
+def close_streams(spark, static, profile, streams: Mapping[str, Stream],
+                  rules: list[tuple[ops.QueryPlan, str]]) -> dict[str, Stream]:
     """Each stream the rules read, by IRI, as its Q-closure under them. ``static``: a query's static dataset;
     ``profile``: the engine profile the rules are evaluated under."""
     by_stream: dict[str, list] = {}
@@ -60,7 +60,7 @@ def close_streams(spark, static, profile, streams: Mapping[str, StreamSource],
     return closed
 
 
-def closure(spark, static, profile, src: StreamSource, rules: list) -> StreamSource:
+def closure(spark, static, profile, src: Stream, rules: list) -> Stream:
     occ = src.quads.select("s", "p", "o", F.col("ts").alias("start"), F.col("ts").alias("end"))
     occ = occ.distinct().localCheckpoint()
     derived_all = None
@@ -95,7 +95,7 @@ def closure(spark, static, profile, src: StreamSource, rules: list) -> StreamSou
                                starts=derived.select("element", "start").distinct())
 
 
-def _derive(spark, static, profile, plan: ops.QueryPlan, label: str, src: StreamSource,
+def _derive(spark, static, profile, plan: ops.QueryPlan, label: str, src: Stream,
             occ: DataFrame) -> DataFrame:
     """One evaluation of a rule over all occurrences so far: its triples with their solutions' intervals
     (s, p, o, start, end). Every occurrence is in the rule's windows at one instant (0), FROM STREAM or named."""

@@ -34,7 +34,7 @@ from rspark.spark.streaming.evaluate import (
     in_time_order,
 )
 from rspark.spark.streaming.report import may_report, report_policies
-from rspark.spark.streaming.source import StreamSource
+from rspark.spark.streaming.stream import Stream
 
 
 class LiveScheduler:
@@ -43,7 +43,7 @@ class LiveScheduler:
     ``streams`` and ``queries``: live mode's streams and queries by IRI and name (read, not owned: the runner
     adds and removes them, under its lock)."""
 
-    def __init__(self, spark, static: Callable[[ops.QueryPlan], DatasetView], recorded: Mapping[str, StreamSource],
+    def __init__(self, spark, static: Callable[[ops.QueryPlan], DatasetView], recorded: Mapping[str, Stream],
                  streams: Mapping[str, LiveStream], queries: Mapping[str, LiveQuery]) -> None:
         self.spark = spark
         self.static = static
@@ -100,7 +100,7 @@ class LiveScheduler:
             first = min(self.streams[iri].buffer.first for iri in inputs if iri in self.streams)
         by_label = {q.label: q for q in group}
 
-        def run(plan: ops.QueryPlan, label: str, known: Mapping[str, StreamSource]) -> EvaluationResult:
+        def run(plan: ops.QueryPlan, label: str, known: Mapping[str, Stream]) -> EvaluationResult:
             q = by_label[label]
             carried = None
             if q.consumption is not None:

@@ -44,7 +44,7 @@ from rspark.spark.streaming.r2r import StreamCompiler, StreamContext, StreamData
 from rspark.spark.streaming.r2s import relation_to_stream
 from rspark.spark.streaming.record import Record
 from rspark.spark.streaming.report import WindowInput, evaluation_instants, instants_after
-from rspark.spark.streaming.source import StreamSource
+from rspark.spark.streaming.stream import Stream
 from rspark.spark.streaming.windows import LocalInstants
 
 # a query evaluated at this many instants or fewer has its answers fetched by one job (no cache, no count of rows
@@ -89,10 +89,10 @@ class EvaluationResult:
     records: Iterator[Record]
     instants: list
     carried: dict | None = None
-    output: StreamSource | None = None
+    output: Stream | None = None
 
 
-def query_streams(plan: ops.QueryPlan, label: str, streams: Mapping[str, StreamSource]) -> list[StreamSource]:
+def query_streams(plan: ops.QueryPlan, label: str, streams: Mapping[str, Stream]) -> list[Stream]:
     """The stream each of the query's windows reads, in order."""
     if not plan.dataset.windows:
         raise RsparkError(f"{label}: the query reads no stream (no window or FROM STREAM); "
@@ -100,15 +100,15 @@ def query_streams(plan: ops.QueryPlan, label: str, streams: Mapping[str, StreamS
     return [streams[d.stream.value] for d in plan.dataset.windows]
 
 
-def query_timeline(sources: list[StreamSource], label: str) -> Timeline:
+def query_timeline(sources: list[Stream], label: str) -> Timeline:
     """The timeline the query's instants are on: its streams' (the finest scale), which are all of one kind."""
     if len({s.time_kind for s in sources}) > 1:
         raise RsparkError(f"{label}: the query mixes date-time and numeric streams")
     return max((s.timeline() for s in sources), key=lambda t: t.scale)
 
 
-def evaluate_network(queries: Sequence[tuple[ops.QueryPlan, str]], streams: Mapping[str, StreamSource],
-                     evaluate_one: Callable[[ops.QueryPlan, str, Mapping[str, StreamSource]], EvaluationResult],
+def evaluate_network(queries: Sequence[tuple[ops.QueryPlan, str]], streams: Mapping[str, Stream],
+                     evaluate_one: Callable[[ops.QueryPlan, str, Mapping[str, Stream]], EvaluationResult],
                      unknown: Callable[[tuple[ops.QueryPlan, str], Mapping], Exception]) -> list[EvaluationResult]:
     """Evaluates a query network: each query once every stream it reads is known, a query that registers a stream
     (REGISTER STREAM) before the queries reading it, which are given its output stream. ``evaluate_one`` evaluates
@@ -136,7 +136,7 @@ def in_time_order(results: Sequence[EvaluationResult]) -> Iterator[Record]:
     return (out for _, _, out in heapq.merge(*keyed, key=lambda x: (x[0], x[1])))
 
 
-def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, StreamSource], static: DatasetView,
+def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Stream], static: DatasetView,
              instants: Instants, profile, carried: Carried | None = None) -> EvaluationResult:
     """Builds the query's plan over ``streams`` (the errors are raised now) at ``instants``; ``static``: the
     query's static dataset; ``profile``: the engine profile (``rspark.rsp.profiles``). The result's records run
@@ -231,8 +231,8 @@ def _resume_instant(instants, hold) -> int:
     return max(below) if below else min(instants)
 
 
-def _records(plan: ops.QueryPlan, label: str, sols, domain, values, timeline: Timeline, profile, like: StreamSource,
-             few: bool) -> tuple[Iterator[Record], StreamSource | None]:
+def _records(plan: ops.QueryPlan, label: str, sols, domain, values, timeline: Timeline, profile, like: Stream,
+             few: bool) -> tuple[Iterator[Record], Stream | None]:
     """R2S and the query form: the records at every instant, and the query's output stream (REGISTER STREAM)."""
     form, r2s = plan.form, plan.r2s or profile.r2s
     quads, output = False, None
@@ -299,7 +299,7 @@ def _records(plan: ops.QueryPlan, label: str, sols, domain, values, timeline: Ti
     return records(), output
 
 
-def output_stream(iri: str, triples, like: StreamSource, last: int | None) -> StreamSource:
+def output_stream(iri: str, triples, like: Stream, last: int | None) -> Stream:
     """The output of REGISTER STREAM :out AS CONSTRUCT ... as a stream other queries read: one element per
     instant, stamped with the instant (an instant without triples gives none), which goes on to the query's
     ``last`` instant: the queries reading it are evaluated up to there, as live mode evaluates them up to the
@@ -307,5 +307,5 @@ def output_stream(iri: str, triples, like: StreamSource, last: int | None) -> St
     elem = F.concat(F.lit(f"<{iri}#t"), F.col(KEY).cast("string"), F.lit(">"))
     quads = triples.select("s", "p", "o", elem.alias("element"), F.col(KEY).alias("ts"), F.col(KEY).alias("seq"))
     elements = quads.select("element", "ts", "seq").distinct()
-    return StreamSource(iri, elements, quads, None, quoted_table(quads), like.time_kind, like.time_scale,
+    return Stream(iri, elements, quads, None, quoted_table(quads), like.time_kind, like.time_scale,
                         checks_duplicates=False, end=last)

@@ -26,7 +26,7 @@ from rspark.spark.sparql.compiler import Compiler, DatasetView, GraphSource
 from rspark.spark.sparql.solutions import Solutions, var_col
 from rspark.spark.streaming.bgp_window import BGPWindow
 from rspark.spark.streaming.keys import KEY
-from rspark.spark.streaming.source import StreamSource
+from rspark.spark.streaming.stream import Stream
 
 
 @dataclass(frozen=True)
@@ -364,7 +364,7 @@ def _mentions(exprs, name: str) -> bool:
     return False
 
 
-def element_metadata(src: StreamSource, assigned: DataFrame) -> DataFrame:
+def element_metadata(src: Stream, assigned: DataFrame) -> DataFrame:
     """The metadata of the elements a window holds, at every instant: ``(__t, s, p, o)``, ``s`` the element.
     ``assigned``: ``(instant, element, ...)``."""
     return assigned.join(src.metadata.withColumnRenamed("s", "element"), "element") \

@@ -26,14 +26,14 @@ from rspark.spark.sparql.solutions import Solutions
 from rspark.spark.streaming.bgp_window import BGPWindow, positioned_triples, window_blocks
 from rspark.spark.streaming.keys import KEY
 from rspark.spark.streaming.r2r import WindowContent, element_metadata, no_graphs, now_sql
-from rspark.spark.streaming.source import StreamSource
+from rspark.spark.streaming.stream import Stream
 from rspark.spark.streaming.windows import assign_window
 
 # (triple pattern, frame, key column) -> its solutions: how a [RANGE BGP n] window matches its counted pattern
 Scan = Callable[[TriplePattern, DataFrame, str], Solutions]
 
 
-def content(src: StreamSource, rw, instants, predicates: frozenset | None = None) -> DataFrame:
+def content(src: Stream, rw, instants, predicates: frozenset | None = None) -> DataFrame:
     """A window's content at every instant: (__t, s, p, o), a set per instant (the snapshot is an RDF graph).
 
     ``instants``: the instant values (a list, so that the window code knows how many there are and broadcasts
@@ -64,7 +64,7 @@ def content(src: StreamSource, rw, instants, predicates: frozenset | None = None
     return out.distinct()
 
 
-def dated(src: StreamSource, rw, instants, metadata: bool = False) -> DataFrame:
+def dated(src: Stream, rw, instants, metadata: bool = False) -> DataFrame:
     """A window's quads at every instant with their element: ``(instant, element, s, p, o, ts)``; with
     ``metadata``, also the elements' metadata (``s`` the element)."""
     cols = ("instant", "element", "s", "p", "o", "ts")
@@ -79,7 +79,7 @@ def dated(src: StreamSource, rw, instants, metadata: bool = False) -> DataFrame:
     return assigned.join(triples, "element").select(*cols)
 
 
-def occurrences(src: StreamSource, rw, instants) -> DataFrame:
+def occurrences(src: Stream, rw, instants) -> DataFrame:
     """A window's dated triple occurrences at every instant (EP-SPARQL patterns): ``(__t, s, p, o, ts0, ts)``,
     ``[ts0, ts]`` the occurrence's interval (``ts0`` differs from ``ts`` for triples derived by rules)."""
     out = dated(src, rw, instants)
@@ -90,7 +90,7 @@ def occurrences(src: StreamSource, rw, instants) -> DataFrame:
     return out.select(F.col("instant").alias(KEY), "s", "p", "o", "ts0", "ts").distinct()
 
 
-def window_events(src: StreamSource, rw, instants, decl: ops.WindowDecl) -> WindowEvents:
+def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEvents:
     """What event patterns over this window read (``rspark.spark.cep.match``): the stream's quads, and the
     assignment of element-keyed rows to the instants whose window holds their element."""
 
@@ -113,14 +113,14 @@ def window_events(src: StreamSource, rw, instants, decl: ops.WindowDecl) -> Wind
     return WindowEvents(quads, assign)
 
 
-def stamps(src: StreamSource, rw, instants) -> DataFrame:
+def stamps(src: Stream, rw, instants) -> DataFrame:
     """A window's timestamps at every instant: ``(__t, s, p, o, ts)``, the latest timestamp (ticks) of each
     triple of its content (element metadata is dated by its element)."""
     return dated(src, rw, instants, metadata=True) \
         .groupBy(F.col("instant").alias(KEY), "s", "p", "o").agg(F.max("ts").alias("ts"))
 
 
-def default_graphs(src: StreamSource, rw, instants) -> DataFrame:
+def default_graphs(src: Stream, rw, instants) -> DataFrame:
     """A window as RSP-QL*'s dataset DS(W) sees it (Def. 6): its default graph is the union of its elements'
     default graphs, the timestamp triples (in canonical form: NOW()'s) and the other metadata, at every
     instant ``(__t, s, p, o)``. The elements' own graphs are its named graphs (:func:`element_graphs`)."""
@@ -136,13 +136,13 @@ def default_graphs(src: StreamSource, rw, instants) -> DataFrame:
     return out
 
 
-def element_graphs(src: StreamSource, rw, instants) -> DataFrame:
+def element_graphs(src: Stream, rw, instants) -> DataFrame:
     """A window's elements as named graphs at every instant (``GRAPH ?g`` inside ``WINDOW``; RSP-QL*, Def. 6):
     ``(__t, g, s, p, o)``, ``g`` the element's name."""
     return dated(src, rw, instants).select(F.col("instant").alias(KEY), F.col("element").alias("g"), "s", "p", "o")
 
 
-def bgp_window(scan: Scan, background, pattern: ops.Op, decl: ops.WindowDecl, rw, src: StreamSource) -> BGPWindow:
+def bgp_window(scan: Scan, background, pattern: ops.Op, decl: ops.WindowDecl, rw, src: Stream) -> BGPWindow:
     """A ``[RANGE BGP n]`` window (rspark.spark.streaming.bgp_window): the patterns it counts are those of the
     blocks that read it (a named window), or the query's own triple patterns (a FROM STREAM window, merged with
     ``background``, the static default graph)."""
@@ -160,7 +160,7 @@ def bgp_window(scan: Scan, background, pattern: ops.Op, decl: ops.WindowDecl, rw
     return BGPWindow(decl.name.n3(), rw.size, window_blocks(pattern, decl.name), positioned, graph_scan)
 
 
-def window_contents(pattern: ops.Op, decls: Sequence[ops.WindowDecl], streams: Sequence[StreamSource],
+def window_contents(pattern: ops.Op, decls: Sequence[ops.WindowDecl], streams: Sequence[Stream],
                     resolved: Sequence, instants, bgp_windows: dict, *, as_dataset: bool,
                     predicates: frozenset | None) -> tuple[list[WindowContent], dict[str, WindowContent]]:
     """Every window of a query at ``instants``: the FROM STREAM windows (merged into the default graph) in order,
