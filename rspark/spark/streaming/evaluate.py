@@ -155,11 +155,12 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
     env = dataclasses.replace(make_env(plan.base), now_sql=now_sql(timeline))
     # a [RANGE BGP n] window's matches are found by its triple-pattern scans, and they are needed for the evaluation
     # instants (the non-empty filter)
-    scanner = Compiler(spark, StreamDataset(static, [], {}, stream_quoted), env)
+    scanner = None
     inputs, bgp_windows = [], {}
     for d, rw, src in zip(decls, resolved, sources):
         matches = None
         if isinstance(rw, CountSpec) and rw.unit == "BGP":
+            scanner = scanner or Compiler(spark, StreamDataset(static, [], {}, stream_quoted), env)
             bw = bgp_windows[id(d)] = s2r.bgp_window(scanner.scan_triple, static.default, plan.op, d, rw, src)
             matches = bw.match_times()
         triples = src.quads if isinstance(rw, CountSpec) and rw.unit == "TRIPLES" else None  # (its count)
