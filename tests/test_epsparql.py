@@ -530,6 +530,32 @@ def test_seed003_rule_feeds_the_stream(engine, stocks):
     }
 
 
+# (4) over a named window: the rule reads its stream through ``WINDOW :w { ... }`` (the same landmark window)
+RULE_NAMED = PREFIXES + """CONSTRUCT { ?company :downratedby ?ratingagency }
+FROM NAMED WINDOW :w ON :stocks [LANDMARK 2024-01-01T00:00:00Z]
+WHERE { WINDOW :w { { ?rating1 :rater ?ratingagency ;
+                      :rated ?company ;
+                      :score ?score1 }
+           SEQ { ?rating2 :rater ?ratingagency ;
+                          :rated ?company ;
+                          :score ?score2 }
+           FILTER ( ?score2 < ?score1 ) } }
+"""
+
+
+def test_a_rule_over_a_named_window_feeds_the_stream(engine, stocks):
+    """A CONSTRUCT rule whose pattern reads a named window (``WINDOW :w { ... SEQ ... }``) computes the same
+    Q-closure as the rule over ``FROM STREAM``: the SELECTs read its triples as occurrences of the stream."""
+    out = engine.replay([RULE_NAMED, Q2, AFTER], profile=PROFILE, names=["rule", "q2", "after"])
+    got = {
+        "rule": [(rec.time, sorted(tuple(local(x) for x in tr) for tr in rec.triples))
+                 for rec in out if rec.query == "rule" and rec.triples],
+        "q2": engine_records(out, [n for n, _ in Q2_COLUMNS], "q2"),
+        "after": engine_records(out, [n for n, _ in AFTER_COLUMNS], "after"),
+    }
+    assert got == {"rule": CLOSURE_RULE, "q2": CLOSURE_Q2, "after": CLOSURE_AFTER}
+
+
 # The W3C RSP CG requirements' EP-SPARQL chain (Sec. 4.8.1, SEQ): Axel and Darko exactly together in ?room_x, then
 # together in ?room_y, written without grouping: { A } EQUALS { B } SEQ { C } EQUALS { D }. The document's prose reads
 # it as (A EQUALS B) SEQ (C EQUALS D): EQUALS binds tighter than SEQ (docs/events.md). Four people-entering-rooms

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import grimp
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "rspark"
@@ -132,9 +133,12 @@ def test_the_service_imports_only_the_public_interface_of_live_mode():
     assert {i.split(" -> ")[1] for i in service[0]["ignore_imports"]} == SERVICE_SEES
 
 
-def test_no_function_in_the_service_is_longer_than_80_lines():
+@pytest.mark.parametrize("folder", ["engine", "service"])
+def test_no_function_in_the_engine_or_the_service_is_longer_than_80_lines(folder):
+    """The engine's modules are drivers and orchestration, the service's are handlers: a function longer than a
+    screen is a sign that model logic (windows, instants, plans) has crept up from the layers below."""
     long = []
-    for path in (PACKAGE / "service").rglob("*.py"):
+    for path in sorted((PACKAGE / folder).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lines = node.end_lineno - node.lineno + 1

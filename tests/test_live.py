@@ -132,17 +132,17 @@ def test_the_reported_instant_is_evaluated_again_only_as_istreams_reference(engi
     """A micro-batch evaluates the instants due since the last one reported; ISTREAM (and DSTREAM) compare each
     instant with the previous one, so the reported instant is evaluated again with them, while RSTREAM answers each
     instant alone and leaves it out. The records equal the replay's either way."""
-    from rspark.engine.replay import Replayer
+    from rspark.engine.live import evaluation
 
     evaluated = []
-    real = Replayer.run_query
+    real = evaluation.evaluate
 
-    def spy(self, plan, label, **kw):
-        out = real(self, plan, label, **kw)
-        evaluated.append((label, kw.get("after"), list(self.instants[label])))
+    def spy(spark, plan, label, streams, static, instants, profile, carried=None):
+        out = real(spark, plan, label, streams, static, instants, profile, carried)
+        evaluated.append((label, instants.after, list(out.instants)))
         return out
 
-    monkeypatch.setattr(Replayer, "run_query", spy)
+    monkeypatch.setattr(evaluation, "evaluate", spy)
     engine.live_stream(EX + "S", lateness=0)
     handles = {name: engine.register(QUERIES[name], name=name) for name in ("count", "istream")}
     push(engine, 2, 4, 6)  # the instants before the watermark 6: 2 and 4
@@ -264,7 +264,7 @@ def test_the_inbox_is_a_replayable_log(spark, tmp_path, replayed):
     stopped after saving the state but before deleting them (named by the state as the last batch applied) does
     not read them twice."""
     from rspark.engine.engine import Engine
-    from rspark.engine.live.model import write_inbox
+    from rspark.engine.live.registry import write_inbox
 
     ckpt = tmp_path / "ckpt"
     out = tmp_path / "count.jsonl"

@@ -476,7 +476,7 @@ def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark,
 
 
 def test_pattern_predicates_are_those_of_every_triple_pattern_or_none():
-    from rspark.engine.replay import pattern_predicates
+    from rspark.spark.streaming.r2r import pattern_predicates
     from rspark.syntax.translate import compile_query
 
     def preds(where):
@@ -566,9 +566,9 @@ def test_out_of_memory_is_reported_as_a_memory_limit(engine, monkeypatch):
     """A Spark out-of-memory failure (here the text PySpark gives for a job that died of it, raised by the
     iteration: a real one ends the JVM, see the next tests) becomes a MemoryLimitError that says what
     to change; other failures pass through unchanged."""
-    from rspark.engine import replay as R
     from rspark.errors import MemoryLimitError
     from rspark.spark.failures import memory_limit_error
+    from rspark.spark.streaming import evaluate as R
 
     spark_text = ("An error occurred while calling o123.toLocalIterator.\n: org.apache.spark.SparkException: Job "
                   "aborted due to stage failure: Task 0 in stage 7.0 failed 1 times, most recent failure: "
@@ -631,7 +631,6 @@ def test_an_error_whose_text_the_jvm_cannot_give_means_the_jvm_is_going():
 
 
 @pytest.mark.slow
-@pytest.mark.spark
 def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
     """A window whose evaluation cannot fit (GROUP_CONCAT over the cross product of 3,000 triples: 9 million
     values in one group) in a Spark given 512 MB, through the command line in a process of its own. In local mode

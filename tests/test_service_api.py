@@ -506,13 +506,13 @@ def test_the_record_log_file_holds_what_the_log_holds_across_closes_and_compacti
     """A query's record log as its file keeps it: records written after ``close`` (the micro-batch running when the
     service stops) are kept too; the file is rewritten with the held records past twice ``keep`` lines; a line a
     crash left unfinished is cut; a record at or before the newest held one is not taken twice."""
-    from rspark.engine.replay import ReplayOutput
     from rspark.service.results import ResultLog
+    from rspark.spark.streaming.record import Record
 
     path = str(tmp_path / "results" / "q.jsonl")
 
-    def record(t: int) -> ReplayOutput:
-        return ReplayOutput("q", t, t, "ASK", boolean=t % 4 == 0)
+    def record(t: int) -> Record:
+        return Record("q", t, t, "ASK", boolean=t % 4 == 0)
 
     log = ResultLog(keep=3, path=path)
     for t in range(1, 8):  # 7 lines > 2 * 3: rewritten as the held 5, 6, 7 and the gap up to 4

@@ -438,11 +438,11 @@ class Engine:
         return self
 
     def _register_stream(self, iri: str, loaded, timestamp_predicate: str) -> None:
-        from rspark.spark.streaming.source import StreamSource
+        from rspark.spark.streaming.stream import Stream
 
         self.errors.extend(loaded.errors)
         self._loaded.append(loaded)
-        self.streams[iri] = StreamSource(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
+        self.streams[iri] = Stream(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
                                          loaded.time_kind,
                                          loaded.time_scale, _bounds=loaded.bounds, _has_metadata=loaded.has_metadata,
                                          candidates=loaded.candidates, restricted=loaded.restricted,
@@ -483,7 +483,7 @@ class Engine:
         texts = [queries] if isinstance(queries, str) else list(queries)
         labels = list(names) if names is not None else [f"query{i + 1}" if len(texts) > 1 else "query"
                                                          for i in range(len(texts))]
-        replayer = Replayer(self, profile or self.profile)
+        replayer = Replayer(self.spark, self.dataset_for, self.streams, profile or self.profile)
         try:
             records = replayer.run(list(zip(texts, labels)), until=until, times=times)
         except Exception as exc:

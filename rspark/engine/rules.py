@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -24,9 +25,11 @@ from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
 from rspark.spark.frames import local_frame
 from rspark.spark.sparql import solutions as S
+from rspark.spark.sparql.query import construct_frame, make_env
 from rspark.spark.sparql.solutions import var_col
 from rspark.spark.streaming.keys import KEY
-from rspark.spark.streaming.source import StreamSource
+from rspark.spark.streaming.r2r import StreamCompiler, StreamContext, StreamDataset, WindowContent, now_sql
+from rspark.spark.streaming.stream import Stream
 
 log = logging.getLogger("rspark")
 
@@ -39,29 +42,33 @@ def is_rule(plan: ops.QueryPlan) -> bool:
     return plan.form == QueryForm.CONSTRUCT and plan.register is None and has_interval_joins(plan.op)
 
 
-def close_streams(replayer, rules: list[tuple[ops.QueryPlan, str]]) -> None:
-    """Replace each stream the rules read by its Q-closure under them (in ``replayer.sources``)."""
+def close_streams(spark, static, profile, streams: Mapping[str, Stream],
+                  rules: list[tuple[ops.QueryPlan, str]]) -> dict[str, Stream]:
+    """Each stream the rules read, by IRI, as its Q-closure under them. ``static``: a query's static dataset;
+    ``profile``: the engine profile the rules are evaluated under."""
     by_stream: dict[str, list] = {}
     for plan, label in rules:
-        streams = {d.stream.value for d in plan.dataset.windows}
-        if len(streams) != 1:
+        iris = {d.stream.value for d in plan.dataset.windows}
+        if len(iris) != 1:
             raise NotSupportedError(f"{label}: a CONSTRUCT rule reads one stream (its output joins that stream); "
-                                    f"this one reads {len(streams)}")
-        by_stream.setdefault(streams.pop(), []).append((plan, label))
+                                    f"this one reads {len(iris)}")
+        by_stream.setdefault(iris.pop(), []).append((plan, label))
+    closed = {}
     for iri, group in by_stream.items():
-        if iri not in replayer.sources:
+        if iri not in streams:
             raise RsparkError(f"{group[0][1]}: unknown stream <{iri}>")
-        replayer.sources[iri] = closure(replayer, replayer.sources[iri], group)
+        closed[iri] = closure(spark, static, profile, streams[iri], group)
+    return closed
 
 
-def closure(replayer, src: StreamSource, rules: list) -> StreamSource:
+def closure(spark, static, profile, src: Stream, rules: list) -> Stream:
     occ = src.quads.select("s", "p", "o", F.col("ts").alias("start"), F.col("ts").alias("end"))
     occ = occ.distinct().localCheckpoint()
     derived_all = None
     for round_no in range(1, MAX_ROUNDS + 1):
         derived = None
         for plan, label in rules:
-            part = _derive(replayer, plan, label, src, occ)
+            part = _derive(spark, static(plan), profile, plan, label, src, occ)
             derived = part if derived is None else derived.unionByName(part)
         new = derived.distinct().join(occ, ["s", "p", "o", "start", "end"], "left_anti").localCheckpoint()
         added = new.count()
@@ -89,40 +96,23 @@ def closure(replayer, src: StreamSource, rules: list) -> StreamSource:
                                starts=derived.select("element", "start").distinct())
 
 
-def _derive(replayer, plan: ops.QueryPlan, label: str, src: StreamSource, occ: DataFrame) -> DataFrame:
+def _derive(spark, static, profile, plan: ops.QueryPlan, label: str, src: Stream,
+            occ: DataFrame) -> DataFrame:
     """One evaluation of a rule over all occurrences so far: its triples with their solutions' intervals
-    (s, p, o, start, end)."""
-    from rspark.rsp.profiles import get_profile
-    from rspark.spark.sparql.query import construct_frame, make_env
-    from rspark.spark.streaming.r2r import ReplayCompiler, ReplayDataset, now_sql
-
-    spark = replayer.spark
+    (s, p, o, start, end). Every occurrence is in the rule's windows at one instant (0), FROM STREAM or named."""
     timeline = src.timeline()
     at_once = occ.select(F.lit(0).cast("long").alias(KEY), "s", "p", "o", F.col("start").alias("ts0"),
                          F.col("end").alias("ts"))
     content = at_once.select(KEY, "s", "p", "o").distinct()
-    static = replayer.engine.dataset_for(dataclasses.replace(
-        plan, dataset=ops.Dataset(plan.dataset.default_graphs, plan.dataset.named_graphs, ())))
-    merged, named = [], {}
-    dataset = ReplayDataset(static, merged, named, [])
-    for d in plan.dataset.windows:
-        if d.merged or d.name is None:
-            merged.append(content)
-            dataset.merged_stamps.append(None)
-            dataset.merged_dated.append(lambda: at_once)
-        else:
-            name = E.encode(d.name)
-            named[name] = content
-            dataset.named_dated[name] = lambda: at_once
-            dataset.named_graphs[name] = lambda: None
+    window = WindowContent(content=lambda: content, stamps=None, dated=lambda: at_once,
+                           graphs=_no_element_graphs(label))
+    merged = [window for d in plan.dataset.windows if d.merged or d.name is None]
+    named = {E.encode(d.name): window for d in plan.dataset.windows if not (d.merged or d.name is None)}
     env = dataclasses.replace(make_env(plan.base), now_sql=now_sql(timeline))
-    comp = ReplayCompiler(spark, dataset, env)
-    comp.timeline = timeline
-    comp.query_op = plan.op
-    comp.profile = get_profile(replayer.profile or replayer.engine.profile)
-    comp.interval_mode = True
-    comp.domain = local_frame(spark, [(0,)], f"{KEY} long")
-    sols = S.align(comp.compile(plan.op), (KEY,), comp.domain)
+    domain = local_frame(spark, [(0,)], f"{KEY} long")
+    context = StreamContext(timeline, profile, plan.op, domain, interval_mode=True)
+    comp = StreamCompiler(spark, StreamDataset(static, merged, named, []), env, context)
+    sols = S.align(comp.compile(plan.op), (KEY,), domain)
     if START not in sols.vars:
         raise NotSupportedError(f"{label}: a CONSTRUCT rule's pattern must read the stream")
     df = sols.df.withColumn("__rs", F.col(var_col(START)).cast("long")).withColumn("__re",
@@ -133,3 +123,10 @@ def _derive(replayer, plan: ops.QueryPlan, label: str, src: StreamSource, occ: D
     ident = F.xxhash64(*[F.col(var_col(v)) for v in sols.vars], "__rs", "__re").cast("string")
     triples = construct_frame(sols, plan.template, row_id=F.concat(F.lit("r"), ident))
     return triples.select("s", "p", "o", F.col("__rs").alias("start"), F.col("__re").alias("end"))
+
+
+def _no_element_graphs(label: str):
+    def refuse() -> DataFrame:
+        raise NotSupportedError(f"{label}: GRAPH inside WINDOW in a CONSTRUCT rule (a rule reads the stream's "
+                                "triple occurrences, not its elements' graphs)")
+    return refuse

@@ -1,11 +1,11 @@
 """The output formats of ``rspark replay`` and ``rspark sparql``: which query forms each can hold, and the writer that
-turns replay records (:class:`rspark.engine.replay.ReplayOutput`) into jsonl / table / csv / tsv / trig text.
+turns replay records (:class:`rspark.spark.streaming.record.Record`) into jsonl / table / csv / tsv / trig text.
 
 Nothing here starts Spark or imports PySpark: the command line checks the format against the queries
 (:func:`replay_columns`, :func:`check_sparql_format`) before Spark starts.
 
 Replay formats
-    ``jsonl``: one JSON object per evaluation instant of each query (:meth:`ReplayOutput.to_json`); every form.
+    ``jsonl``: one JSON object per evaluation instant of each query (:meth:`Record.to_json`); every form.
     ``table``: a ``# QUERY @ TIME`` line and a text table per record; every form.
     ``csv`` / ``tsv``: SELECT results only, as one table for the whole replay: a single header ``query,time,``
     followed by the union of the queries' variables in order of first appearance (queries in command-line order);

@@ -39,7 +39,7 @@ from rspark.model.terms import IRI
 from rspark.model.time import TimeKind, Timeline
 from rspark.model.xsd import XSD_DATETIME, XSD_DECIMAL, XSD_INTEGER
 from rspark.spark.frames import local_frame
-from rspark.spark.streaming.source import StreamSource
+from rspark.spark.streaming.stream import Stream
 
 _TABLES = {
     "elements": "element string, ts long, seq long",
@@ -420,7 +420,7 @@ class LiveBuffer:
             stamps = stamps[int(np.searchsorted(stamps, self.low)):]
         return stamps
 
-    def source(self) -> StreamSource | None:
+    def source(self) -> Stream | None:
         """The buffer as the stream a replay reads (None before the first element)."""
         if self.first is None:
             return None
@@ -434,7 +434,7 @@ class LiveBuffer:
             return df
 
         meta = any(seg.meta for seg in self.segments)
-        return BufferSource(self.iri, table("elements"), lambda: table("quads"), table("metadata"), table("quoted"),
+        return BufferStream(self.iri, table("elements"), lambda: table("quads"), table("metadata"), table("quoted"),
                             self.kind, self.scale, _bounds=(self.first, self.last), _has_metadata=meta,
                             stamp_predicate=encode(IRI(self.timestamp_predicate)),
                             # the buffer changes every batch: a DISTINCT over each window's content costs less
@@ -443,7 +443,7 @@ class LiveBuffer:
                             restricted=lambda predicates: table("quads", predicates))
 
 
-class BufferSource(StreamSource):
+class BufferStream(Stream):
     """A live buffer as the stream a replay reads. Its ``quads`` are given to Spark when a plan first reads them
     all: a query whose triple patterns all have constant predicates reads ``content(predicates)`` instead (and an
     event pattern its own predicates' quads), selected by Arrow on the driver (:meth:`LiveBuffer.table`)."""

@@ -1,132 +1,169 @@
-"""When a live query's instants are due and how they are evaluated: the groups of queries evaluated together (a
-query network, one profile), each group's horizon (one tick before the least watermark of the streams it reads),
-the replay's :class:`~rspark.engine.replay.Replayer` run up to it from the last instant reported, the records
-delivered to the sinks once each, and the buffers pruned to what a later evaluation may still read."""
+"""Live mode's driver of the evaluator (:func:`rspark.spark.streaming.evaluate.evaluate`): when a live query's
+instants are due and which ones. The running queries are evaluated in groups (a query network, one profile); a
+group's horizon is one tick before the least watermark of the streams it reads; each query is evaluated over its
+input buffers (as streams) at the instants due since the last one it reported, up to the horizon, from its compiled
+plan and the state the evaluation before left (its consumption, the instant a consuming query resumes from); the
+records are delivered to the sinks once each, and the buffers pruned to what a later evaluation may still read.
+
+Every instant here is in ticks of the group's timeline (``rspark.rsp.windows.Timeline``); time values are read and
+written only at the edges (``until``, the checkpoint, the status).
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 
+from rspark.algebra import ops
 from rspark.algebra.ops import RegisterKind
-from rspark.engine.live.model import LiveQuery, LiveStream
+from rspark.cep.carried import resume_ticks
+from rspark.cep.patterns import consumes_events
+from rspark.engine.live.registry import LiveQuery, LiveStream, rescale
+from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import RsparkError
-from rspark.rsp.windows import Timeline, format_time, parse_time
+from rspark.rsp.profiles import get_profile
+from rspark.rsp.report import may_report, report_policies
+from rspark.rsp.windows import Timeline, TimeSpec, parse_time, resolve_window
+from rspark.spark.sparql.compiler import DatasetView
+from rspark.spark.streaming.evaluate import (
+    LAST,
+    Carried,
+    EvaluationResult,
+    Instants,
+    evaluate,
+    evaluate_network,
+    in_time_order,
+)
+from rspark.spark.streaming.stream import Stream
 
 
-class Evaluation:
-    """The evaluation half of :class:`~rspark.engine.live.runner.LiveRunner` (its ``streams``, ``queries``,
-    ``engine``, ``lock`` and ``until``)."""
+class LiveScheduler:
+    """Evaluates live mode's queries as their instants become due. ``static``: a query's static dataset;
+    ``recorded``: the recorded streams a live query may read beside live ones (they have no watermark);
+    ``streams`` and ``queries``: live mode's streams and queries by IRI and name (read, not owned: the runner
+    adds and removes them, under its lock)."""
+
+    def __init__(self, spark, static: Callable[[ops.QueryPlan], DatasetView], recorded: Mapping[str, Stream],
+                 streams: Mapping[str, LiveStream], queries: Mapping[str, LiveQuery]) -> None:
+        self.spark = spark
+        self.static = static
+        self.recorded = recorded
+        self.streams = streams
+        self.queries = queries
 
     def evaluate(self, *, until=None, arrived: float | None = None, final: bool = False) -> int:
         """Evaluates every query whose instants up to its horizon were not all reported; returns the records
         delivered. ``final``: the streams are closed where they are: the horizon is the greatest timestamp seen
         (the watermark ignores the lateness), as a replay of what arrived evaluates up to its last element.
         ``until``: a time value no horizon passes."""
-        from rspark.engine.replay import Replayer
-
         delivered = 0
-        until = self.until if until is None else until
-        with self.lock:
-            for group in self._groups():
-                inputs = {iri for q in group for iri in q.reads} - {q.writes for q in group}
-                horizon = self._horizon(inputs, final)
-                if horizon is None:
-                    continue
-                tl, ticks = horizon
-                if until is not None:
-                    ticks = min(ticks, parse_time(until, tl))
-                value = format_time(ticks, tl)
-                fresh = [q for q in group if q.horizon is None or parse_time(q.horizon, tl) < ticks]
-                if not fresh:
-                    continue
-                if not final and all(self._nothing_due(q, tl, ticks) for q in fresh):
-                    # no window closes and no period ends before the new horizon (most micro-batches of a
-                    # window longer than a batch): the horizon moves on without a plan, as the replay would
-                    # find no instant there
-                    self._advance(group, inputs, value, tl)
-                    continue
-                replayer = Replayer(self.engine, group[0].profile)
-                for iri in inputs:
-                    if iri in self.streams:
-                        replayer.sources[iri] = self.streams[iri].buffer.source()
-                # a query whose output stream another query of the group reads is evaluated from the buffer's
-                # start: its records at the instants before its last one are that stream's content (_need keeps
-                # the elements they read); the others from their last reported instant. A query that consumes
-                # events resumes from the consumption state the last run left, and from the instant that state
-                # was taken before; feeding others, it is taken before the earliest records they may still read
-                fed = {iri for q in group for iri in q.reads}
-                feeding = {q.label for q in group if q.writes and q.writes in fed}
-                after = {q.label: self._resumes_after(q, q.label in feeding, tl) for q in group}
-                holds = {}
-                carrying = [q for q in group if q.label in feeding and q.consumption is not None]
-                if carrying:
-                    first = min(self.streams[iri].buffer.first for iri in inputs if iri in self.streams)
-                    holds = {q.label: self._readers_need(q, tl, first, frozenset({q.name})) for q in carrying}
-                carried = {q.label: q.consumption for q in group if q.consumption is not None}
-                records = replayer.run([(q.text, q.name) for q in group], until=value, after=after, carried=carried,
-                                       holds=holds)
-                by_label = {q.label: q for q in group}
-                for rec in records:
-                    q = by_label[rec.query]
-                    if q.last is not None and rec.ticks <= parse_time(q.last, tl):
-                        continue  # reported before (R2S's reference instant, or a batch run again)
-                    if q.paused:
-                        continue
-                    for sink in q.sinks:
-                        sink.write(rec)
-                    q.records += 1
-                    delivered += 1
-                    if arrived is not None:
-                        q.latencies.append(time.time() - arrived)
-                        del q.latencies[:-1000]
-                for q in group:
-                    instants = replayer.instants.get(q.label) or []
-                    if instants:
-                        newest = max(instants)
-                        if q.last is None or newest > parse_time(q.last, tl):
-                            q.last = format_time(newest, tl)
-                    if q.label in replayer.carried:
-                        q.consumption = replayer.carried[q.label]
-                self._advance(group, inputs, value, tl)
-            self._prune()
+        for group in self._groups():
+            inputs = {iri for q in group for iri in q.reads} - {q.writes for q in group}
+            horizon = self._horizon(inputs, final)
+            if horizon is None:
+                continue
+            tl, ticks = horizon
+            for q in group:
+                q.on_timeline(tl)
+            if until is not None:
+                ticks = min(ticks, parse_time(until, tl))
+            fresh = [q for q in group if q.horizon is None or q.horizon < ticks]
+            if not fresh:
+                continue
+            if not final and all(self._nothing_due(q, tl, ticks) for q in fresh):
+                # no window closes and no period ends before the new horizon (most micro-batches of a window
+                # longer than a batch): the horizon moves on without a plan, as the replay would find no instant
+                self._advance(group, inputs, ticks, tl)
+                continue
+            results = self._evaluate_group(group, inputs, tl, ticks)
+            delivered += self._deliver(group, results, arrived)
+            self._advance(group, inputs, ticks, tl)
+        self._prune()
         return delivered
 
-    def _advance(self, group: list[LiveQuery], inputs: set, value, tl: Timeline) -> None:
-        """The group was evaluated up to ``value``: its queries' horizon, and their input streams' evaluated
+    def _evaluate_group(self, group: list[LiveQuery], inputs: set, tl: Timeline, until: int) -> list:
+        """Each query of the group at its instants due up to ``until``, over the input buffers. A query whose
+        output stream another query of the group reads is evaluated from the buffer's start: its records at the
+        instants before its last one are that stream's content (:meth:`_need` keeps the elements they read); the
+        others from their last reported instant. A query that consumes events resumes from the consumption state
+        the evaluation before left, and from the instant that state was taken before; feeding others, it is taken
+        before the earliest records they may still read."""
+        streams = dict(self.recorded)
+        streams.update({iri: self.streams[iri].buffer.source() for iri in inputs if iri in self.streams})
+        rules = [(q.plan, q.label) for q in group if is_rule(q.plan)]
+        if rules:  # EP-SPARQL's CONSTRUCT rules: the streams they read become their Q-closure
+            streams.update(close_streams(self.spark, self.static, get_profile(group[0].profile), streams, rules))
+        fed = {iri for q in group for iri in q.reads}
+        feeding = {q.label for q in group if q.writes and q.writes in fed}
+        first = None
+        if any(q.label in feeding and q.consumption is not None for q in group):
+            first = min(self.streams[iri].buffer.first for iri in inputs if iri in self.streams)
+        by_label = {q.label: q for q in group}
+
+        def run(plan: ops.QueryPlan, label: str, known: Mapping[str, Stream]) -> EvaluationResult:
+            q = by_label[label]
+            carried = None
+            if q.consumption is not None:
+                hold = LAST
+                if q.label in feeding:
+                    hold = self._readers_need(q, tl, first, frozenset({q.name}))
+                carried = Carried(q.consumption, hold)
+            instants = Instants(until=until, after=_resumes_after(q, q.label in feeding, tl))
+            return evaluate(self.spark, plan, label, known, self.static(plan), instants, get_profile(q.profile),
+                            carried)
+
+        def unknown(first_query, known) -> RsparkError:
+            missing = [w.stream.value for w in first_query[0].dataset.windows if w.stream.value not in known]
+            return RsparkError(f"{first_query[1]}: unknown stream <{missing[0]}>")
+
+        return evaluate_network([(q.plan, q.label) for q in group], streams, run, unknown)
+
+    def _deliver(self, group: list[LiveQuery], results: list, arrived: float | None) -> int:
+        """Gives each record not reported before to its query's sinks; moves each query's last reported instant
+        and carried consumption state to where its evaluation left them."""
+        delivered = 0
+        by_label = {q.label: q for q in group}
+        for rec in in_time_order(results):
+            q = by_label[rec.query]
+            if q.last is not None and rec.ticks <= q.last:
+                continue  # reported before (R2S's reference instant, or a batch run again)
+            if q.paused:
+                continue
+            for sink in q.sinks:
+                sink.write(rec)
+            q.records += 1
+            delivered += 1
+            if arrived is not None:
+                q.latencies.append(time.time() - arrived)
+                del q.latencies[:-1000]
+        for q, result in zip(group, results):
+            if len(result.instants):
+                newest = max(result.instants)
+                if q.last is None or newest > q.last:
+                    q.last = newest
+            if result.carried is not None:
+                q.consumption = result.carried
+        return delivered
+
+    def _advance(self, group: list[LiveQuery], inputs: set, ticks: int, tl: Timeline) -> None:
+        """The group was evaluated up to ``ticks``: its queries' horizon, and their input streams' evaluated
         instant, move there."""
         for q in group:
-            q.horizon = value
+            q.horizon = ticks
             q.evaluations += 1
         for iri in inputs:
             st = self.streams.get(iri)
             if st is not None:
-                h = parse_time(value, st.timeline())
+                h = rescale(ticks, tl, st.timeline())
                 st.evaluated = h if st.evaluated is None else max(st.evaluated, h)
-
-    @staticmethod
-    def _resumes_after(q: LiveQuery, feeding: bool, tl: Timeline):
-        """The instant ``q``'s run starts after (a time value; None: the buffer's start): the instant its carried
-        consumption state was taken before, else its last reported instant, or the buffer's start when its
-        output stream feeds a query of its group."""
-        from rspark.cep.carried import resume_ticks
-
-        if q.consumption is not None:
-            start = resume_ticks(q.consumption, tl.scale)
-            return q.last if start is None else format_time(start, tl)
-        return None if feeding else q.last
 
     def _nothing_due(self, q: LiveQuery, tl: Timeline, until: int) -> bool:
         """Whether ``q`` certainly has no instant in (its last reported one, ``until``], known without Spark: each
         of its windows is time-based, reports at its closes or periods (RSEP-QL, Def. 5; the report policies of
-        :mod:`rspark.rsp.report`), and none falls there. False when it may have one, or when that
+        :mod:`rspark.spark.streaming.report`), and none falls there. False when it may have one, or when that
         depends on the data (content change), on earlier instants (consumed events, when no consumption state
         is carried), or on other queries (a REGISTER STREAM query, a stream another query writes)."""
-        from rspark.cep.patterns import consumes_events
-        from rspark.rsp.profiles import get_profile
-        from rspark.rsp.report import may_report, report_policies
-        from rspark.rsp.windows import resolve_window
-
         plan = q.plan
         if q.last is None or (plan.register is not None and plan.register.kind == RegisterKind.STREAM):
             return False
@@ -136,13 +173,13 @@ class Evaluation:
         every = None
         if plan.register is not None and plan.register.every is not None:
             every = tl.duration(plan.register.every, "COMPUTED EVERY")
-        after = parse_time(q.last, tl)
         for d in plan.dataset.windows:
             st = self.streams.get(d.stream.value)
             if st is None or st.buffer.first is None or st.timeline() != tl:
                 return False
             rw = resolve_window(d.spec, profile, tl, first_ts=st.buffer.first)
-            if may_report(rw, report_policies(profile, rw, every), st.buffer.first, after, until, every) is not False:
+            if may_report(rw, report_policies(profile, rw, every), st.buffer.first, q.last, until, every) \
+                    is not False:
                 return False
         return True
 
@@ -168,7 +205,7 @@ class Evaluation:
         for iri in inputs:
             st = self.streams.get(iri)
             if st is None:
-                if iri in self.engine.streams:  # a recorded stream read beside live ones: it has no watermark
+                if iri in self.recorded:  # a recorded stream read beside live ones: it has no watermark
                     continue
                 return None
             mark = st.buffer.last if final else st.watermark()
@@ -178,15 +215,13 @@ class Evaluation:
                 mark -= 1  # the instants before the watermark: an element at the watermark is still on time
             tl = st.timeline()
             timelines.append(tl)
-            marks.append((Decimal(mark) / tl.scale, st))
+            marks.append(Decimal(mark) / tl.scale)
         if not marks:
             return None
-        kinds = {tl.kind for tl in timelines}
-        if len(kinds) > 1:
+        if len({tl.kind for tl in timelines}) > 1:
             raise RsparkError("a live query mixes date-time and numeric streams")
         tl = max(timelines, key=lambda t: t.scale)
-        least = min(m for m, _ in marks)
-        return tl, int(least * tl.scale)
+        return tl, int(min(marks) * tl.scale)
 
     def _prune(self) -> None:
         """Drops from each buffer the elements no query can read again."""
@@ -215,13 +250,8 @@ class Evaluation:
         return keep
 
     def _need(self, q: LiveQuery, iri: str, tl: Timeline, first: int, seen: frozenset) -> int | None:
-        """The earliest timestamp (ticks) of ``iri`` that ``q``, or a query ``q``'s output feeds, may still read;
-        None: every one."""
-        from rspark.cep.carried import resume_ticks
-        from rspark.cep.patterns import consumes_events
-        from rspark.rsp.profiles import get_profile
-        from rspark.rsp.windows import TimeSpec, resolve_window
-
+        """The earliest timestamp (ticks of ``tl``) of ``iri`` that ``q``, or a query ``q``'s output feeds, may
+        still read; None: every one."""
         profile = get_profile(q.profile)
         if q.last is None or q.name in seen or (q.consumption is None and consumes_events(q.plan.op, profile)):
             return None
@@ -233,7 +263,7 @@ class Evaluation:
             if not isinstance(rw, TimeSpec):
                 return None
             reach = max(reach, rw.reach)
-        start = parse_time(q.last, tl)
+        start = q.last_on(tl)
         if q.consumption is not None:  # the next run starts where its carried state was taken
             resume = resume_ticks(q.consumption, tl.scale)
             if resume is not None:
@@ -254,3 +284,13 @@ class Evaluation:
                     return None
                 need = theirs if need is None else min(need, theirs)
         return need
+
+
+def _resumes_after(q: LiveQuery, feeding: bool, tl: Timeline) -> int | None:
+    """The instant ``q``'s evaluation starts after (ticks; None: the buffer's start): the instant its carried
+    consumption state was taken before, else its last reported instant, or the buffer's start when its output
+    stream feeds a query of its group."""
+    if q.consumption is not None:
+        start = resume_ticks(q.consumption, tl.scale)
+        return q.last if start is None else start
+    return None if feeding else q.last

@@ -13,7 +13,7 @@ class QueryHandle:
     """A registered continuous query.
 
     ``subscribe(callback)``: ``callback(record)`` for every record from now on (a
-    :class:`~rspark.engine.replay.ReplayOutput`, the record ``rspark replay`` prints); ``results()``: the records as
+    :class:`~rspark.spark.streaming.record.Record`, the record ``rspark replay`` prints); ``results()``: the records as
     an iterator (blocking; ``timeout`` seconds without a record ends it); ``write_to(path)``: a JSON-lines / CSV file
     written at most once per instant across restarts; ``status()``: counters; ``pause()`` / ``resume()``;
     ``stop()``: unregisters the query."""

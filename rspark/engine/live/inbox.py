@@ -1,7 +1,7 @@
 """A stream's inbox read as a replayable log: the files ``engine.push``, a TCP socket, a paced replay and
 ``rspark serve`` write into ``CHECKPOINT/streams/<key>/inbox/`` become micro-batches as soon as they are written.
 
-The inbox is rspark's own directory, written only through :func:`~rspark.engine.live.model.write_inbox` (a hidden
+The inbox is rspark's own directory, written only through :func:`~rspark.engine.live.registry.write_inbox` (a hidden
 name renamed in: a file is never seen half written). So it needs none of the bookkeeping a file source keeps for a
 directory it does not own (a listing per trigger, an offset log and a commit log per batch: about 0.15 s a
 micro-batch, measured in ``benchmarks/live_latency.py``): a writer wakes the reader, which takes every file there is
@@ -19,7 +19,7 @@ import logging
 import os
 import threading
 
-from rspark.engine.live.model import Closing
+from rspark.engine.live.registry import Closing
 
 log = logging.getLogger("rspark.live")
 

@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from rspark.engine.live.view import Band, QueryView, StreamView, WindowView, interval_variables
 from rspark.errors import RsparkError
+from rspark.model.time import TimeKind
 from rspark.rsp.policies import Bounds, CountUnit
 from rspark.rsp.profiles import get_profile
 from rspark.rsp.report import due_count, report_policies
@@ -65,7 +66,7 @@ class LiveReading:
         return QueryView(
             name=q.name, label=q.label, text=q.text, algebra=to_sse(q.plan), profile=q.profile,
             reads=tuple(q.reads), writes=q.writes, paused=q.paused, error=q.error, evaluations=q.evaluations,
-            records=q.records, last=_number(q.last), horizon=_number(q.horizon), lag=self._lag(q),
+            records=q.records, last=_number(q.times()[0]), horizon=_number(q.times()[1]), lag=self._lag(q),
             late=sum(st.counters["late"] for st in streams), elements=sum(st.counters["elements"] for st in streams),
             latency_p50=lat[len(lat) // 2] if lat else None,
             latency_p99=lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else None,
@@ -85,7 +86,7 @@ class LiveReading:
             rw = resolve_window(decl.spec, get_profile(q.profile), tl, first_ts=first or 0)
         except RsparkError:
             return WindowView(name, iri)
-        last = _ticks(q.last, tl) if known else None
+        last = _ticks(q.times()[0], tl) if known else None
         if isinstance(rw, TimeSpec):
             return WindowView(name, iri, "time", range=_unit(rw.range, tl), slide=_unit(rw.slide, tl),
                               current=_time_band(rw, last, tl), next=_next_band(rw, last, first, tl))
@@ -114,7 +115,7 @@ class LiveReading:
             top = max(t for t in (parse_time(newest, tl), st.buffer.last) if t is not None)
             low = [t for t in (st.buffer.first, None if oldest is None else parse_time(oldest, tl)) if t is not None]
             until = top - st.lateness_ticks() - 1
-            after = _ticks(q.last, tl)
+            after = _ticks(q.times()[0], tl)
         except RsparkError:
             return 0
         first = min(low) if low else top
@@ -166,7 +167,7 @@ class LiveReading:
         with self.lock:
             q = self.register(text, name=name, profile=profile, sinks=sinks)
             if resumed is not None:
-                resumed(_number(q.last))
+                resumed(_number(q.times()[0]))
             self.evaluate()
         return self.describe_query(q.name)
 
@@ -202,9 +203,7 @@ class LiveReading:
 def _kind(kind) -> str | None:
     """A buffer's kind of timestamps as the read model names it: "datetime", "numeric", or None before its first
     element."""
-    if kind is None:
-        return None
-    return "datetime" if kind == "datetime" else "numeric"
+    return None if kind is None else TimeKind(kind).value
 
 
 def _at(ticks: int | None, tl: Timeline):
@@ -220,7 +219,7 @@ def _number(value):
 
 
 def _ticks(value, tl: Timeline) -> int | None:
-    """A time value reported by live mode (a query's last instant or horizon) in ticks of ``tl``."""
+    """A query's last instant or horizon as a time value (``LiveQuery.times``) in ticks of ``tl``."""
     return None if value is None else parse_time(value, tl)
 
 

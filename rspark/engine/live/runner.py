@@ -1,15 +1,15 @@
-"""Live mode: continuous queries over streams as they arrive, evaluated by the replay's own plans per micro-batch.
+"""Live mode: continuous queries over streams as they arrive, evaluated by the replay's evaluator per micro-batch.
 
 Every live stream is a directory of element files (TriG or N-Quads, docs/streams.md): a directory the user names
 (``engine.watch``), or rspark's inbox for the stream, where ``engine.push``, a TCP socket and a paced replay write
 their input. Spark Structured Streaming's file source watches each user's directory (its checkpoint holds which
 files were read); the inbox, rspark's own, is read as soon as a file is written (:mod:`rspark.engine.live.inbox`).
 Each micro-batch's new files are loaded with the replay's loader and appended to the stream's buffer
-(:mod:`rspark.engine.live.buffer`). Then the queries whose instants became due are evaluated: the
-:class:`~rspark.engine.replay.Replayer` runs over the buffers with ``until`` = the query's horizon (one tick before
-the least watermark of the streams it reads, a watermark being the greatest timestamp seen minus the allowed
-lateness) and ``after`` = the last instant it reported, so a live query gives, instant for instant, what a replay
-of the same elements gives.
+(:mod:`rspark.engine.live.buffer`). Then the queries whose instants became due are evaluated
+(:class:`~rspark.engine.live.evaluation.LiveScheduler`): the evaluator (:mod:`rspark.spark.streaming.evaluate`)
+runs each query's compiled plan over the buffers up to the query's horizon (one tick before the least watermark of
+the streams it reads, a watermark being the greatest timestamp seen minus the allowed lateness) after the last
+instant it reported, so a live query gives, instant for instant, what a replay of the same elements gives.
 
 State (``checkpoint/state.json``, written atomically after each batch): per stream, the buffer's segments and
 counters, the last micro-batch of each source applied (and the inbox files it read); per query, the last instant
@@ -17,9 +17,9 @@ reported, and for a query that consumes events its consumption state (:mod:`rspa
 again after a crash (same batch id, same files) is not applied twice; its records are evaluated again and the file
 sinks drop what they already hold (:mod:`rspark.engine.live.sinks`), so a restart writes nothing twice.
 
-The stream and query records are in :mod:`rspark.engine.live.model`, the evaluation (groups, horizons, the
-replay's run, pruning) in :mod:`rspark.engine.live.evaluation`; this module holds the sources, the micro-batches,
-the registry of queries, the state, the status and closing.
+The stream and query records are in :mod:`rspark.engine.live.registry`, the scheduling of evaluations (groups,
+horizons, the instants due, delivery, pruning) in :mod:`rspark.engine.live.evaluation`; this module holds the
+sources, the micro-batches, the registry of queries, the state, the status and closing.
 """
 
 from __future__ import annotations
@@ -33,18 +33,19 @@ import time
 from decimal import Decimal
 
 from rspark.cep.carried import check_saved, occurrence_count
-from rspark.engine.live.evaluation import Evaluation
+from rspark.engine.live.evaluation import LiveScheduler
 from rspark.engine.live.inbox import InboxReader
-from rspark.engine.live.model import (
+from rspark.engine.live.reading import LiveReading
+from rspark.engine.live.registry import (
     Closing,
     LiveQuery,
     LiveStream,
     check_lateness,
     readable_key,
+    rescale,
     stream_key,
     write_inbox,
 )
-from rspark.engine.live.reading import LiveReading
 from rspark.errors import WARNINGS_PER_FILE, InputError, MoreProblems, RsparkError, summarised
 from rspark.rsp.windows import format_time, parse_time
 from rspark.syntax.translate import compile_query, ensure_evaluable
@@ -59,7 +60,7 @@ DRIVER_READ_CONF = "spark.rspark.live.driverRead"
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
 
 
-class LiveRunner(Evaluation, LiveReading):
+class LiveRunner(LiveReading):
     """The live streams and queries of one :class:`~rspark.engine.engine.Engine` (``engine.live``). A client that
     serves them (the HTTP service) reads them through :class:`~rspark.engine.live.reading.LiveReading`'s read model
     (``describe_stream``, ``describe_query``, ``due_instants``)."""
@@ -83,6 +84,7 @@ class LiveRunner(Evaluation, LiveReading):
         self._closed = False
         self._closing = False  # close() has begun: a micro-batch that starts now is refused (read again on restart)
         self.until = None  # a time value no evaluation passes (rspark run --until)
+        self.scheduler = LiveScheduler(self.spark, engine.dataset_for, engine.streams, self.streams, self.queries)
         self.paced: list = []  # paced replays (rspark.engine.live.sources.PacedReplay) writing into inboxes
 
     # ------------------------------------------------------------------------------------------------ streams
@@ -358,9 +360,9 @@ class LiveRunner(Evaluation, LiveReading):
             q = LiveQuery(qname, text, plan, profile or self.engine.profile, label)
             saved = self._saved.get("queries", {}).get(qname)
             if saved and saved.get("text") == text:
-                q.last, q.horizon = saved.get("last"), saved.get("horizon")
+                q.restore(saved.get("last"), saved.get("horizon"))
                 q.evaluations, q.records = saved.get("evaluations", 0), saved.get("records", 0)
-                if q.last is not None or "consumption" in saved:
+                if saved.get("last") is not None or "consumption" in saved:
                     # a checkpoint without it (an older rspark's) has kept the stream whole: evaluated from its start
                     q.consumption = saved.get("consumption")
                     if q.consumption is not None:
@@ -387,6 +389,14 @@ class LiveRunner(Evaluation, LiveReading):
             self._saved.get("queries", {}).pop(name, None)
             self._save_state()
 
+    def evaluate(self, *, until=None, arrived: float | None = None, final: bool = False) -> int:
+        """Evaluates every query whose instants up to its horizon were not all reported; returns the records
+        delivered (:meth:`LiveScheduler.evaluate`). ``until``: a time value no horizon passes (default: the
+        runner's)."""
+        with self.lock:
+            return self.scheduler.evaluate(until=self.until if until is None else until, arrived=arrived,
+                                           final=final)
+
     # ------------------------------------------------------------------------------------------------ state
 
     def _read_state(self) -> dict:
@@ -406,7 +416,8 @@ class LiveRunner(Evaluation, LiveReading):
             state["streams"][iri] = {"buffer": st.buffer.state(), "batches": st.batches, "counters": st.counters,
                                      "evaluated": st.evaluated, "inbox_applied": st.inbox_applied}
         for name, q in self.queries.items():
-            state["queries"][name] = {"text": q.text, "last": q.last, "horizon": q.horizon,
+            last, horizon = q.times()
+            state["queries"][name] = {"text": q.text, "last": last, "horizon": horizon,
                                       "evaluations": q.evaluations, "records": q.records}
             if q.consumption is not None:
                 state["queries"][name]["consumption"] = q.consumption
@@ -437,8 +448,9 @@ class LiveRunner(Evaluation, LiveReading):
             }
         for name, q in list(self.queries.items()):
             lat = sorted(q.latencies)
+            last, horizon = q.times()
             out["queries"][name] = {
-                "evaluations": q.evaluations, "records": q.records, "last": q.last, "horizon": q.horizon,
+                "evaluations": q.evaluations, "records": q.records, "last": last, "horizon": horizon,
                 "paused": q.paused, "reads": q.reads,
                 "latency_p50": lat[len(lat) // 2] if lat else None,
                 "latency_p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else None,
@@ -459,7 +471,7 @@ class LiveRunner(Evaluation, LiveReading):
             st = self.streams.get(iri)
             if st is not None and st.buffer.last is not None:
                 tl = st.timeline()
-                lags.append(Decimal(st.buffer.last - parse_time(q.horizon, tl)) / tl.scale)
+                lags.append(Decimal(st.buffer.last - rescale(q.horizon, q.timeline, tl)) / tl.scale)
         if not lags:
             return None
         lag = max(lags)

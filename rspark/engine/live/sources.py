@@ -60,7 +60,7 @@ def start_source(engine, iri: str, spec: str, **options) -> None:
 def listen_tcp(runner, iri: str, host: str, port: int, **options) -> None:
     """Reads N-Quads lines from a TCP server (Spark's socket source); each micro-batch's lines become one inbox
     file. Spark's socket source keeps no offsets: lines sent while rspark was down are not read again."""
-    from rspark.engine.live.model import stream_key
+    from rspark.engine.live.registry import stream_key
 
     st = runner.stream(iri, **options)
     lines = runner.spark.readStream.format("socket").option("host", host).option("port", port).load()

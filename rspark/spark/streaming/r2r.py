@@ -27,17 +27,33 @@ from rspark.spark.sparql.compiler import Compiler, DatasetView, GraphSource, com
 from rspark.spark.sparql.solutions import Solutions, var_col
 from rspark.spark.streaming.bgp_window import BGPWindow
 from rspark.spark.streaming.keys import KEY
-from rspark.spark.streaming.source import StreamSource
+from rspark.spark.streaming.stream import Stream
 
 
-class ReplayDataset(DatasetView):
+@dataclass(frozen=True)
+class WindowContent:
+    """One stream window of a query, as the R2R compiler reads it (each a builder, called when a pattern reads it;
+    ``rspark.spark.streaming.s2r`` makes them): ``content``, its content ``(__t, s, p, o)``, or a
+    :class:`BGPWindow` whose content depends on the block reading it; ``stamps``, its triples' latest timestamps
+    ``(__t, s, p, o, ts)`` for C-SPARQL's ``timestamp()`` (None: the window has none, a ``[RANGE BGP n]``
+    window); ``dated``, its dated triple occurrences ``(__t, s, p, o, ts0, ts)`` for EP-SPARQL patterns;
+    ``graphs``, its elements as named graphs ``(__t, g, s, p, o)`` for ``GRAPH`` inside ``WINDOW``; ``events``,
+    what event patterns over it read (a named window; None for a FROM STREAM window)."""
+
+    content: Callable[[], DataFrame] | BGPWindow
+    stamps: Callable[[], DataFrame] | None
+    dated: Callable[[], DataFrame]
+    graphs: Callable[[], DataFrame]
+    events: object | None = None  # rspark.spark.cep.match.WindowEvents
+
+
+class StreamDataset(DatasetView):
     """The RSP-QL dataset at every instant: static graphs plus the windows' contents keyed by instant
-    (``merged``: builders of the FROM STREAM windows' contents; ``named_windows``: a builder of a named window's
-    content, or a :class:`BGPWindow` whose content depends on the block reading it). The
-    quoted-triple table (what RDF-star patterns decompose quoted triples with) is the static graphs' and the
-    streams' together."""
+    (``stream_windows``: the FROM STREAM windows, merged into the default graph; ``windows``: the named windows by
+    encoded name). The quoted-triple table (what RDF-star patterns decompose quoted triples with) is the static
+    graphs' and the streams' together."""
 
-    def __init__(self, static: DatasetView, merged: list[Callable[[], DataFrame]], named_windows: dict,
+    def __init__(self, static: DatasetView, stream_windows: list[WindowContent], windows: dict[str, WindowContent],
                  stream_quoted: list[DataFrame]) -> None:
         def quoted() -> DataFrame:
             out = static.quoted()
@@ -46,18 +62,30 @@ class ReplayDataset(DatasetView):
             return out.distinct() if stream_quoted else out
 
         super().__init__(static.default, static.named, quoted)
-        self.merged = merged
-        self.named_windows = named_windows
-        # C-SPARQL timestamp(): per window, a builder of its (__t, s, p, o, ts) table (built only when called)
-        self.merged_stamps: list = []
-        self.named_stamps: dict = {}
-        # GRAPH inside WINDOW :w: per named window, a builder of its elements' graphs (__t, g, s, p, o)
-        self.named_graphs: dict = {}
-        # event patterns (EVENT ON :w): per named window, its stream's quads and its assignment to instants
-        self.window_events: dict = {}
-        # EP-SPARQL: the windows' dated triple occurrences (__t, s, p, o, ts), FROM STREAM ones and named ones
-        self.merged_dated: list = []
-        self.named_dated: dict = {}
+        self.stream_windows = tuple(stream_windows)
+        self.windows = dict(windows)
+
+    @property
+    def window_events(self) -> dict:
+        """Event patterns (EVENT ON :w): per named window, its stream's quads and its assignment to instants."""
+        return {name: w.events for name, w in self.windows.items()}
+
+
+@dataclass(frozen=True)
+class StreamContext:
+    """What a continuous query's compilation needs beside its dataset: the streams' ``timeline`` (NOW() and
+    durations in ticks), the engine ``profile`` (the default SEQ selection and consumption of MATCH), the whole
+    query's algebra ``query_op`` (does it ask for intervals?), ``interval_mode`` (EP-SPARQL operators: solutions
+    read from a stream carry intervals), ``carried`` (a consuming query's state carried from the evaluation
+    before, ``rspark.cep.carried.CarriedConsumption``, or None), and ``domain``, the evaluation instants as a
+    one-column frame ``(__t)``."""
+
+    timeline: object
+    profile: object
+    query_op: ops.Op
+    domain: DataFrame
+    interval_mode: bool = False
+    carried: object | None = None
 
 
 @dataclass(frozen=True)
@@ -68,30 +96,34 @@ class OccurrenceSource(GraphSource):
     spans the occurrences it matched."""
 
 
-class ReplayCompiler(Compiler):
+class StreamCompiler(Compiler):
     """The algebra compiler with windows: ``WINDOW :w { P }`` reads window :w's content at each instant, and
     the default graph is the static default graph plus every C-SPARQL (FROM STREAM) window's content.
 
     Event processing (``rspark.spark.cep``): MATCH is RSEP-QL's event graph pattern; with ``interval_mode`` (a
     query with EP-SPARQL operators) every solution read from a stream carries an interval, triple patterns match
-    triple occurrences, and joins combine intervals."""
+    triple occurrences, and joins combine intervals. Everything the compilation reads is given to the
+    constructor (:class:`StreamDataset`, :class:`StreamContext`)."""
 
-    profile = None  # the replay's engine profile (the default SEQ selection and consumption of MATCH)
-    query_op = None  # the whole query's algebra (does it ask for intervals?)
-    carried = None  # a consuming query's state carried from the run before (live mode; rspark.cep.carried)
-    interval_mode = False
-    timeline = None
+    def __init__(self, spark, dataset: StreamDataset, env, context: StreamContext, extension=None) -> None:
+        super().__init__(spark, dataset, env, extension)
+        self.dataset: StreamDataset = dataset
+        self.timeline = context.timeline
+        self.profile = context.profile
+        self.query_op = context.query_op
+        self.interval_mode = context.interval_mode
+        self.carried = context.carried
+        self.domain = context.domain
 
     def default_context(self):
         from rspark.spark.sparql.compiler import Context, UnionSource
 
-        ds = self.dataset
-        parts = [GraphSource(ds.default, (), "default graph")]
+        windows = self.dataset.stream_windows
+        parts = [GraphSource(self.dataset.default, (), "default graph")]
         if self.interval_mode:
-            parts += [OccurrenceSource(dated, (KEY,), "stream window occurrences") for dated in ds.merged_dated]
+            parts += [OccurrenceSource(w.dated, (KEY,), "stream window occurrences") for w in windows]
         else:
-            parts += [GraphSource(content, (KEY,), "stream window", stamps)
-                      for content, stamps in zip(ds.merged, ds.merged_stamps)]
+            parts += [GraphSource(w.content, (KEY,), "stream window", w.stamps) for w in windows]
         return Context(UnionSource(tuple(parts)), (KEY,), self.domain)
 
     def compile(self, op: ops.Op, ctx=None):
@@ -255,32 +287,32 @@ class ReplayCompiler(Compiler):
     def _op_Window(self, op: ops.Window, ctx):
         from rspark.spark.sparql.compiler import Context, GraphSource
 
-        windows = self.dataset.named_windows
+        windows = self.dataset.windows
         if isinstance(op.name, IRI):
             name = E.encode(op.name)
             if name not in windows:
                 raise RsparkError(f"WINDOW {op.name.n3()} is not a window of the query's dataset")
-            df = _window_content(windows[name], op.op)
-            source = GraphSource(lambda: df, (KEY,), f"window {name}", self.dataset.named_stamps.get(name))
+            window = windows[name]
+            df = _window_content(window.content, op.op)
+            source = GraphSource(lambda: df, (KEY,), f"window {name}", window.stamps)
             if self.interval_mode:
-                source = OccurrenceSource(self.dataset.named_dated[name], (KEY,), f"occurrences of {name}")
-            graphs = GraphSource(self.dataset.named_graphs[name], (KEY,), f"elements of {name}")
+                source = OccurrenceSource(window.dated, (KEY,), f"occurrences of {name}")
+            graphs = GraphSource(window.graphs, (KEY,), f"elements of {name}")
             return self.compile(op.op, Context(source, ctx.keys, ctx.domain, graphs))
         # WINDOW ?w: every named window, the window name as a key (like GRAPH ?g)
         key = f"__w{next(self._graph_keys)}"
         union = None
-        for name, content in windows.items():
-            part = _window_content(content, op.op).withColumn(key, F.lit(name))
+        for name, window in windows.items():
+            part = _window_content(window.content, op.op).withColumn(key, F.lit(name))
             union = part if union is None else union.unionByName(part)
         names = local_frame(self.spark, [(n,) for n in windows], f"{key} string")
         domain = ctx.domain.crossJoin(names)
         keys = S.merge_keys(ctx.keys, (key,), (KEY,))
-        builders = self.dataset.named_graphs
 
         def elements() -> DataFrame:  # GRAPH inside WINDOW ?w: the elements of each window, under its name
             out = None
-            for name in windows:
-                part = builders[name]().withColumn(key, F.lit(name))
+            for name, window in windows.items():
+                part = window.graphs().withColumn(key, F.lit(name))
                 out = part if out is None else out.unionByName(part)
             return out
 
@@ -336,7 +368,7 @@ def _mentions(exprs, name: str) -> bool:
     return False
 
 
-def element_metadata(src: StreamSource, assigned: DataFrame) -> DataFrame:
+def element_metadata(src: Stream, assigned: DataFrame) -> DataFrame:
     """The metadata of the elements a window holds, at every instant: ``(__t, s, p, o)``, ``s`` the element.
     ``assigned``: ``(instant, element, ...)``."""
     return assigned.join(src.metadata.withColumnRenamed("s", "element"), "element") \

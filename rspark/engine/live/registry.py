@@ -17,7 +17,7 @@ from rspark.cep.patterns import consumes_events
 from rspark.errors import InputError, RsparkError
 from rspark.model.time import parse_duration
 from rspark.rsp.profiles import get_profile
-from rspark.rsp.windows import Timeline
+from rspark.rsp.windows import Timeline, format_time, parse_time
 
 
 def stream_key(iri: str) -> str:
@@ -89,7 +89,10 @@ class LiveStream:
 
 
 class LiveQuery:
-    """A registered continuous query (what :class:`QueryHandle` controls)."""
+    """A registered continuous query (what :class:`QueryHandle` controls). Its instants ``last`` (the last one
+    reported) and ``horizon`` (the horizon of its last evaluation) are ticks of ``timeline``, the timeline of its
+    group's streams, known from its first evaluation on (:meth:`on_timeline`); :meth:`times` writes them as time
+    values, for the checkpoint and the status."""
 
     def __init__(self, name: str, text: str, plan, profile: str | None, label: str) -> None:
         self.name, self.text, self.plan, self.profile, self.label = name, text, plan, profile, label
@@ -97,12 +100,15 @@ class LiveQuery:
         reg = plan.register
         streams = reg is not None and reg.kind == RegisterKind.STREAM and hasattr(reg.name, "value")
         self.writes = reg.name.value if streams else None
-        self.last = None  # the last instant reported (a time value)
+        self.timeline: Timeline | None = None
+        self.last: int | None = None
+        self.horizon: int | None = None
+        # the time values of a checkpoint (last, horizon), read as ticks once the timeline is known
+        self._saved_times: tuple = (None, None)
         # a query that consumes events: its consumption state as the last run left it (rspark.cep.carried), saved
         # in the checkpoint; None: not carried (a query that does not consume events, or one restored from an
         # older rspark's checkpoint without that state, evaluated from its stream's start each time)
         self.consumption: dict | None = {} if consumes_events(plan.op, get_profile(profile)) else None
-        self.horizon = None  # the horizon of the last evaluation (a time value)
         self.evaluations = 0
         self.records = 0
         self.sinks: list = []
@@ -110,6 +116,41 @@ class LiveQuery:
         self.stopped = False
         self.error: str | None = None
         self.latencies: list = []  # seconds from a batch's arrival to its records' delivery (the last 1000)
+
+    def restore(self, last, horizon) -> None:
+        """The instants a checkpoint saved (time values, as :meth:`times` wrote them)."""
+        self._saved_times = (last, horizon)
+
+    def on_timeline(self, tl: Timeline) -> None:
+        """Puts the query's instants on ``tl``, its group's timeline for this evaluation (a numeric stream's scale
+        grows when a finer timestamp arrives: the ticks are scaled with it)."""
+        if self.timeline is None:
+            last, horizon = self._saved_times
+            self.last = None if last is None else parse_time(last, tl)
+            self.horizon = None if horizon is None else parse_time(horizon, tl)
+            self._saved_times = (None, None)
+        elif self.timeline != tl:
+            self.last = None if self.last is None else rescale(self.last, self.timeline, tl)
+            self.horizon = None if self.horizon is None else rescale(self.horizon, self.timeline, tl)
+        self.timeline = tl
+
+    def last_on(self, tl: Timeline) -> int:
+        """The last instant reported, in ticks of ``tl`` (a timeline of the same kind)."""
+        return rescale(self.last, self.timeline, tl)
+
+    def times(self) -> tuple:
+        """(last, horizon) as time values: numbers or ISO 8601 date-times, as the streams' timestamps."""
+        if self.timeline is None:
+            return self._saved_times
+        return tuple(None if t is None else format_time(t, self.timeline) for t in (self.last, self.horizon))
+
+
+def rescale(ticks: int, src: Timeline, dst: Timeline) -> int:
+    """``ticks`` of ``src`` as ticks of ``dst``, a timeline of the same kind (scales are powers of ten; rounded
+    down)."""
+    if src.scale == dst.scale:
+        return ticks
+    return ticks * dst.scale // src.scale
 
 
 class Closing(RsparkError):

@@ -1,4 +1,4 @@
-"""A stream as a replay reads it: its elements, its quads and what the plans ask of it (bounds, duplicates, the
+"""A stream as the evaluator reads it: its elements, its quads and what the plans ask of it (bounds, duplicates, the
 content restricted to a query's predicates), each computed once."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from rspark.model.time import TimeKind, Timeline
 
 
 @dataclass
-class StreamSource:
-    """A stream a replay reads: a recorded file, or the output of a registered query (REGISTER STREAM)."""
+class Stream:
+    """A stream the evaluator reads: a recorded file, a live buffer, or the output of a registered query (REGISTER
+    STREAM)."""
 
     # whether ``restricted(predicates)`` is a cheap selection (a live buffer's, by Arrow on the driver), which event
     # patterns then read instead of the whole ``quads``; a loaded stream's is a join cached apart, which costs more

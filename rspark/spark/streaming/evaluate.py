@@ -1,0 +1,316 @@
+"""The one evaluator of continuous queries: S2R -> R2R -> R2S as one Spark plan per query, at a set of instants.
+
+:func:`evaluate` takes a compiled query (:class:`~rspark.algebra.ops.QueryPlan`), the streams it may read, the
+instants to evaluate (:class:`Instants`, in ticks) and the state carried from the evaluation before (a consuming
+query's consumption state); it returns the records, the instants it evaluated, the new carried state and the
+query's output stream (REGISTER STREAM) as one :class:`EvaluationResult`. Replay (``rspark.engine.replay``) and live
+mode (``rspark.engine.live.evaluation``) are its two drivers: the replay asks for every instant up to the end, live
+mode for the instants due since the last one reported, over its buffers.
+
+For a query, the evaluation instants ET come from the report policies of its profile
+(``rspark.spark.streaming.report``); every window assigns its stream's elements to the instants whose window holds
+them (``rspark.spark.streaming.s2r``), which gives each window's content as (instant, s, p, o). The query's algebra
+is then compiled once with the instant as a context key (``__t``): every operator carries it, so the plan answers
+the query at all instants together, and static data joins in without being copied per instant. R2S compares
+neighbouring instants in Spark. Only the answers come to the driver, instant by instant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import functions as F
+
+from rspark.algebra import ops
+from rspark.algebra.ops import QueryForm, RegisterKind
+from rspark.cep.carried import CarriedConsumption
+from rspark.cep.patterns import asks_intervals, consumes_events, has_interval_joins
+from rspark.errors import NotSupportedError, RsparkError
+from rspark.model import codec as E
+from rspark.model.terms import IRI
+from rspark.rsp.policies import R2S, CountUnit, WindowContent
+from rspark.rsp.report import instants_after
+from rspark.rsp.windows import CountSpec, Timeline, TimeSpec, format_time, resolve_window
+from rspark.spark.frames import local_frame
+from rspark.spark.loading.loader import quoted_table
+from rspark.spark.sparql import solutions as S
+from rspark.spark.sparql.compiler import Compiler, DatasetView
+from rspark.spark.sparql.query import construct_frame, decode_quads, has_graphs, make_env, projected_names
+from rspark.spark.sparql.solutions import var_col
+from rspark.spark.streaming import diagnostics, s2r
+from rspark.spark.streaming.fetch import group_by_instant, rows_by_instant
+from rspark.spark.streaming.keys import KEY
+from rspark.spark.streaming.r2r import StreamCompiler, StreamContext, StreamDataset, now_sql, pattern_predicates
+from rspark.spark.streaming.r2s import relation_to_stream
+from rspark.spark.streaming.record import Record
+from rspark.spark.streaming.report import WindowInput, evaluation_instants
+from rspark.spark.streaming.stream import Stream
+from rspark.spark.streaming.windows import LocalInstants
+
+# a query evaluated at this many instants or fewer has its answers fetched by one job (no cache, no count of rows
+# per instant); an evaluation after a reported instant (live mode's micro-batch) up to LIVE_FEW_INSTANTS
+FEW_INSTANTS = 4
+LIVE_FEW_INSTANTS = 1_000
+# ``hold`` of a carried consumption state: taken just before the evaluation's last instant
+LAST = object()
+
+
+@dataclass(frozen=True)
+class Instants:
+    """The instants to evaluate, in ticks of the query's timeline. ``until``: the last one (None: the last
+    element's timestamp; ``report.END``: the streams closed at their last element, ``report.closing_instant``);
+    ``times``: exactly these; ``after``: an instant already reported: only the later ones are evaluated, and that
+    one again as R2S's reference under ISTREAM and DSTREAM (every instant when the query consumes events and no
+    consumption state is carried, as that state depends on every earlier instant)."""
+
+    until: int | str | None = None
+    times: tuple[int, ...] | None = None
+    after: int | None = None
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A consuming query's consumption state as the evaluation before left it (``CarriedConsumption.saved``; empty
+    for the first one) and ``hold``: the earliest instant whose records the next evaluation must give again (the
+    state is then taken just before the last instant below it, R2S's reference for it; None: before every instant
+    of this one), or :data:`LAST`: the state is taken just before the last instant, which the next evaluation
+    evaluates again."""
+
+    state: dict
+    hold: object = LAST
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """What one evaluation of one query gives back: its records (an iterator that runs the plan, instant by
+    instant), the instants evaluated, the new carried consumption state (None: none carried), and the stream it
+    registers (REGISTER STREAM ... AS CONSTRUCT), which the queries reading it are then given."""
+
+    records: Iterator[Record]
+    instants: list
+    carried: dict | None = None
+    output: Stream | None = None
+
+
+def query_streams(plan: ops.QueryPlan, label: str, streams: Mapping[str, Stream]) -> list[Stream]:
+    """The stream each of the query's windows reads, in order."""
+    if not plan.dataset.windows:
+        raise RsparkError(f"{label}: the query reads no stream (no window or FROM STREAM); "
+                          "use `rspark sparql` / engine.sparql for static data")
+    return [streams[d.stream.value] for d in plan.dataset.windows]
+
+
+def query_timeline(sources: list[Stream], label: str) -> Timeline:
+    """The timeline the query's instants are on: its streams' (the finest scale), which are all of one kind."""
+    if len({s.time_kind for s in sources}) > 1:
+        raise RsparkError(f"{label}: the query mixes date-time and numeric streams")
+    return max((s.timeline() for s in sources), key=lambda t: t.scale)
+
+
+def evaluate_network(queries: Sequence[tuple[ops.QueryPlan, str]], streams: Mapping[str, Stream],
+                     evaluate_one: Callable[[ops.QueryPlan, str, Mapping[str, Stream]], EvaluationResult],
+                     unknown: Callable[[tuple[ops.QueryPlan, str], Mapping], Exception]) -> list[EvaluationResult]:
+    """Evaluates a query network: each query once every stream it reads is known, a query that registers a stream
+    (REGISTER STREAM) before the queries reading it, which are given its output stream. ``evaluate_one`` evaluates
+    one query over the streams known so far; ``unknown`` is the error for a query whose stream is neither given
+    nor registered. Returns the results in the order of ``queries``."""
+    known = dict(streams)
+    results: dict[int, EvaluationResult] = {}
+    pending = list(enumerate(queries))
+    while pending:
+        ready = [(i, q) for i, q in pending if all(w.stream.value in known for w in q[0].dataset.windows)]
+        if not ready:
+            raise unknown(pending[0][1], known)
+        for i, (plan, label) in ready:
+            result = results[i] = evaluate_one(plan, label, known)
+            if result.output is not None:
+                known[result.output.iri] = result.output
+        done = {i for i, _ in ready}
+        pending = [(i, q) for i, q in pending if i not in done]
+    return [results[i] for i in range(len(queries))]
+
+
+def in_time_order(results: Sequence[EvaluationResult]) -> Iterator[Record]:
+    """The records of several queries merged in time order (ties: the order of ``results``)."""
+    keyed = [((out.ticks, i, out) for out in r.records) for i, r in enumerate(results)]
+    return (out for _, _, out in heapq.merge(*keyed, key=lambda x: (x[0], x[1])))
+
+
+def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Stream], static: DatasetView,
+             instants: Instants, profile, carried: Carried | None = None) -> EvaluationResult:
+    """Builds the query's plan over ``streams`` (the errors are raised now) at ``instants``; ``static``: the
+    query's static dataset; ``profile``: the engine profile (``rspark.rsp.profiles``). The result's records run
+    the plan when read (``toLocalIterator`` over the answers partitioned by instant), so the driver holds a few
+    partitions of answers at a time."""
+    decls = plan.dataset.windows
+    sources = query_streams(plan, label, streams)
+    timeline = query_timeline(sources, label)
+    resolved = [resolve_window(d.spec, profile, timeline, first_ts=src.bounds()[0])
+                for d, src in zip(decls, sources)]
+    every = None
+    if plan.register is not None and plan.register.every is not None:
+        every = timeline.duration(plan.register.every, "COMPUTED EVERY")
+    diagnostics.check_windows(plan, label, profile, decls, resolved, sources)
+    stream_quoted = list({id(src): src.quoted for src in sources if src.quoted is not None}.values())
+    env = dataclasses.replace(make_env(plan.base), now_sql=now_sql(timeline))
+    # a [RANGE BGP n] window's matches are found by its triple-pattern scans, and they are needed for the evaluation
+    # instants (the non-empty filter)
+    scanner = None
+    inputs, bgp_windows = [], {}
+    for d, rw, src in zip(decls, resolved, sources):
+        matches = None
+        if isinstance(rw, CountSpec) and rw.unit == CountUnit.BGP:
+            scanner = scanner or Compiler(spark, StreamDataset(static, [], {}, stream_quoted), env)
+            bw = bgp_windows[id(d)] = s2r.bgp_window(scanner.scan_triple, static.default, plan.op, d, rw, src)
+            matches = bw.match_times()
+        triples = src.quads if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES else None  # (its count)
+        inputs.append(WindowInput(rw, src.elements, triples, matches, src.bounds(), src.stamps))
+    carry = None
+    if carried is not None and consumes_events(plan.op, profile):
+        carry = CarriedConsumption.load(carried.state, timeline.scale)
+    values = _instant_values(spark, plan, inputs, profile, every, instants, carry)
+    if values is None:  # nothing due since the reported instant (a live micro-batch inside a window)
+        return EvaluationResult(iter(()), [instants.after], None)
+    if all(src.stamps is not None for src in sources):  # a live buffer's local relations
+        values = LocalInstants(values)
+    if carry is not None and len(values):
+        carry.resume = _resume_instant(values, carried.hold)
+        carry.floors = {E.encode(d.name): (carry.resume - rw.reach if isinstance(rw, TimeSpec) else None)
+                        for d, rw in zip(decls, resolved) if d.name is not None}
+    diagnostics.report_instants(label, values, timeline, list(zip(resolved, sources)), every=every,
+                                profile=profile, requested=instants.until is not None or bool(instants.times))
+    domain = local_frame(spark, [(t,) for t in values], f"{KEY} long")
+    merged, named = s2r.window_contents(plan.op, decls, sources, resolved, values, bgp_windows,
+                                        as_dataset=profile.window_content == WindowContent.DATASET,
+                                        predicates=pattern_predicates(plan.op))
+    interval_mode = has_interval_joins(plan.op) or (
+        asks_intervals(plan.op) and not any(isinstance(n, ops.Match) for n in ops.descendants(plan.op)))
+    context = StreamContext(timeline, profile, plan.op, domain, interval_mode, carry)
+    comp = StreamCompiler(spark, StreamDataset(static, merged, named, stream_quoted), env, context)
+    sols = S.align(comp.compile(plan.op), (KEY,), domain)
+    new_state = carry.saved() if carry is not None else None
+    few = len(values) <= (FEW_INSTANTS if instants.after is None else LIVE_FEW_INSTANTS)
+    records, output = _records(plan, label, sols, domain, values, timeline, profile, sources[0], few)
+    return EvaluationResult(records, values, new_state, output)
+
+
+def _instant_values(spark, plan: ops.QueryPlan, inputs: list, profile, every, instants: Instants, carry):
+    """The instants to evaluate (ticks); None when an evaluation after a reported instant has none due (and the
+    query registers no stream, which is registered from the reported instant then)."""
+    r2s = plan.r2s or profile.r2s
+    if instants.after is None or (carry is None and consumes_events(plan.op, profile)):
+        return evaluation_instants(inputs, profile, every=every, times=instants.times, until=instants.until,
+                                   spark=spark).values()
+    # the later instants only are collected (a live query's instants since its stream began can be many): on the
+    # driver when they can be (time windows, timestamps held there), else by a job
+    reported = instants.after
+    later = None
+    if isinstance(instants.until, int) and not instants.times:
+        later = instants_after(inputs, profile, reported, instants.until, every)
+    if later is None:
+        et = evaluation_instants(inputs, profile, every=every, times=instants.times, until=instants.until,
+                                 spark=spark)
+        later = dataclasses.replace(et, frame=et.frame.filter(F.col("instant") > F.lit(reported))).values()
+    if not later and (plan.register is None or plan.register.kind != RegisterKind.STREAM):
+        return None
+    if later and (plan.form == QueryForm.ASK or r2s == R2S.RSTREAM) and carry is None:
+        # the reported instant is R2S's reference for ISTREAM and DSTREAM only: RSTREAM (and ASK) answer each
+        # instant alone, so it is not evaluated again (a REGISTER STREAM query with nothing due still is: its
+        # output stream is registered from it; a carried consumption state is the one before it: it is evaluated
+        # again)
+        return later
+    return [reported] + later
+
+
+def _resume_instant(instants, hold) -> int:
+    """The instant a carried consumption state is taken just before (:class:`Carried`): the last of ``instants``,
+    or, with ``hold`` the earliest instant whose records the next evaluation must give again, the last one below it
+    (its first one when there is none below it, or when ``hold`` is None)."""
+    if hold is LAST:
+        return max(instants)
+    below = [] if hold is None else [t for t in instants if t < hold]
+    return max(below) if below else min(instants)
+
+
+def _records(plan: ops.QueryPlan, label: str, sols, domain, values, timeline: Timeline, profile, like: Stream,
+             few: bool) -> tuple[Iterator[Record], Stream | None]:
+    """R2S and the query form: the records at every instant, and the query's output stream (REGISTER STREAM)."""
+    form, r2s = plan.form, plan.r2s or profile.r2s
+    quads, output = False, None
+    names: list[str] = []
+    order: list = []
+    if form == QueryForm.SELECT:
+        names = projected_names(sols)
+        cols = [var_col(n) for n in names]
+        df = sols.df.select(KEY, *cols, *[c for c, _ in sols.order])
+        df = relation_to_stream(df, cols + [c for c, _ in sols.order] if sols.order else cols, r2s, domain)
+        order = S.sort_columns(sols) if sols.order else []
+        df = df.select(KEY, *cols, *[c for c, _ in sols.order])  # the order's hidden columns last
+        columns = [(i + 1, n) for i, n in enumerate(names)]  # (the row's column, the variable)
+
+        def item(row):
+            return {n: E.decode(row[i]) for i, n in columns if row[i] is not None}
+    elif form == QueryForm.ASK:
+        df = sols.df.select(KEY).distinct()
+
+        def item(row):
+            return True
+    elif form in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
+        if form == QueryForm.DESCRIBE:
+            raise RsparkError(f"{label}: DESCRIBE is not available in continuous queries; use CONSTRUCT")
+        # R2S compares the solution mappings of neighbouring instants (RSP-QL, Sec. 2: the streaming operators map
+        # sequences of solution mappings), then the template is instantiated: so a template with blank nodes (fresh
+        # per solution) still gives ISTREAM only what is new
+        cols = [var_col(n) for n in sols.vars]
+        chosen = relation_to_stream(sols.df.select(KEY, *cols), cols, r2s, domain)
+        quads = has_graphs(plan.template)
+        df = construct_frame(dataclasses.replace(sols, df=chosen, keys=(KEY,), order=()), plan.template)
+        reg = plan.register
+        if reg is not None and reg.kind == RegisterKind.STREAM and isinstance(reg.name, IRI):
+            if quads:
+                raise NotSupportedError(f"{label}: GRAPH blocks in the template of a REGISTER STREAM query "
+                                        "(its output stream is one element per instant)")
+            output = output_stream(plan.register.name.value, df, like, max(values) if len(values) else None)
+        df = df.select(KEY, "s", "p", "o", *(["g"] if quads else []))
+
+        def item(row):
+            if quads:
+                return decode_quads([row], 1)[0]
+            return E.decode(row[1]), E.decode(row[2]), E.decode(row[3])
+    else:
+        raise RsparkError(f"{label}: {form} is not a continuous query form")
+    rows = rows_by_instant(df, order, few=few)
+    emit_empty = profile.emit_empty or form == QueryForm.ASK
+
+    def record(t: int, items: list) -> Record:
+        out = Record(label, t, format_time(t, timeline), form, names)
+        if form == QueryForm.SELECT:
+            out.rows = items
+        elif form == QueryForm.ASK:
+            out.boolean = bool(items)
+        else:
+            out.triples = items
+            out.quads = quads
+        return out
+
+    def records() -> Iterator[Record]:
+        for t, items in group_by_instant(rows, values, item):
+            if items or emit_empty:
+                yield record(t, items)
+
+    return records(), output
+
+
+def output_stream(iri: str, triples, like: Stream, last: int | None) -> Stream:
+    """The output of REGISTER STREAM :out AS CONSTRUCT ... as a stream other queries read: one element per
+    instant, stamped with the instant (an instant without triples gives none), which goes on to the query's
+    ``last`` instant: the queries reading it are evaluated up to there, as live mode evaluates them up to the
+    instant their group's input streams reached, not only up to its last element."""
+    elem = F.concat(F.lit(f"<{iri}#t"), F.col(KEY).cast("string"), F.lit(">"))
+    quads = triples.select("s", "p", "o", elem.alias("element"), F.col(KEY).alias("ts"), F.col(KEY).alias("seq"))
+    elements = quads.select("element", "ts", "seq").distinct()
+    return Stream(iri, elements, quads, None, quoted_table(quads), like.time_kind, like.time_scale,
+                        checks_duplicates=False, end=last)

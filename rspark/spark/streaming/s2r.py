@@ -1,0 +1,216 @@
+"""S2R: a stream window's content at every evaluation instant (RSP-QL, Dell'Aglio et al. 2015, section 4), built
+from the stream, the window resolved on the stream's timeline, and the instants.
+
+Each builder is a function of (stream, resolved window, instants) that returns a Spark frame keyed by the instant
+column ``__t``; :func:`window_contents` gathers, for every window of a query, the builders the R2R compiler reads
+(:class:`~rspark.spark.streaming.r2r.WindowContent`). Nothing is built until a pattern reads it: a query whose window
+only feeds event patterns never builds its content, nor runs the duplicate check the content may ask for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from rspark.algebra import ops
+from rspark.algebra.expr import TriplePattern
+from rspark.errors import NotSupportedError
+from rspark.model import codec as E
+from rspark.rsp.policies import CountUnit
+from rspark.rsp.windows import CountSpec
+from rspark.spark.cep.match import WindowEvents
+from rspark.spark.sparql.compiler import Context, GraphSource, memoized
+from rspark.spark.sparql.solutions import Solutions
+from rspark.spark.streaming.bgp_window import BGPWindow, positioned_triples, window_blocks
+from rspark.spark.streaming.keys import KEY
+from rspark.spark.streaming.r2r import WindowContent, element_metadata, no_graphs, now_sql
+from rspark.spark.streaming.stream import Stream
+from rspark.spark.streaming.windows import assign_window
+
+# (triple pattern, frame, key column) -> its solutions: how a [RANGE BGP n] window matches its counted pattern
+Scan = Callable[[TriplePattern, DataFrame, str], Solutions]
+
+
+def content(src: Stream, rw, instants, predicates: frozenset | None = None) -> DataFrame:
+    """A window's content at every instant: (__t, s, p, o), a set per instant (the snapshot is an RDF graph).
+
+    ``instants``: the instant values (a list, so that the window code knows how many there are and broadcasts
+    them). A window that selects by timestamp alone (time-based, landmark, interval, NOW) assigns the quads
+    themselves, which carry their element's timestamp: there is no (instant, element) join, and Spark pushes
+    the query's triple-pattern selections and filters below the copy into windows, so only matching triples
+    are copied. Count windows rank elements (or triples) first and join the content to the ranks.
+
+    ``predicates``: those of every triple pattern of the query (``r2r.pattern_predicates``), or None: the
+    content is a set without a DISTINCT when the stream's triples with these predicates are unique."""
+    if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES:
+        assigned = assign_window(src.elements, rw, instants, quads=src.quads)
+        return assigned.select(F.col("instant").alias(KEY), "s", "p", "o").distinct()
+    quads = src.content(predicates)  # (a triple window, above, counts every triple: it reads them all)
+    if isinstance(rw, CountSpec):
+        assigned = assign_window(src.elements, rw, instants).select("instant", "element")
+        out = assigned.join(quads.select("element", "s", "p", "o"), "element")
+    else:
+        out = assign_window(quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants)
+        assigned = None
+    out = out.select(F.col("instant").alias(KEY), "s", "p", "o")
+    if src.has_metadata():
+        if assigned is None:
+            assigned = assign_window(src.elements, rw, instants).select("instant", "element")
+        out = out.unionByName(element_metadata(src, assigned))
+    if assigned is None and src.triples_unique(predicates):
+        return out  # each triple the query reads is in one element: no duplicate to remove
+    return out.distinct()
+
+
+def dated(src: Stream, rw, instants, metadata: bool = False) -> DataFrame:
+    """A window's quads at every instant with their element: ``(instant, element, s, p, o, ts)``; with
+    ``metadata``, also the elements' metadata (``s`` the element)."""
+    cols = ("instant", "element", "s", "p", "o", "ts")
+    if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES:  # a triple window holds no metadata
+        return assign_window(src.elements, rw, instants, quads=src.quads).select(*cols)
+    if not isinstance(rw, CountSpec) and not metadata:
+        return assign_window(src.quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants).select(*cols)
+    assigned = assign_window(src.elements, rw, instants).select("instant", "element", "ts")
+    triples = src.quads.select("element", "s", "p", "o")
+    if metadata and src.has_metadata():
+        triples = triples.unionByName(src.metadata.select(F.col("s").alias("element"), F.col("s"), "p", "o"))
+    return assigned.join(triples, "element").select(*cols)
+
+
+def occurrences(src: Stream, rw, instants) -> DataFrame:
+    """A window's dated triple occurrences at every instant (EP-SPARQL patterns): ``(__t, s, p, o, ts0, ts)``,
+    ``[ts0, ts]`` the occurrence's interval (``ts0`` differs from ``ts`` for triples derived by rules)."""
+    out = dated(src, rw, instants)
+    if src.starts is not None:
+        out = out.join(src.starts, "element", "left").withColumn("ts0", F.coalesce(F.col("start"), F.col("ts")))
+    else:
+        out = out.withColumn("ts0", F.col("ts"))
+    return out.select(F.col("instant").alias(KEY), "s", "p", "o", "ts0", "ts").distinct()
+
+
+def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEvents:
+    """What event patterns over this window read (``rspark.spark.cep.match``): the stream's quads, and the
+    assignment of element-keyed rows to the instants whose window holds their element."""
+
+    def quads(predicates: frozenset | None = None) -> DataFrame:
+        # a live buffer's quads of the pattern's predicates are selected on the driver (a smaller local
+        # relation); a loaded stream's cached quads are read whole (the pattern's scan selects them)
+        selected = src.content(predicates) if src.SELECTS_CHEAPLY else src.quads
+        return selected.select("element", "ts", "seq", "s", "p", "o")
+
+    def assign(rows: DataFrame) -> DataFrame:
+        if isinstance(rw, CountSpec):
+            if rw.unit != CountUnit.ELEMENTS:
+                raise NotSupportedError(f"EVENT ON {decl.name.n3()}: a [RANGE {rw.unit} n] window holds parts of "
+                                        "elements, and a basic event pattern matches whole elements (RSEP-QL, "
+                                        "eq. 4); use a time, landmark or [RANGE ELEMENTS n] window")
+            held = assign_window(src.elements, rw, instants).select("instant", "element")
+            return held.join(rows, "element")
+        return assign_window(rows, rw, instants)
+
+    return WindowEvents(quads, assign)
+
+
+def stamps(src: Stream, rw, instants) -> DataFrame:
+    """A window's timestamps at every instant: ``(__t, s, p, o, ts)``, the latest timestamp (ticks) of each
+    triple of its content (element metadata is dated by its element)."""
+    return dated(src, rw, instants, metadata=True) \
+        .groupBy(F.col("instant").alias(KEY), "s", "p", "o").agg(F.max("ts").alias("ts"))
+
+
+def default_graphs(src: Stream, rw, instants) -> DataFrame:
+    """A window as RSP-QL*'s dataset DS(W) sees it (Def. 6): its default graph is the union of its elements'
+    default graphs, the timestamp triples (in canonical form: NOW()'s) and the other metadata, at every
+    instant ``(__t, s, p, o)``. The elements' own graphs are its named graphs (:func:`element_graphs`)."""
+    if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES:
+        assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
+    else:
+        assigned = assign_window(src.elements, rw, instants).select("instant", "element", "ts")
+    assigned = assigned.distinct()
+    out = assigned.select(F.col("instant").alias(KEY), F.col("element").alias("s"),
+                          F.lit(src.stamp_predicate).alias("p"), F.expr(now_sql(src.timeline(), "ts")).alias("o"))
+    if src.has_metadata():
+        out = out.unionByName(element_metadata(src, assigned)).distinct()
+    return out
+
+
+def element_graphs(src: Stream, rw, instants) -> DataFrame:
+    """A window's elements as named graphs at every instant (``GRAPH ?g`` inside ``WINDOW``; RSP-QL*, Def. 6):
+    ``(__t, g, s, p, o)``, ``g`` the element's name."""
+    return dated(src, rw, instants).select(F.col("instant").alias(KEY), F.col("element").alias("g"), "s", "p", "o")
+
+
+def bgp_window(scan: Scan, background, pattern: ops.Op, decl: ops.WindowDecl, rw, src: Stream) -> BGPWindow:
+    """A ``[RANGE BGP n]`` window (rspark.spark.streaming.bgp_window): the patterns it counts are those of the
+    blocks that read it (a named window), or the query's own triple patterns (a FROM STREAM window, merged with
+    ``background``, the static default graph)."""
+
+    def graph_scan(triple, frame: DataFrame, key: str) -> Solutions:
+        return scan(triple, Context(GraphSource(lambda: frame, (key,), "stream")))
+
+    def positioned() -> DataFrame:
+        return positioned_triples(src.quads, src.elements, src.metadata if src.has_metadata() else None,
+                                  src.triples_unique())
+
+    if decl.merged or decl.name is None:
+        return BGPWindow(f"FROM STREAM {decl.stream.n3()}", rw.size, [pattern], positioned, graph_scan,
+                         background=background)
+    return BGPWindow(decl.name.n3(), rw.size, window_blocks(pattern, decl.name), positioned, graph_scan)
+
+
+def window_contents(pattern: ops.Op, decls: Sequence[ops.WindowDecl], streams: Sequence[Stream],
+                    resolved: Sequence, instants, bgp_windows: dict, *, as_dataset: bool,
+                    predicates: frozenset | None) -> tuple[list[WindowContent], dict[str, WindowContent]]:
+    """Every window of a query at ``instants``: the FROM STREAM windows (merged into the default graph) in order,
+    and the named windows by encoded name. ``bgp_windows``: the ``[RANGE BGP n]`` windows, by ``id(decl)``;
+    ``as_dataset``: a named window's content is its default graph under RSP-QL*'s window-as-dataset reading
+    (the ``rspql-star`` profile), else its elements' triples; ``predicates``: those of the query's triple
+    patterns (:func:`content`)."""
+    merged: list[WindowContent] = []
+    named: dict[str, WindowContent] = {}
+    for d, rw, src in zip(decls, resolved, streams):
+        is_merged = d.merged or d.name is None
+        bw = bgp_windows.get(id(d))
+        if bw is not None:
+            bw.instants = instants
+            built = memoized(lambda bw=bw: bw.content(pattern)) if is_merged else bw
+        elif as_dataset and not is_merged:
+            built = memoized(lambda src=src, rw=rw: default_graphs(src, rw, instants))
+        else:
+            built = memoized(lambda src=src, rw=rw: content(src, rw, instants, predicates))
+        window = WindowContent(
+            content=built,
+            stamps=None if bw is not None else memoized(lambda src=src, rw=rw: stamps(src, rw, instants)),
+            dated=memoized(lambda src=src, rw=rw: occurrences(src, rw, instants)),
+            graphs=no_graphs(d.name) if bw is not None or is_merged else
+            memoized(lambda src=src, rw=rw: element_graphs(src, rw, instants)),
+            events=None if is_merged else window_events(src, rw, instants, d))
+        if is_merged:
+            merged.append(window)
+        else:
+            named[E.encode(d.name)] = window
+    return merged, named
+
+
+def patterns_outside_graph(op) -> list:
+    """The triple patterns in ``op`` that are not inside a GRAPH block (EXISTS patterns included)."""
+    out = []
+
+    def walk(node) -> None:
+        if isinstance(node, ops.Graph):
+            return
+        if isinstance(node, TriplePattern):
+            out.append(node)
+            return
+        if isinstance(node, (tuple, list)):
+            for item in node:
+                walk(item)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            for f in dataclasses.fields(node):
+                walk(getattr(node, f.name))
+
+    walk(op)
+    return out
