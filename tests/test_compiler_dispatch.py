@@ -7,7 +7,7 @@ from rspark.algebra import ops
 from rspark.errors import NotSupportedError
 from rspark.model.terms import Variable
 from rspark.spark.sparql.compiler import Compiler, compiles
-from rspark.spark.streaming.r2r import ReplayCompiler
+from rspark.spark.streaming.r2r import StreamCompiler
 
 
 def test_every_operator_of_the_algebra_has_a_compilation():
@@ -16,15 +16,15 @@ def test_every_operator_of_the_algebra_has_a_compilation():
               ops.Slice}
     assert static <= set(Compiler._compilers)
     assert not {ops.Window, ops.IntervalJoin, ops.Match} & set(Compiler._compilers)
-    assert static | {ops.Window, ops.IntervalJoin, ops.Match} <= set(ReplayCompiler._compilers)
+    assert static | {ops.Window, ops.IntervalJoin, ops.Match} <= set(StreamCompiler._compilers)
 
 
 def test_a_subclass_method_of_the_same_name_overrides_and_a_marked_one_adds():
     assert Compiler._compilers[ops.BGP] is Compiler._op_BGP
-    assert ReplayCompiler._compilers[ops.BGP] is ReplayCompiler._op_BGP
-    assert ReplayCompiler._op_BGP is not Compiler._op_BGP
-    assert ReplayCompiler._compilers[ops.Union] is Compiler._op_Union
-    assert ReplayCompiler._compilers[ops.Window] is ReplayCompiler._op_Window
+    assert StreamCompiler._compilers[ops.BGP] is StreamCompiler._op_BGP
+    assert StreamCompiler._op_BGP is not Compiler._op_BGP
+    assert StreamCompiler._compilers[ops.Union] is Compiler._op_Union
+    assert StreamCompiler._compilers[ops.Window] is StreamCompiler._op_Window
 
 
 def test_compile_calls_the_method_of_the_operators_type():
