@@ -24,7 +24,7 @@ from tests.support.cep_oracle import (
     Landmark,
     Last,
     Seq,
-    TimeWindow,
+    TimeWindowSpec,
     evaluate,
     evaluate_at,
     event_names,
@@ -45,7 +45,7 @@ FIG1 = [
     ("G5", 10, {(":a3", ":p", ":b3"), (":b1", ":q", ":c1")}),
 ]
 # Example 3 / 4: w1 = W^lambda[(1)], w2 = W^tau[(5, 1)]; E1 = EVENT w1 (?x :p ?y), E2 = EVENT w2 (?y :q ?z)
-EX4_WINDOWS = {"w1": Landmark(1), "w2": TimeWindow(5, 1)}
+EX4_WINDOWS = {"w1": Landmark(1), "w2": TimeWindowSpec(5, 1)}
 EX4_EVENTS = {"E1": ("w1", [("?x", ":p", "?y")]), "E2": ("w2", [("?y", ":q", "?z")])}
 E1, E2, E3 = Event("E1"), Event("E2"), Event("E3")
 
@@ -84,10 +84,10 @@ def test_oracle_windows_example2():
     # Example 2: W^lambda[(1)](S, 8) = G1..G4, W^tau[(5, 1)](S, 8) = G2, G3, G4; Example 5: W^tau[(5, 1)](S, 12) =
     # G4, G5
     assert [n for n, ts, _ in FIG1 if Landmark(1).holds(ts, 8)] == ["G1", "G2", "G3", "G4"]
-    assert [n for n, ts, _ in FIG1 if TimeWindow(5, 1).holds(ts, 8)] == ["G2", "G3", "G4"]
-    assert [n for n, ts, _ in FIG1 if TimeWindow(5, 1).holds(ts, 12)] == ["G4", "G5"]
+    assert [n for n, ts, _ in FIG1 if TimeWindowSpec(5, 1).holds(ts, 8)] == ["G2", "G3", "G4"]
+    assert [n for n, ts, _ in FIG1 if TimeWindowSpec(5, 1).holds(ts, 12)] == ["G4", "G5"]
     # t' = floor(t / slide) * slide: a [RANGE 4 SLIDE 3] window at 8 is (2, 6]
-    assert [n for n, ts, _ in FIG1 if TimeWindow(4, 3).holds(ts, 8)] == ["G2", "G3"]
+    assert [n for n, ts, _ in FIG1 if TimeWindowSpec(4, 3).holds(ts, 8)] == ["G2", "G3"]
 
 
 def test_oracle_example7_basic_event_pattern():
@@ -139,7 +139,7 @@ def test_oracle_section2_recent_consumption():
 def test_oracle_section2_csparql_naive_sequence():
     # [R3.2]: a window of length 7 sliding by 1, the latest matches: e3 at 8, nothing at 10 (the latest are
     # (a3 p b3)@10 and (b1 q c1)@10)
-    windows = {"w": TimeWindow(7, 1)}
+    windows = {"w": TimeWindowSpec(7, 1)}
     events = {"E1": ("w", [("?x", ":p", "?y")]), "E2": ("w", [("?y", ":q", "?z")])}
     out = oracle_fig1(Seq(E1, E2, "NAIVE"), [8, 10], windows=windows, events=events)
     assert out == {8: {xyz(2, 4, 8)}, 10: frozenset()}
@@ -367,7 +367,7 @@ def test_section2_consumption_policy_alone(fig1):
 
 
 def test_section2_csparql_naive_sequence(fig1):
-    windows = {"w": TimeWindow(7, 1)}
+    windows = {"w": TimeWindowSpec(7, 1)}
     events = {"E1": ("w", [("?x", ":p", "?y")]), "E2": ("w", [("?y", ":q", "?z")])}
     out = run_fig1(fig1, Seq(E1, E2, "NAIVE"), [8, 10], windows=windows, events=events)
     assert out == canonical({8: {xyz(2, 4, 8)}, 10: set()})
@@ -478,7 +478,7 @@ def event_expressions(draw):
 # the lists below put first the values that make the simplest case find events (a window wide enough, a gap between
 # elements, ET at the last element)
 landmarks = st.builds(Landmark, st.sampled_from([0, 3, 1, 5, 2, 4]))
-time_windows = st.builds(TimeWindow, st.sampled_from([6, 4, 9, 12, 3, 2, 5]), st.sampled_from([1, 2, 3, 4]))
+time_windows = st.builds(TimeWindowSpec, st.sampled_from([6, 4, 9, 12, 3, 2, 5]), st.sampled_from([1, 2, 3, 4]))
 
 
 @st.composite
@@ -621,7 +621,7 @@ def test_consumption_of_patterns_of_one_shape(engine, tmp_path):
     # E2 and E3 differ only in their variables' names: their matches reach the workers once, read as both
     stream = [("G1", 1, {(":a1", ":p", ":b1")}), ("G2", 2, {(":b1", ":q", ":c1")}), ("G3", 3, {(":b2", ":q", ":c1")}),
               ("G4", 4, {(":b1", ":q", ":c2"), (":a2", ":p", ":b1")}), ("G5", 5, {(":b1", ":q", ":c1")})]
-    windows = {"w": Landmark(0), "v": TimeWindow(4, 1)}
+    windows = {"w": Landmark(0), "v": TimeWindowSpec(4, 1)}
     cases = [({"E1": ("w", [("?x", ":p", "?y")]), "E2": ("w", [("?y", ":q", "?z")]), "E3": ("w", [("?w", ":q", "?z")])},
               Seq(Seq(E1, E2), E3)),
              # the same triple pattern over two windows makes two shapes; a key: ?y, the subject of every pattern

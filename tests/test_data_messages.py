@@ -654,19 +654,19 @@ def test_a_plain_pattern_in_a_window_under_rspql_star_is_a_warning(numeric, logs
 def test_closing_instants_of_each_report_policy():
     from rspark.rsp.profiles import CONTENT_CHANGE, NON_EMPTY, PERIODIC, WINDOW_CLOSE
     from rspark.rsp.report import closing_instant, end_instant
-    from rspark.rsp.windows import CountSpec, LandmarkSpec, TimeSpec
+    from rspark.rsp.windows import CountWindow, LandmarkWindow, TimeWindow
 
-    sliding = TimeSpec(range=10, slide=5)  # (c - 10, c], c = 5k
+    sliding = TimeWindow(range=10, slide=5)  # (c - 10, c], c = 5k
     assert closing_instant(sliding, {WINDOW_CLOSE}, 12) == 15  # the first of (5, 15] and (10, 20]
     assert closing_instant(sliding, {WINDOW_CLOSE, NON_EMPTY}, 15) == 15
     assert closing_instant(sliding, {PERIODIC}, 12, every=4) == 16  # the first period instant at or after 15
     assert closing_instant(sliding, {CONTENT_CHANGE}, 12) is None  # at 12 the window (0, 10] is evaluated
-    assert closing_instant(TimeSpec(range=10, slide=1), {CONTENT_CHANGE}, 12) == 12
-    star = TimeSpec(range=5, slide=5, bounds="[)", close_rule="<", windows_before_t0=False)  # [c - 5, c), c = 5 + 5i
+    assert closing_instant(TimeWindow(range=10, slide=1), {CONTENT_CHANGE}, 12) == 12
+    star = TimeWindow(range=5, slide=5, bounds="[)", close_rule="<", windows_before_t0=False)  # [c - 5, c), c = 5 + 5i
     assert closing_instant(star, {WINDOW_CLOSE}, 12) == 16  # [10, 15) is evaluated strictly after 15
     assert closing_instant(star, {PERIODIC}, 12) == 20
-    gap = TimeSpec(range=2, slide=10)  # (8, 10], (18, 20], ...: 5 is in none
+    gap = TimeWindow(range=2, slide=10)  # (8, 10], (18, 20], ...: 5 is in none
     assert closing_instant(gap, {WINDOW_CLOSE}, 5) is None
     assert end_instant(gap, {WINDOW_CLOSE}, 5) == 5
-    assert closing_instant(LandmarkSpec(0), {CONTENT_CHANGE}, 13) == 13
-    assert closing_instant(CountSpec("ELEMENTS", 3), {PERIODIC}, 13, every=4) == 16
+    assert closing_instant(LandmarkWindow(0), {CONTENT_CHANGE}, 13) == 13
+    assert closing_instant(CountWindow("ELEMENTS", 3), {PERIODIC}, 13, every=4) == 16

@@ -23,13 +23,13 @@ from rspark import compile_query
 from rspark.model.time import Duration
 from rspark.rsp.profiles import PROFILES, Profile, ProfileError, get_profile, profile_names
 from rspark.rsp.windows import (
-    CountSpec,
-    IntervalSpec,
-    LandmarkSpec,
-    NowSpec,
+    CountWindow,
+    IntervalWindow,
+    LandmarkWindow,
+    NowWindow,
     Timeline,
-    TimeSpec,
     TimeWindow,
+    TimeWindowSpec,
     WindowError,
     resolve_window,
 )
@@ -108,14 +108,14 @@ def pairs(df: DataFrame, column: str = "element") -> set:
 def test_seed000_example2_landmark(fig1):
     """W^lambda[(1)](S, 8) = (G1, 2), (G2, 4), (G3, 6), (G4, 8)."""
     w = resolve("[LANDMARK 1]")
-    assert w == LandmarkSpec(1)
+    assert w == LandmarkWindow(1)
     assert contents(assign_window(fig1, w, [8])) == {8: ["G1", "G2", "G3", "G4"]}
 
 
 def test_seed000_example2_time_based(fig1):
     """W^tau[(5, 1)](S, 8) = (G2, 4), (G3, 6), (G4, 8): 8 - 5 < ti <= 8. The paper's [RANGE 5] has slide 1."""
     w = resolve("[RANGE 5 SLIDE 1]")
-    assert w == TimeSpec(range=5, slide=1)
+    assert w == TimeWindow(range=5, slide=1)
     for strategy in ("explode", "panes", "bounds", "auto"):
         assert contents(assign_window(fig1, w, [8], strategy=strategy)) == {8: ["G2", "G3", "G4"]}
     assert contents(assign_window(fig1, w, LocalInstants([8]))) == {8: ["G2", "G3", "G4"]}  # auto: by bounds
@@ -130,12 +130,12 @@ def test_seed000_example2_time_based(fig1):
 def test_seed000_example2_interval_nested_in_landmark(fig1):
     """W^sqcup[(0, 5)] . W^lambda[(1)](S, 8) = (G1, 2), (G2, 4): nesting time-based windows intersects contents."""
     interval = resolve("[FROM 0 TO 5]")
-    assert interval == IntervalSpec(0, 5)
+    assert interval == IntervalWindow(0, 5)
     inner = assign_window(fig1, resolve("[LANDMARK 1]"), [8]).select("instant", "element")
     outer = assign_window(fig1, interval, [8]).select("instant", "element")
     assert contents(outer.join(inner, ["instant", "element"])) == {8: ["G1", "G2"]}
     # W^sqcup[0, t3 - 1] as used by SEQ (eq. 7) at t3 = 6, evaluated at 8:
-    assert contents(assign_window(fig1, IntervalSpec(0, 5), [8])) == {8: ["G1", "G2"]}
+    assert contents(assign_window(fig1, IntervalWindow(0, 5), [8])) == {8: ["G1", "G2"]}
 
 
 def test_seed000_example3_dataset_windows_over_time(fig1):
@@ -248,7 +248,7 @@ def test_seed001_heterogeneity_r2s_and_empty_results():
 def test_seed004_def15_windows(fig1):
     """W(S, x - alpha, x) with x = tau0 + alpha + beta*i, the greatest i in N with x < tau; here tau0 = 1."""
     w = resolve("[RANGE 4 SLIDE 2 STARTING AT 1]", "rspql-star")
-    assert w == TimeSpec(range=4, slide=2, t0=1, bounds="[)", close_rule="<", windows_before_t0=False,
+    assert w == TimeWindow(range=4, slide=2, t0=1, bounds="[)", close_rule="<", windows_before_t0=False,
                          explicit_start=True)
     # tau = 5: x = 5 is not < 5 and i = -1 is not in N: no window. tau = 6, 7: x = 5, [1, 5). tau = 8, 9: [3, 7).
     assert contents(assign_window(fig1, w, [4, 5, 6, 7, 8, 9])) == {
@@ -272,7 +272,7 @@ def test_rspql_star_computed_every(fig1):
 def test_offset_window(fig1):
     """[FROM NOW-5 TO NOW-1 STEP 1]: at t the elements with t - 5 < ti <= t - 1."""
     w = resolve("[FROM NOW-5 TO NOW-1 STEP 1]")
-    assert w == TimeSpec(range=4, slide=1, offset=1)
+    assert w == TimeWindow(range=4, slide=1, offset=1)
     assert contents(assign_window(fig1, w, [5, 9, 11])) == {5: ["G1", "G2"], 9: ["G3", "G4"], 11: ["G4", "G5"]}
     et = evaluation_instants([WindowInput(w, fig1)], "default")
     assert et.values() == [3, 4, 5, 6, 7, 8, 9, 10]  # closes 2..9 reported 1 later; 11 is after the last element
@@ -286,7 +286,7 @@ def test_now_window(fig1):
 
 def test_count_elements_window_content_change(fig1):
     w = resolve("[RANGE ELEMENTS 2]")
-    assert w == CountSpec("ELEMENTS", 2)
+    assert w == CountWindow("ELEMENTS", 2)
     et = evaluation_instants([WindowInput(w, fig1)], "default")
     assert et.values() == [2, 4, 6, 8, 10]
     assert contents(assign_window(fig1, w, et.frame)) == {
@@ -295,7 +295,7 @@ def test_count_elements_window_content_change(fig1):
 
 def test_count_elements_ties_broken_by_seq(spark):
     stream = elements_frame(spark, [("e1", 5), ("e2", 5), ("e3", 5), ("e4", 7)])
-    assigned = assign_window(stream, CountSpec("ELEMENTS", 2), [4, 5, 6, 7, 100])
+    assigned = assign_window(stream, CountWindow("ELEMENTS", 2), [4, 5, 6, 7, 100])
     assert contents(assigned) == {5: ["e2", "e3"], 6: ["e2", "e3"], 7: ["e3", "e4"], 100: ["e3", "e4"]}
 
 
@@ -346,7 +346,7 @@ def test_until_and_starting_at(fig1):
 
 def test_first_element_t0_policy(fig1):
     profile = get_profile("default").with_settings(name="t0-first", t0="first-element")
-    w = resolve_window(TimeWindow(Duration(Decimal(4), False), Duration(Decimal(3), False)), profile,
+    w = resolve_window(TimeWindowSpec(Duration(Decimal(4), False), Duration(Decimal(3), False)), profile,
                        Timeline.numeric(), first_ts=2)
     assert (w.t0, w.anchor) == (2, 2)
     et = evaluation_instants([WindowInput(w, fig1)], profile)
@@ -358,17 +358,17 @@ def test_first_element_t0_policy(fig1):
 
 def test_implicit_slide(fig1):
     """[RANGE r] without SLIDE: tumbling by default; CQELS's window ends at every instant (one-tick slide)."""
-    spec = TimeWindow(Duration(Decimal(4), False), None)
+    spec = TimeWindowSpec(Duration(Decimal(4), False), None)
     assert resolve_window(spec, get_profile("default"), Timeline.numeric()).slide == 4
     cqels = resolve_window(spec, get_profile("cqels"), Timeline.numeric())
-    assert cqels == TimeSpec(range=4, slide=1)
+    assert cqels == TimeWindow(range=4, slide=1)
     et = evaluation_instants([WindowInput(cqels, fig1)], "cqels")
     assert et.values() == [2, 4, 6, 8, 10]
     for strategy in ("explode", "range"):
         assert contents(assign_window(fig1, cqels, et.frame, strategy=strategy)) == {
             2: ["G1"], 4: ["G1", "G2"], 6: ["G2", "G3"], 8: ["G3", "G4"], 10: ["G4", "G5"]}
     # a one-millisecond slide over a date-time stream: the range join, not 60000 copies per element
-    spec = TimeWindow(Duration(Decimal(60_000), True), None)
+    spec = TimeWindowSpec(Duration(Decimal(60_000), True), None)
     w = resolve_window(spec, get_profile("cqels"), Timeline.datetime())
     assert (w.range, w.slide, w.overlap) == (60_000, 1, 60_000)
     assert contents(assign_window(fig1, w, [10, 70_000])) == {10: ["G1", "G2", "G3", "G4", "G5"]}
@@ -382,7 +382,7 @@ def test_multiple_windows_union_of_instants(fig1):
 
 def test_empty_stream(spark):
     empty = elements_frame(spark, [])
-    for w in (resolve("[RANGE 4 SLIDE 2]"), resolve("[LANDMARK 0]"), CountSpec("ELEMENTS", 2)):
+    for w in (resolve("[RANGE 4 SLIDE 2]"), resolve("[LANDMARK 0]"), CountWindow("ELEMENTS", 2)):
         assert evaluation_instants([WindowInput(w, empty)], "default").values() == []
         assert assign_window(empty, w, [1, 2]).count() == 0
 
@@ -390,7 +390,7 @@ def test_empty_stream(spark):
 SPANS = (0, 1, 2, 3, 5, 8, 13, 21, 40)  # until - first (may_report) / until - after (instants_after)
 
 
-def definitional_instants(w: TimeSpec, policies, first: int, until: int, every=None, stamps=None) -> list[int]:
+def definitional_instants(w: TimeWindow, policies, first: int, until: int, every=None, stamps=None) -> list[int]:
     """A time window's evaluation instants up to ``until`` read off the definitions, one candidate at a time: window
     close reports window k at its close (plus the offset, plus a tick under the strict close rule) from the first
     window that does not end before ``first``; periodic reports every ``t0 + j*period`` at or after ``first`` (and
@@ -428,7 +428,7 @@ def test_may_report_agrees_with_the_instants(rng, slide, t0, offset, bounds, clo
     from rspark.rsp.profiles import ReportPolicy
     from rspark.rsp.report import may_report, report_policies
 
-    w = TimeSpec(range=rng, slide=slide, t0=t0, offset=offset, bounds=bounds, close_rule=close,
+    w = TimeWindow(range=rng, slide=slide, t0=t0, offset=offset, bounds=bounds, close_rule=close,
                  windows_before_t0=before, explicit_start=explicit)
     profile = get_profile("default").with_settings(
         name="may-report", time_report=frozenset(ReportPolicy(p) for p in policies))
@@ -455,7 +455,7 @@ def test_instants_after_agrees_with_the_instants(rng, slide, t0, offset, profile
     from rspark.rsp.report import instants_after, report_policies
 
     p = get_profile(profile)
-    w = TimeSpec(range=rng, slide=slide, t0=t0, offset=offset, bounds=p.bounds, close_rule=p.close_rule,
+    w = TimeWindow(range=rng, slide=slide, t0=t0, offset=offset, bounds=p.bounds, close_rule=p.close_rule,
                  windows_before_t0=p.windows_before_t0)
     last = 60
     bounds = (min(stamps), max(stamps))
@@ -484,7 +484,7 @@ def test_the_frame_of_instants_agrees_with_the_arithmetic(spark, profile, every,
     from rspark.rsp.report import instants_after, report_policies
 
     p = get_profile(profile)
-    w = TimeSpec(range=5, slide=2, t0=-3, offset=1, bounds=p.bounds, close_rule=p.close_rule,
+    w = TimeWindow(range=5, slide=2, t0=-3, offset=1, bounds=p.bounds, close_rule=p.close_rule,
                  windows_before_t0=p.windows_before_t0, explicit_start=explicit)
     stamps = [-4, 3, 4, 17, 30]
     stream = elements_frame(spark, [(f"e{i}", t) for i, t in enumerate(stamps)])
@@ -500,7 +500,7 @@ def test_may_report_leaves_data_dependent_instants_open():
     without the data, so the live check says None and the query is evaluated."""
     from rspark.rsp.report import may_report, report_policies
 
-    for w in (resolve("[RANGE 4 SLIDE 2]"), resolve("[LANDMARK 0]"), CountSpec("ELEMENTS", 2)):
+    for w in (resolve("[RANGE 4 SLIDE 2]"), resolve("[LANDMARK 0]"), CountWindow("ELEMENTS", 2)):
         assert may_report(w, report_policies("cqels", w), 0, 3, 10) is None
     assert may_report(resolve("[LANDMARK 0]"), report_policies("default", resolve("[LANDMARK 0]")), 0, 3, 10) is None
     w = resolve("[RANGE 4 SLIDE 2]")
@@ -742,8 +742,8 @@ def test_profile_settings_are_typed():
                               "'chronological', 'recent')")
     with pytest.raises(WindowError, match=r"count window unit 'LINES' \(expected one of 'ELEMENTS', 'TRIPLES', "
                                           r"'BGP'\)"):
-        CountSpec("LINES", 3)
-    assert TimeSpec(range=10, slide=5, bounds="[)").bounds is Bounds.CLOSED_OPEN
+        CountWindow("LINES", 3)
+    assert TimeWindow(range=10, slide=5, bounds="[)").bounds is Bounds.CLOSED_OPEN
 
 
 def _policies(value: frozenset) -> str:
@@ -800,7 +800,7 @@ PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
        instants=instant_lists, strategy=st.sampled_from(["explode", "panes", "range", "bounds", "auto"]))
 def test_property_time_window(spark, stream, rng, slide, t0, offset, profile, instants, strategy):
     p = get_profile(profile)
-    w = TimeSpec(range=rng, slide=slide, t0=t0 or 0, offset=offset, bounds=p.bounds, close_rule=p.close_rule,
+    w = TimeWindow(range=rng, slide=slide, t0=t0 or 0, offset=offset, bounds=p.bounds, close_rule=p.close_rule,
                  windows_before_t0=p.windows_before_t0, explicit_start=t0 is not None)
     got = pairs(assign_window(elements_frame(spark, stream), w, instants, strategy=strategy))
     expected = {(t, e) for t in instants for e in _oracle_time(stream, t, rng, slide, t0 or 0, offset, profile)}
@@ -816,7 +816,7 @@ def test_property_other_windows(spark, stream, kind, a, b, n, instants):
         quads = [(e, ts, i, f"s{j}", "p", "o") for i, (e, ts) in enumerate(stream) for j in range(1 + i % 2)]
         qframe = spark.createDataFrame(quads, "element string, ts long, seq long, s string, p string, o string")
         got = {(r.instant, r.element, r.s) for r in
-               assign_window(frame, CountSpec("TRIPLES", n), instants, quads=qframe).collect()}
+               assign_window(frame, CountWindow("TRIPLES", n), instants, quads=qframe).collect()}
         expected = set()
         for t in instants:
             before = sorted((q for q in quads if q[1] <= t), key=lambda q: (q[1], q[2], q[3]))
@@ -824,23 +824,23 @@ def test_property_other_windows(spark, stream, kind, a, b, n, instants):
         assert got == expected
         return
     if kind == "elements":
-        window = CountSpec("ELEMENTS", n)
+        window = CountWindow("ELEMENTS", n)
 
         def content(t):
             before = sorted(((ts, i, e) for i, (e, ts) in enumerate(stream) if ts <= t))
             return {e for _, _, e in before[max(0, len(before) - n):]}
     elif kind == "landmark":
-        window = LandmarkSpec(a)
+        window = LandmarkWindow(a)
 
         def content(t):
             return {e for e, ts in stream if a <= ts <= t}
     elif kind == "interval":
-        window = IntervalSpec(a, a + b)
+        window = IntervalWindow(a, a + b)
 
         def content(t):
             return {e for e, ts in stream if a <= ts <= a + b and ts <= t}
     else:
-        window = NowSpec()
+        window = NowWindow()
 
         def content(t):
             return {e for e, ts in stream if ts == t}
@@ -862,7 +862,7 @@ def test_property_window_close_instants(spark, stream, rng, data, t0, offset, pr
         oracle_profile = "rspql-star"
     else:
         p, oracle_profile = get_profile(profile), ("default" if get_profile(profile).bounds == "(]" else "csparql")
-    w = TimeSpec(range=rng, slide=slide, t0=t0 or 0, offset=offset, bounds=p.bounds, close_rule=p.close_rule,
+    w = TimeWindow(range=rng, slide=slide, t0=t0 or 0, offset=offset, bounds=p.bounds, close_rule=p.close_rule,
                  windows_before_t0=p.windows_before_t0, explicit_start=t0 is not None)
     frame = elements_frame(spark, stream)
     got = evaluation_instants([WindowInput(w, frame)], p, until=until).values()
@@ -918,10 +918,10 @@ def test_assignment_never_collects_elements(spark, monkeypatch):
     plans = {
         "time/explode": (assign_window(elements, sliding, et.frame, strategy="explode"), 1 + 6 + 10 * 39_998),
         "time/panes": (assign_window(elements, sliding, [100, 105, 199_999], strategy="panes"), 30),
-        "landmark": (assign_window(elements, LandmarkSpec(0), [5, 10]), 6 + 11),
+        "landmark": (assign_window(elements, LandmarkWindow(0), [5, 10]), 6 + 11),
         "count": (assign_count(elements, 3, [0, 1_000, 199_999]), 1 + 3 + 3),
-        "content-change": (assign_window(elements, CountSpec("ELEMENTS", 2),
-                                         evaluation_instants([WindowInput(CountSpec("ELEMENTS", 2), elements)],
+        "content-change": (assign_window(elements, CountWindow("ELEMENTS", 2),
+                                         evaluation_instants([WindowInput(CountWindow("ELEMENTS", 2), elements)],
                                                              "default").frame), 2 * n - 1),
     }
     # min/max rows, and the count windows' histogram of at most RANK_BUCKETS rows: never the elements

@@ -38,7 +38,7 @@ from rspark.model.terms import (
     Variable,
     escape_string,
 )
-from rspark.rsp.windows import CountWindow, IntervalWindow, LandmarkWindow, NowWindow, TimeWindow
+from rspark.rsp.windows import CountWindowSpec, IntervalWindowSpec, LandmarkWindowSpec, NowWindowSpec, TimeWindowSpec
 
 _LOCAL = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_\-.]*[A-Za-z0-9_\-])?$")
 _BARE = {
@@ -208,7 +208,7 @@ class Printer:
     def window_spec(self, spec) -> str:
         if spec is None:
             return "(default)"
-        if isinstance(spec, TimeWindow):
+        if isinstance(spec, TimeWindowSpec):
             text = f"(range {spec.range.sse()}"
             if spec.slide is not None:  # not written: the profile's implicit slide
                 text += f" slide {spec.slide.sse()}"
@@ -217,13 +217,13 @@ class Printer:
             if spec.offset is not None:
                 text += f" offset {spec.offset.sse()}"
             return text + ")"
-        if isinstance(spec, LandmarkWindow):
+        if isinstance(spec, LandmarkWindowSpec):
             return "(landmark" + (f" {spec.start.sse()}" if spec.start is not None else "") + ")"
-        if isinstance(spec, IntervalWindow):
+        if isinstance(spec, IntervalWindowSpec):
             return f"(interval {spec.start.sse()} {spec.end.sse()})"
-        if isinstance(spec, CountWindow):
+        if isinstance(spec, CountWindowSpec):
             return f"(count {spec.unit.lower()} {spec.size})"
-        if isinstance(spec, NowWindow):
+        if isinstance(spec, NowWindowSpec):
             return "(now)"
         raise TypeError(f"unknown window {spec!r}")
 

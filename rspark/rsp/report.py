@@ -27,7 +27,7 @@ from typing import Protocol
 
 from rspark.errors import RsparkError
 from rspark.rsp.profiles import CONTENT_CHANGE, NON_EMPTY, PERIODIC, WINDOW_CLOSE, Profile, get_profile
-from rspark.rsp.windows import IntervalSpec, LandmarkSpec, ResolvedWindow, TimeSpec, is_time_based
+from rspark.rsp.windows import IntervalWindow, LandmarkWindow, ResolvedWindow, TimeWindow, is_time_based
 
 END = "end"  # until=END: close the streams at their last element (end_instant)
 DRIVER_INSTANTS = 10_000  # instants_after: at most this many candidate instants per window, else None
@@ -39,18 +39,18 @@ class ReportError(RsparkError, ValueError):
 
 def window_origin(window: ResolvedWindow) -> int:
     """Where a window's periods are counted from: a time window's t0, a landmark or interval window's start."""
-    if isinstance(window, TimeSpec):
+    if isinstance(window, TimeWindow):
         return window.t0
-    if isinstance(window, (LandmarkSpec, IntervalSpec)):
+    if isinstance(window, (LandmarkWindow, IntervalWindow)):
         return window.start
     return 0
 
 
 def explicit_start(window: ResolvedWindow) -> int | None:
     """The instant before which nothing is reported, when the query (or the profile's window origin) fixes one."""
-    if isinstance(window, TimeSpec) and (window.explicit_start or not window.windows_before_t0):
+    if isinstance(window, TimeWindow) and (window.explicit_start or not window.windows_before_t0):
         return window.t0
-    if isinstance(window, (LandmarkSpec, IntervalSpec)):
+    if isinstance(window, (LandmarkWindow, IntervalWindow)):
         return window.start
     return None
 
@@ -71,7 +71,7 @@ class OnWindowClose:
     def candidates(self, window: ResolvedWindow, first: int, after: int | None, until: int) -> range | None:
         """The report instants in ``(after, until]`` (``after`` None: from the start) of the windows from the first
         one that holds ``first``; None for a window that never closes."""
-        if not isinstance(window, TimeSpec):
+        if not isinstance(window, TimeWindow):
             return None
         k_first = window.windows_of(first)[0]
         if window.explicit_start:
@@ -81,7 +81,7 @@ class OnWindowClose:
         k_last = window.last_reported_index(until)
         return range(window.report_instant(k_first), window.report_instant(k_last) + 1, window.slide)
 
-    def closing(self, window: TimeSpec, last: int, k_first: int) -> int | None:
+    def closing(self, window: TimeWindow, last: int, k_first: int) -> int | None:
         """The first instant at which this policy reports window ``k_first``, the first one holding ``last``."""
         return window.report_instant(k_first)
 
@@ -99,7 +99,7 @@ class Periodic:
     def period(self, window: ResolvedWindow) -> int | None:
         if self.every is not None:
             period = self.every
-        elif isinstance(window, TimeSpec):
+        elif isinstance(window, TimeWindow):
             period = window.slide
         else:
             return None
@@ -144,7 +144,7 @@ class OnContentChange:
     def instants(self, window: ResolvedWindow, stamps: Iterable[int], after: int | None, until: int) -> list[int]:
         """The distinct timestamps of ``stamps`` in ``(after, until]`` that this policy reports, sorted."""
         lo = explicit_start(window)
-        hi = window.end if isinstance(window, IntervalSpec) else None
+        hi = window.end if isinstance(window, IntervalWindow) else None
         return sorted({t for t in stamps if t <= until and (after is None or t > after)
                        and (lo is None or t >= lo) and (hi is None or t <= hi)})
 
@@ -176,9 +176,9 @@ def report_policies(profile: Profile | str | None, window: ResolvedWindow, every
     policies = set(get_profile(profile).report_policies(is_time_based(window)))
     if every is not None:
         policies = {PERIODIC} | (policies & {NON_EMPTY})
-    if PERIODIC in policies and every is None and not isinstance(window, TimeSpec):
+    if PERIODIC in policies and every is None and not isinstance(window, TimeWindow):
         policies.add(CONTENT_CHANGE)
-    if WINDOW_CLOSE in policies and not isinstance(window, TimeSpec):
+    if WINDOW_CLOSE in policies and not isinstance(window, TimeWindow):
         policies.add(CONTENT_CHANGE)
     return policies
 
@@ -206,7 +206,7 @@ def may_report(window: ResolvedWindow, policies, first: int, after: int | None, 
     (``after`` None: from the start): False when no window closes and no period ends there; True when one does
     (the non-empty filter may still leave it out); None when the instants depend on the data (content change).
     ``policies``: :func:`report_policies`' for the window."""
-    if CONTENT_CHANGE in policies or not isinstance(window, TimeSpec):
+    if CONTENT_CHANGE in policies or not isinstance(window, TimeWindow):
         return None
     return any(len(r) for r in candidates(window, policies, first, after, until, every))
 
@@ -235,7 +235,7 @@ def instants_after(windows: Sequence[WindowFacts], profile: Profile | str | None
         if first is None:  # no element: no instant
             continue
         policies = report_policies(profile, w.window, every)
-        if CONTENT_CHANGE in policies or not isinstance(w.window, TimeSpec):
+        if CONTENT_CHANGE in policies or not isinstance(w.window, TimeWindow):
             return None
         ranges = candidates(w.window, policies, first, after, until, every)
         if any(len(r) > DRIVER_INSTANTS for r in ranges):
@@ -253,7 +253,7 @@ def due_count(window: ResolvedWindow, policies, first: int, after: int | None, u
               every: int | None = None) -> int | None:
     """How many arithmetic instants (window close, periodic) fall in ``(after, until]``, before the non-empty
     filter: an upper bound of the evaluations a window asks for there; None when its instants depend on the data."""
-    if CONTENT_CHANGE in policies or not isinstance(window, TimeSpec):
+    if CONTENT_CHANGE in policies or not isinstance(window, TimeWindow):
         return None
     ranges = candidates(window, policies, first, after, until, every)
     return len(set().union(*ranges)) if len(ranges) > 1 else sum(len(r) for r in ranges)
@@ -266,7 +266,7 @@ def closing_instant(window: ResolvedWindow, policies, last: int, every: int | No
     or after that close (at or after ``last`` for a window that is not time-based); for content change, ``last``
     itself. None when there is none (the element is in no window: a slide longer than the range)."""
     periodic = Periodic(every)
-    if not isinstance(window, TimeSpec):  # landmark, interval, count, NOW: the content at `last` holds it
+    if not isinstance(window, TimeWindow):  # landmark, interval, count, NOW: the content at `last` holds it
         if PERIODIC in policies and every is not None:
             return periodic.next_at_or_after(window, last)
         return last

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # only the profile's attributes are read here
 
 
 @dataclass(frozen=True, slots=True)
-class TimeWindow:
+class TimeWindowSpec:
     """Time-based sliding window (tumbling when slide == range); ``start`` is t0 (None: the epoch). ``slide`` is
     None when the query wrote none: the engine profile decides (``implicit_slide``: the range, or one tick)."""
 
@@ -49,18 +49,18 @@ class TimeWindow:
 
 
 @dataclass(frozen=True, slots=True)
-class LandmarkWindow:
+class LandmarkWindowSpec:
     start: Instant | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class IntervalWindow:
+class IntervalWindowSpec:
     start: Instant
     end: Instant
 
 
 @dataclass(frozen=True, slots=True)
-class CountWindow:
+class CountWindowSpec:
     """Count-based window over the last ``size`` TRIPLES, ELEMENTS or BGP matches."""
 
     unit: CountUnit
@@ -68,19 +68,19 @@ class CountWindow:
 
 
 @dataclass(frozen=True, slots=True)
-class NowWindow:
+class NowWindowSpec:
     """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
 
 
 # a window as the query writes it (None where a query gives none: the profile's default window)
-WindowSpec = TimeWindow | LandmarkWindow | IntervalWindow | CountWindow | NowWindow
+WindowSpec = TimeWindowSpec | LandmarkWindowSpec | IntervalWindowSpec | CountWindowSpec | NowWindowSpec
 
 
 # -------------------------------------------------------------------------------------------------- resolved windows
 
 
 @dataclass(frozen=True, slots=True)
-class TimeSpec:
+class TimeWindow:
     """A time-based window in ticks, with the profile's conventions applied (see the module docstring)."""
 
     range: int
@@ -166,7 +166,7 @@ class TimeSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class LandmarkSpec:
+class LandmarkWindow:
     """Landmark window: ``start <= ts <= t`` (RSEP-QL W^lambda)."""
 
     start: int
@@ -176,7 +176,7 @@ class LandmarkSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class IntervalSpec:
+class IntervalWindow:
     """Interval window ``[FROM t1 TO t2]``: ``t1 <= ts <= t2`` (RSEP-QL W^sqcup), and ``ts <= t``."""
 
     start: int
@@ -192,7 +192,7 @@ class IntervalSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class NowSpec:
+class NowWindow:
     """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
 
     def content_bounds(self, t: int) -> tuple[int, int] | None:
@@ -200,7 +200,7 @@ class NowSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class CountSpec:
+class CountWindow:
     """Count-based window: the last ``size`` ELEMENTS, TRIPLES or BGP matches at or before the instant."""
 
     unit: CountUnit
@@ -215,12 +215,12 @@ class CountSpec:
             raise WindowError(f"count window unit {exc}") from None
 
 
-ResolvedWindow = TimeSpec | LandmarkSpec | IntervalSpec | NowSpec | CountSpec
+ResolvedWindow = TimeWindow | LandmarkWindow | IntervalWindow | NowWindow | CountWindow
 
 
 def is_time_based(window: ResolvedWindow) -> bool:
     """True for sliding/tumbling time windows (the ones with a window-close report policy)."""
-    return isinstance(window, TimeSpec)
+    return isinstance(window, TimeWindow)
 
 
 def resolve_t0(profile: Profile, timeline: Timeline, first_ts: int | None) -> int:
@@ -236,14 +236,15 @@ def resolve_t0(profile: Profile, timeline: Timeline, first_ts: int | None) -> in
 
 
 def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int | None = None) -> ResolvedWindow:
-    """A window spec of the syntax tree (``TimeWindow``, ``LandmarkWindow``, ``IntervalWindow``, ``CountWindow``,
-    ``NowWindow`` or None: the profile's default window) in ticks, with the profile's conventions applied.
+    """A window spec of the syntax tree (``TimeWindowSpec``, ``LandmarkWindowSpec``, ``IntervalWindowSpec``,
+    ``CountWindowSpec``, ``NowWindowSpec`` or None: the profile's default window) in ticks, with the profile's
+    conventions applied.
 
     ``first_ts`` (the stream's first timestamp in ticks) is needed only by a profile whose t0 is the first element.
     """
     if spec is None:
-        spec = NowWindow() if profile.default_window is DefaultWindow.NOW else LandmarkWindow(None)
-    if isinstance(spec, TimeWindow):
+        spec = NowWindowSpec() if profile.default_window is DefaultWindow.NOW else LandmarkWindowSpec(None)
+    if isinstance(spec, TimeWindowSpec):
         explicit = spec.start is not None
         t0 = timeline.instant(spec.start, "STARTING AT") if explicit else resolve_t0(profile, timeline, first_ts)
         range_ = timeline.duration(spec.range, "RANGE")
@@ -251,7 +252,7 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
             slide = timeline.duration(spec.slide, "SLIDE")
         else:  # no SLIDE written (needs a parser that records it): the engine's default
             slide = 1 if profile.implicit_slide is ImplicitSlide.TICK else range_
-        return TimeSpec(
+        return TimeWindow(
             range=range_,
             slide=slide,
             t0=t0,
@@ -261,16 +262,16 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
             windows_before_t0=profile.windows_before_t0,
             explicit_start=explicit,
         )
-    if isinstance(spec, LandmarkWindow):
+    if isinstance(spec, LandmarkWindowSpec):
         if spec.start is not None:
-            return LandmarkSpec(timeline.instant(spec.start, "LANDMARK start"))
-        return LandmarkSpec(resolve_t0(profile, timeline, first_ts))
-    if isinstance(spec, IntervalWindow):
-        return IntervalSpec(timeline.instant(spec.start, "FROM"), timeline.instant(spec.end, "TO"))
-    if isinstance(spec, CountWindow):
-        return CountSpec(spec.unit, int(spec.size))
-    if isinstance(spec, NowWindow):
-        return NowSpec()
-    if isinstance(spec, (TimeSpec, LandmarkSpec, IntervalSpec, NowSpec, CountSpec)):
+            return LandmarkWindow(timeline.instant(spec.start, "LANDMARK start"))
+        return LandmarkWindow(resolve_t0(profile, timeline, first_ts))
+    if isinstance(spec, IntervalWindowSpec):
+        return IntervalWindow(timeline.instant(spec.start, "FROM"), timeline.instant(spec.end, "TO"))
+    if isinstance(spec, CountWindowSpec):
+        return CountWindow(spec.unit, int(spec.size))
+    if isinstance(spec, NowWindowSpec):
+        return NowWindow()
+    if isinstance(spec, (TimeWindow, LandmarkWindow, IntervalWindow, NowWindow, CountWindow)):
         return spec
     raise WindowError(f"not a window specification: {spec!r}")

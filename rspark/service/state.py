@@ -399,7 +399,7 @@ class Service:
 
     def _check_cost(self, name: str, plan, profile: str | None) -> None:
         from rspark.rsp.profiles import get_profile
-        from rspark.rsp.windows import CountSpec, Timeline, resolve_window
+        from rspark.rsp.windows import CountWindow, Timeline, resolve_window
 
         for d in plan.dataset.windows:
             try:
@@ -407,7 +407,7 @@ class Service:
                                     first_ts=0)
             except RsparkError:
                 continue
-            if isinstance(rw, CountSpec) and rw.size > self.limits.max_window_elements:
+            if isinstance(rw, CountWindow) and rw.size > self.limits.max_window_elements:
                 raise ServiceError(422, f"query {name}: a count window of {rw.size} holds more than "
                                         f"{self.limits.max_window_elements} (--max-window-elements)")
 

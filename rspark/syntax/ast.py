@@ -36,12 +36,12 @@ from rspark.model.terms import IRI, Variable
 from rspark.model.time import Duration
 from rspark.rsp.policies import R2S
 from rspark.rsp.windows import (  # noqa: F401 - and the stream model's window specifications
-    CountWindow,
+    CountWindowSpec,
     Instant,
-    IntervalWindow,
-    LandmarkWindow,
-    NowWindow,
-    TimeWindow,
+    IntervalWindowSpec,
+    LandmarkWindowSpec,
+    NowWindowSpec,
+    TimeWindowSpec,
     WindowSpec,
 )
 

@@ -791,10 +791,10 @@ class _Builder(Transformer):
                 slide = self._positive(child, "window SLIDE")
             else:
                 start = child.value
-        return ast.TimeWindow(rng, slide, start)
+        return ast.TimeWindowSpec(rng, slide, start)
 
     def landmark_window(self, children):
-        return ast.LandmarkWindow(children[0].value if children else None)
+        return ast.LandmarkWindowSpec(children[0].value if children else None)
 
     def interval_window(self, children):
         """``[FROM t1 TO t2]``. A number and a date-time are comparable: on every timeline both are a number of
@@ -803,7 +803,7 @@ class _Builder(Transformer):
         if start.value > end.value:
             raise self.error_in(children[1], f"interval window [FROM {_shown(start.text)} TO {_shown(end.text)}] "
                                              "ends before it starts")
-        return ast.IntervalWindow(start, end)
+        return ast.IntervalWindowSpec(start, end)
 
     def count_window(self, children):
         unit = next(c for c in children if isinstance(c, Token) and c.type == "COUNT_UNIT")
@@ -813,19 +813,19 @@ class _Builder(Transformer):
             raise self.error_at(size, f"count window size {_shown(size)} is too large (at most {MAX_INTEGER})")
         if value <= 0:
             raise self.error_at(size, f"count window size must be positive, got {size}")
-        return ast.CountWindow(CountUnit(str(unit).upper()), value)
+        return ast.CountWindowSpec(CountUnit(str(unit).upper()), value)
 
     def now_window(self, children):
-        return ast.NowWindow()
+        return ast.NowWindowSpec()
 
     def all_window(self, children):
-        return ast.LandmarkWindow(None)
+        return ast.LandmarkWindowSpec(None)
 
     def stream_range(self, children):
         """SPARQLstream ``[1 MINUTES (SLIDE 1 MINUTES)?]``."""
         rng = self._positive(children[0], "window range")
         slide = self._positive(children[1], "window SLIDE") if len(children) > 1 else None
-        return ast.TimeWindow(rng, slide)
+        return ast.TimeWindowSpec(rng, slide)
 
     def relative_window(self, children):
         """``[NOW-a TO NOW(-b)? (SLIDE c)?]`` / ``[FROM NOW-a TO NOW-b STEP c]``: range a-b, ending b before now."""
@@ -839,7 +839,7 @@ class _Builder(Transformer):
             raise self.error_at(children[0], f"window [NOW-{_shown(start.text)} TO "
                                              f"NOW-{_shown(end.text) if end else 0}] is empty or mixes time units")
         rng = Duration(width, start.absolute, f"{start.text}-{end.text}" if end is not None else start.text)
-        return ast.TimeWindow(rng, self._positive(slide, "window SLIDE") if slide is not None else None, None, end)
+        return ast.TimeWindowSpec(rng, self._positive(slide, "window SLIDE") if slide is not None else None, None, end)
 
     # --------------------------------------------------------------------------------------------- dataset
     def default_graph(self, children):
@@ -1192,8 +1192,9 @@ class _Builder(Transformer):
 # Types whose values hold no other node of the tree, or none deeper than a few levels (the depth check does not
 # look into them).
 _LEAVES = frozenset({str, Token, int, float, Decimal, bool, type(None), IRI, Literal, Variable, BlankNode, Duration,
-                     ast.Instant, ast.TimeWindow, ast.LandmarkWindow, ast.IntervalWindow, ast.CountWindow,
-                     ast.NowWindow, ast.Register, ast.DefaultGraphSource, ast.NamedGraphSource, ast.WindowSource})
+                     ast.Instant, ast.TimeWindowSpec, ast.LandmarkWindowSpec, ast.IntervalWindowSpec,
+                     ast.CountWindowSpec, ast.NowWindowSpec, ast.Register, ast.DefaultGraphSource, ast.NamedGraphSource,
+                     ast.WindowSource})
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 

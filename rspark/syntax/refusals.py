@@ -107,7 +107,7 @@ def refusals(query: ast.Query) -> tuple[Refusal, ...]:
         elif isinstance(node, ast.EventDecl):
             src = windows.get(node.window)
             spec = src.spec if src is not None else None
-            if isinstance(spec, ast.CountWindow) and spec.unit in (CountUnit.TRIPLES, CountUnit.BGP):
+            if isinstance(spec, ast.CountWindowSpec) and spec.unit in (CountUnit.TRIPLES, CountUnit.BGP):
                 out.append(Refusal(f"EVENT {node.name} ON {node.window.n3()}, a [RANGE {spec.unit} n] "
                                    "window", "such a window holds parts of elements, and a basic event pattern "
                                    "matches whole elements (RSEP-QL, eq. 4); use a time, landmark or "

@@ -261,23 +261,23 @@ def _relative_start(spec) -> str:
 
 
 def _window_spec(spec) -> str:
-    if isinstance(spec, ast.TimeWindow) and spec.offset is not None:  # [NOW-a TO NOW-b (SLIDE c)?]
+    if isinstance(spec, ast.TimeWindowSpec) and spec.offset is not None:  # [NOW-a TO NOW-b (SLIDE c)?]
         text = f"NOW-{_relative_start(spec)} TO NOW-{_duration(spec.offset)}"
         if spec.slide is not None:
             text += f" SLIDE {_duration(spec.slide)}"
-    elif isinstance(spec, ast.TimeWindow):
+    elif isinstance(spec, ast.TimeWindowSpec):
         text = f"RANGE {_duration(spec.range)}"
         if spec.slide is not None:
             text += f" SLIDE {_duration(spec.slide)}"
         if spec.start is not None:
             text += f" STARTING AT {_instant(spec.start)}"
-    elif isinstance(spec, ast.LandmarkWindow):
+    elif isinstance(spec, ast.LandmarkWindowSpec):
         text = "LANDMARK" + (f" {_instant(spec.start)}" if spec.start is not None else "")
-    elif isinstance(spec, ast.IntervalWindow):
+    elif isinstance(spec, ast.IntervalWindowSpec):
         text = f"FROM {_instant(spec.start)} TO {_instant(spec.end)}"
-    elif isinstance(spec, ast.CountWindow):
+    elif isinstance(spec, ast.CountWindowSpec):
         text = f"RANGE {spec.unit} {spec.size}"
-    elif isinstance(spec, ast.NowWindow):
+    elif isinstance(spec, ast.NowWindowSpec):
         text = "NOW"
     else:
         raise TypeError(f"unknown window specification {type(spec).__name__}")

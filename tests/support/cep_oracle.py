@@ -3,7 +3,7 @@ by the project's shared spec), for tests: pure Python, independent of rspark, wr
 
 Data:
 - a stream is a list of elements ``(name, ts, triples)``: ``triples`` an iterable of ``(s, p, o)`` strings;
-- a window is :class:`Landmark` (``t0 <= ts <= t``) or :class:`TimeWindow` (``t' - range < ts <= t'`` with
+- a window is :class:`Landmark` (``t0 <= ts <= t``) or :class:`TimeWindowSpec` (``t' - range < ts <= t'`` with
   ``t' = floor(t / slide) * slide``, the default profile's RSEP-QL W^tau);
 - an event declaration maps an event name to ``(window name, [triple patterns])``; a pattern term starting with
   ``?`` is a variable;
@@ -36,7 +36,7 @@ class Landmark:
 
 
 @dataclass(frozen=True)
-class TimeWindow:
+class TimeWindowSpec:
     range: int
     slide: int
 

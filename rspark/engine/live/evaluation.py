@@ -24,7 +24,7 @@ from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import RsparkError
 from rspark.rsp.profiles import get_profile
 from rspark.rsp.report import may_report, report_policies
-from rspark.rsp.windows import Timeline, TimeSpec, parse_time, resolve_window
+from rspark.rsp.windows import Timeline, TimeWindow, parse_time, resolve_window
 from rspark.spark.sparql.compiler import DatasetView
 from rspark.spark.streaming.evaluate import (
     LAST,
@@ -260,7 +260,7 @@ class LiveScheduler:
             if d.stream.value != iri:
                 continue
             rw = resolve_window(d.spec, profile, tl, first_ts=first)
-            if not isinstance(rw, TimeSpec):
+            if not isinstance(rw, TimeWindow):
                 return None
             reach = max(reach, rw.reach)
         start = q.last_on(tl)

@@ -15,12 +15,12 @@ from rspark.rsp.policies import Bounds, CountUnit
 from rspark.rsp.profiles import get_profile
 from rspark.rsp.report import due_count, report_policies
 from rspark.rsp.windows import (
-    CountSpec,
-    IntervalSpec,
-    LandmarkSpec,
-    NowSpec,
+    CountWindow,
+    IntervalWindow,
+    LandmarkWindow,
+    NowWindow,
     Timeline,
-    TimeSpec,
+    TimeWindow,
     format_time,
     parse_time,
     resolve_window,
@@ -87,13 +87,13 @@ class LiveReading:
         except RsparkError:
             return WindowView(name, iri)
         last = _ticks(q.times()[0], tl) if known else None
-        if isinstance(rw, TimeSpec):
+        if isinstance(rw, TimeWindow):
             return WindowView(name, iri, "time", range=_unit(rw.range, tl), slide=_unit(rw.slide, tl),
                               current=_time_band(rw, last, tl), next=_next_band(rw, last, first, tl))
-        if isinstance(rw, CountSpec):
+        if isinstance(rw, CountWindow):
             stamps = st.buffer.driver_stamps() if known and rw.unit is CountUnit.ELEMENTS and last is not None else None
             return WindowView(name, iri, "count", size=rw.size, current=_count_band(rw, last, stamps, tl))
-        kind = {LandmarkSpec: "landmark", IntervalSpec: "interval", NowSpec: "now"}[type(rw)]
+        kind = {LandmarkWindow: "landmark", IntervalWindow: "interval", NowWindow: "now"}[type(rw)]
         start = _at(rw.start, tl) if kind != "now" else None
         end = _at(rw.end, tl) if kind == "interval" else None
         current = None
@@ -246,7 +246,7 @@ def _timeline_of(*values) -> Timeline:
     return Timeline.numeric(10 ** places)
 
 
-def _band(window: TimeSpec, k: int, at: int | None, tl: Timeline) -> Band:
+def _band(window: TimeWindow, k: int, at: int | None, tl: Timeline) -> Band:
     """Window ``k`` of a time window as a band, its bounds open or closed as the window's bounds say."""
     c = window.close(k)
     open_start = window.bounds is Bounds.OPEN_CLOSED
@@ -254,13 +254,13 @@ def _band(window: TimeSpec, k: int, at: int | None, tl: Timeline) -> Band:
                 at=_at(at, tl))
 
 
-def _time_band(window: TimeSpec, last: int | None, tl: Timeline) -> Band | None:
+def _time_band(window: TimeWindow, last: int | None, tl: Timeline) -> Band | None:
     """The content evaluated at the last reported instant."""
     k = None if last is None else window.window_index(last)
     return None if k is None else _band(window, k, last, tl)
 
 
-def _next_band(window: TimeSpec, last: int | None, first: int | None, tl: Timeline) -> Band | None:
+def _next_band(window: TimeWindow, last: int | None, first: int | None, tl: Timeline) -> Band | None:
     """The window reported after the last reported instant; before any, the first window holding the stream's
     first element."""
     if last is not None:
@@ -275,7 +275,7 @@ def _next_band(window: TimeSpec, last: int | None, first: int | None, tl: Timeli
     return _band(window, k, window.report_instant(k), tl)
 
 
-def _count_band(window: CountSpec, last: int | None, stamps, tl: Timeline) -> Band | None:
+def _count_band(window: CountWindow, last: int | None, stamps, tl: Timeline) -> Band | None:
     """A count window of elements at the last reported instant: from its oldest element's timestamp to the
     instant (None without the elements' timestamps on the driver)."""
     if last is None or stamps is None:

@@ -11,7 +11,7 @@ from rspark.model import codec as E
 from rspark.model.terms import IRI
 from rspark.rsp.policies import WindowContent
 from rspark.rsp.report import closing_instant, report_policies
-from rspark.rsp.windows import TimeSpec, format_time
+from rspark.rsp.windows import TimeWindow, format_time
 from rspark.spark.streaming.s2r import patterns_outside_graph
 
 log = logging.getLogger("rspark.replay")
@@ -23,7 +23,7 @@ def check_windows(plan: ops.QueryPlan, label: str, profile, decls, resolved, sou
     (``rspql-star``), triple patterns directly in a WINDOW block, which only match the window's default graph
     (the elements' timestamps and metadata), not the elements' graphs."""
     for d, rw in zip(decls, resolved):
-        if isinstance(rw, TimeSpec) and rw.slide > rw.range:
+        if isinstance(rw, TimeWindow) and rw.slide > rw.range:
             spec = d.spec
             log.warning("%s: window %s [RANGE %s SLIDE %s] slides by more than its range: the elements between "
                         "the end of one window and the start of the next are in no window", label,

@@ -33,7 +33,7 @@ from rspark.model import codec as E
 from rspark.model.terms import IRI
 from rspark.rsp.policies import R2S, CountUnit, WindowContent
 from rspark.rsp.report import instants_after
-from rspark.rsp.windows import CountSpec, Timeline, TimeSpec, format_time, resolve_window
+from rspark.rsp.windows import CountWindow, Timeline, TimeWindow, format_time, resolve_window
 from rspark.spark.frames import local_frame
 from rspark.spark.loading.loader import quoted_table
 from rspark.spark.sparql import solutions as S
@@ -162,11 +162,11 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
     inputs, bgp_windows = [], {}
     for d, rw, src in zip(decls, resolved, sources):
         matches = None
-        if isinstance(rw, CountSpec) and rw.unit == CountUnit.BGP:
+        if isinstance(rw, CountWindow) and rw.unit == CountUnit.BGP:
             scanner = scanner or Compiler(spark, StreamDataset(static, [], {}, stream_quoted), env)
             bw = bgp_windows[id(d)] = s2r.bgp_window(scanner.scan_triple, static.default, plan.op, d, rw, src)
             matches = bw.match_times()
-        triples = src.quads if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES else None  # (its count)
+        triples = src.quads if isinstance(rw, CountWindow) and rw.unit == CountUnit.TRIPLES else None  # (its count)
         inputs.append(WindowInput(rw, src.elements, triples, matches, src.bounds(), src.stamps))
     carry = None
     if carried is not None and consumes_events(plan.op, profile):
@@ -178,7 +178,7 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
         values = LocalInstants(values)
     if carry is not None and len(values):
         carry.resume = _resume_instant(values, carried.hold)
-        carry.floors = {E.encode(d.name): (carry.resume - rw.reach if isinstance(rw, TimeSpec) else None)
+        carry.floors = {E.encode(d.name): (carry.resume - rw.reach if isinstance(rw, TimeWindow) else None)
                         for d, rw in zip(decls, resolved) if d.name is not None}
     diagnostics.report_instants(label, values, timeline, list(zip(resolved, sources)), every=every,
                                 profile=profile, requested=instants.until is not None or bool(instants.times))

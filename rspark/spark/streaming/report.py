@@ -40,10 +40,10 @@ from rspark.rsp.report import (
 from rspark.spark.frames import local_frame
 from rspark.spark.streaming.windows import (
     INSTANT,
-    CountSpec,
-    IntervalSpec,
+    CountWindow,
+    IntervalWindow,
     ResolvedWindow,
-    TimeSpec,
+    TimeWindow,
     assign_window,
     instants_frame,
     stream_bounds,
@@ -92,7 +92,7 @@ def _sequence(spark: SparkSession, instants: range) -> DataFrame | None:
         (F.lit(instants.start) + F.col("id") * F.lit(instants.step)).cast("long").alias(INSTANT))
 
 
-def window_close_instants(spark: SparkSession, window: TimeSpec, first: int, until: int) -> DataFrame | None:
+def window_close_instants(spark: SparkSession, window: TimeWindow, first: int, until: int) -> DataFrame | None:
     """The report instants of the windows from the first one holding ``first`` up to ``until``
     (:class:`~rspark.rsp.report.OnWindowClose`)."""
     return _sequence(spark, OnWindowClose().candidates(window, first, None, until))
@@ -177,7 +177,7 @@ def _window_instants(spark: SparkSession, w: WindowInput, policies: set, first: 
     parts = [_sequence(spark, r) for r in candidates(w.window, policies, first, None, until, every)]
     if CONTENT_CHANGE in policies:
         # an interval window's content changes only while new elements fall inside the interval
-        not_after = w.window.end if isinstance(w.window, IntervalSpec) else None
+        not_after = w.window.end if isinstance(w.window, IntervalWindow) else None
         parts.append(content_change_instants(w.elements, until, explicit_start(w.window), not_after))
     parts = [p for p in parts if p is not None]
     if not parts:
@@ -195,7 +195,7 @@ def _window_instants(spark: SparkSession, w: WindowInput, policies: set, first: 
 def non_empty(instants: DataFrame, window_input: WindowInput) -> DataFrame:
     """The instants at which the window holds at least one element (a semi-join with its assignment)."""
     w = window_input.window
-    if isinstance(w, CountSpec) and w.unit is CountUnit.BGP:
+    if isinstance(w, CountWindow) and w.unit is CountUnit.BGP:
         if window_input.matches is None:
             return instants
         # a count window holds something from its first item on

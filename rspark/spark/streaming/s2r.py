@@ -20,7 +20,7 @@ from rspark.algebra.expr import TriplePattern
 from rspark.errors import NotSupportedError
 from rspark.model import codec as E
 from rspark.rsp.policies import CountUnit
-from rspark.rsp.windows import CountSpec
+from rspark.rsp.windows import CountWindow
 from rspark.spark.cep.match import WindowEvents
 from rspark.spark.sparql.compiler import Context, GraphSource, memoized
 from rspark.spark.sparql.solutions import Solutions
@@ -45,11 +45,11 @@ def content(src: Stream, rw, instants, predicates: frozenset | None = None) -> D
 
     ``predicates``: those of every triple pattern of the query (``r2r.pattern_predicates``), or None: the
     content is a set without a DISTINCT when the stream's triples with these predicates are unique."""
-    if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES:
+    if isinstance(rw, CountWindow) and rw.unit == CountUnit.TRIPLES:
         assigned = assign_window(src.elements, rw, instants, quads=src.quads)
         return assigned.select(F.col("instant").alias(KEY), "s", "p", "o").distinct()
     quads = src.content(predicates)  # (a triple window, above, counts every triple: it reads them all)
-    if isinstance(rw, CountSpec):
+    if isinstance(rw, CountWindow):
         assigned = assign_window(src.elements, rw, instants).select("instant", "element")
         out = assigned.join(quads.select("element", "s", "p", "o"), "element")
     else:
@@ -69,9 +69,9 @@ def dated(src: Stream, rw, instants, metadata: bool = False) -> DataFrame:
     """A window's quads at every instant with their element: ``(instant, element, s, p, o, ts)``; with
     ``metadata``, also the elements' metadata (``s`` the element)."""
     cols = ("instant", "element", "s", "p", "o", "ts")
-    if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES:  # a triple window holds no metadata
+    if isinstance(rw, CountWindow) and rw.unit == CountUnit.TRIPLES:  # a triple window holds no metadata
         return assign_window(src.elements, rw, instants, quads=src.quads).select(*cols)
-    if not isinstance(rw, CountSpec) and not metadata:
+    if not isinstance(rw, CountWindow) and not metadata:
         return assign_window(src.quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants).select(*cols)
     assigned = assign_window(src.elements, rw, instants).select("instant", "element", "ts")
     triples = src.quads.select("element", "s", "p", "o")
@@ -102,7 +102,7 @@ def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEven
         return selected.select("element", "ts", "seq", "s", "p", "o")
 
     def assign(rows: DataFrame) -> DataFrame:
-        if isinstance(rw, CountSpec):
+        if isinstance(rw, CountWindow):
             if rw.unit != CountUnit.ELEMENTS:
                 raise NotSupportedError(f"EVENT ON {decl.name.n3()}: a [RANGE {rw.unit} n] window holds parts of "
                                         "elements, and a basic event pattern matches whole elements (RSEP-QL, "
@@ -125,7 +125,7 @@ def default_graphs(src: Stream, rw, instants) -> DataFrame:
     """A window as RSP-QL*'s dataset DS(W) sees it (Def. 6): its default graph is the union of its elements'
     default graphs, the timestamp triples (in canonical form: NOW()'s) and the other metadata, at every
     instant ``(__t, s, p, o)``. The elements' own graphs are its named graphs (:func:`element_graphs`)."""
-    if isinstance(rw, CountSpec) and rw.unit == CountUnit.TRIPLES:
+    if isinstance(rw, CountWindow) and rw.unit == CountUnit.TRIPLES:
         assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
     else:
         assigned = assign_window(src.elements, rw, instants).select("instant", "element", "ts")

@@ -51,7 +51,15 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from rspark.rsp.policies import Bounds, CountUnit
-from rspark.rsp.windows import CountSpec, IntervalSpec, LandmarkSpec, NowSpec, ResolvedWindow, TimeSpec, WindowError
+from rspark.rsp.windows import (
+    CountWindow,
+    IntervalWindow,
+    LandmarkWindow,
+    NowWindow,
+    ResolvedWindow,
+    TimeWindow,
+    WindowError,
+)
 from rspark.spark.frames import local_frame
 
 # ----------------------------------------------------------------------------------------------------- Spark helpers
@@ -132,11 +140,11 @@ def assign_window(elements: DataFrame, window: ResolvedWindow, instants, *, quad
     default a ``tpos`` column when there is one, else ``s, p, o``).
     ``strategy`` (time-based windows only): ``auto``, ``explode``, ``panes`` or ``range`` (module docstring).
     """
-    if isinstance(window, TimeSpec):
+    if isinstance(window, TimeWindow):
         return assign_time_window(elements, window, instants, strategy=strategy)
-    if isinstance(window, (LandmarkSpec, IntervalSpec, NowSpec)):
+    if isinstance(window, (LandmarkWindow, IntervalWindow, NowWindow)):
         return assign_bounded_window(elements, window, instants)
-    if isinstance(window, CountSpec):
+    if isinstance(window, CountWindow):
         if window.unit is CountUnit.ELEMENTS:
             return assign_count(elements, window.size, instants, order=("ts", "seq"))
         if window.unit is CountUnit.TRIPLES:
@@ -150,14 +158,14 @@ def assign_window(elements: DataFrame, window: ResolvedWindow, instants, *, quad
     raise WindowError(f"not a resolved window: {window!r}")
 
 
-def _instant_window_index(spec: TimeSpec) -> Column:
+def _instant_window_index(spec: TimeWindow) -> Column:
     rel = F.col(INSTANT) - F.lit(spec.offset + spec.anchor)
     if spec.close_rule == "<=":
         return _floordiv(rel, spec.slide)
     return _ceildiv(rel, spec.slide) - F.lit(1)
 
 
-def assign_time_window(elements: DataFrame, spec: TimeSpec, instants, *, strategy: str = "auto") -> DataFrame:
+def assign_time_window(elements: DataFrame, spec: TimeWindow, instants, *, strategy: str = "auto") -> DataFrame:
     """Time-based sliding or tumbling window: the (instant, element) pairs (strategies: module docstring)."""
     _check_items(elements, ("ts",))
     if strategy == "bounds" or (strategy == "auto" and isinstance(instants, LocalInstants)
@@ -219,7 +227,7 @@ def assign_time_window(elements: DataFrame, spec: TimeSpec, instants, *, strateg
     raise WindowError(f"unknown window strategy {strategy!r}: expected auto, explode, panes, range or bounds")
 
 
-def _assign_by_bounds(elements: DataFrame, spec: TimeSpec, instants: list[int]) -> DataFrame:
+def _assign_by_bounds(elements: DataFrame, spec: TimeWindow, instants: list[int]) -> DataFrame:
     """The ``bounds`` strategy: per instant, the elements inside its window's tick bounds, with the instant."""
     ts = F.col("ts")
     parts = []
@@ -246,17 +254,18 @@ def _range_join(items: DataFrame, key: str, ranges: DataFrame, lo: str, hi: str,
     return joined.where((F.col(key) >= F.col(lo)) & (F.col(key) <= F.col(hi))).drop(b, lo, hi)
 
 
-def assign_bounded_window(elements: DataFrame, spec: LandmarkSpec | IntervalSpec | NowSpec, instants) -> DataFrame:
+def assign_bounded_window(elements: DataFrame, spec: LandmarkWindow | IntervalWindow | NowWindow,
+                          instants) -> DataFrame:
     """Landmark, interval and NOW windows: each instant's content is a timestamp range (a bucketed range join)."""
     _check_items(elements, ("ts",))
     inst, rows = instants_frame(elements.sparkSession, instants)
-    if isinstance(spec, NowSpec):
+    if isinstance(spec, NowWindow):
         return elements.join(_small(inst, rows), F.col("ts") == F.col(INSTANT))
     lo_ts, hi_ts = stream_bounds(elements)
     if lo_ts is None:
         return elements.withColumn(INSTANT, F.lit(None).cast("long")).limit(0)
     t = F.col(INSTANT)
-    if isinstance(spec, LandmarkSpec):
+    if isinstance(spec, LandmarkWindow):
         lo, hi = F.lit(spec.start).cast("long"), t
     else:
         lo, hi = F.lit(spec.start).cast("long"), F.least(t, F.lit(spec.end).cast("long"))
