@@ -62,9 +62,8 @@ def exit_code(exc: RsparkError) -> int:
     """2 for a usage error or a bad query (syntax, translation, window, profile, format), 1 for the others
     (bad data, out of memory, Spark stopped, not supported, ...)."""
     from rspark.engine.writers import FormatError
-    from rspark.model.time import DurationError
+    from rspark.model.time import DurationError, WindowError
     from rspark.rsp.profiles import ProfileError
-    from rspark.rsp.windows import WindowError
     from rspark.syntax.parser import QuerySyntaxError
     from rspark.syntax.translate import QueryError
 

@@ -249,10 +249,9 @@ def test_every_user_error_derives_from_rspark_error():
     from rspark.cli import UsageError, exit_code
     from rspark.engine.writers import FormatError
     from rspark.errors import DataError, MemoryLimitError, NotSupportedError, RsparkError, SparkStoppedError
-    from rspark.model.time import DurationError
+    from rspark.model.time import DurationError, WindowError
     from rspark.rsp.profiles import ProfileError
     from rspark.rsp.report import ReportError
-    from rspark.rsp.windows import WindowError
     from rspark.syntax.parser import QuerySyntaxError
     from rspark.syntax.translate import QueryError
 

@@ -308,7 +308,8 @@ def test_numeric_extremes_in_until_and_times_are_usage_errors(tmp_path, capsys, 
     """--until and --times numbers have the bounds of the query's instants, checked before Spark starts (here
     starting Spark would fail)."""
     import rspark.engine.engine as engine_module
-    from rspark.rsp.windows import Timeline, WindowError, parse_time
+    from rspark.model.time import Timeline, WindowError
+    from rspark.model.timestamps import parse_time
 
     monkeypatch.setattr(engine_module, "get_session", lambda *a, **k: pytest.fail("Spark started"))
     stream = tmp_path / "s.nq"

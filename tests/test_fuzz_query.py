@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from rspark.algebra.sse import to_sse
 from rspark.errors import NotSupportedError, RsparkError
-from rspark.rsp.windows import WindowError
+from rspark.model.time import WindowError
 from rspark.syntax.parser import QuerySyntaxError, parse_query
 from rspark.syntax.translate import QueryError, translate
 from rspark.syntax.unparse import unparse

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rspark.errors import DataError
-from rspark.model.timestamps import parse_timestamp
+from rspark.model.timestamps import datetime_millis, format_millis, parse_timestamp
 from rspark.model.xsd import DATETIME_TYPES, EXACT_NUMBER_TYPES, XSD_DOUBLE
 from rspark.service.elements import parse_push
 
@@ -85,3 +85,21 @@ def test_a_query_instant_is_the_tick_of_an_element_with_the_same_timestamp(text)
                         '^^<http://www.w3.org/2001/XMLSchema#dateTime>] WHERE { WINDOW :w { ?a ?b ?c } }')
     (window,) = query.dataset
     assert window.spec.start.value == _loaded(text, XSD + "dateTime")[1]
+
+
+@pytest.mark.parametrize("lexical", ["0000-01-01T00:00:00", "-0001-12-31T23:59:59.999Z", "-0400-02-29T12:00:00Z"])
+def test_a_year_before_1_is_judged_alike_by_push_and_load(lexical):
+    """xsd:dateTime allows year 0000 and negative years: the loader reads them, and the push accepts them alike
+    (its formatting of the time no longer goes through Python's datetime, whose years start at 1)."""
+    assert _pushed(lexical, XSD + "dateTime") == _loaded(lexical, XSD + "dateTime") is not None
+
+
+@pytest.mark.parametrize("ms, text", [
+    (-48474835990425, "0433-11-22T15:46:49.575Z"),  # through a float of seconds: .574
+    (-1, "1969-12-31T23:59:59.999Z"),
+    (0, "1970-01-01T00:00:00Z"),
+    (datetime_millis("0000-01-01T00:00:00Z"), "0000-01-01T00:00:00Z"),
+    (datetime_millis("-0400-02-29T12:00:00Z"), "-0400-02-29T12:00:00Z"),
+])
+def test_milliseconds_are_formatted_exactly_in_any_year(ms, text):
+    assert format_millis(ms) == text

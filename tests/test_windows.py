@@ -20,17 +20,15 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from rspark import compile_query
-from rspark.model.time import Duration
+from rspark.model.time import Duration, Timeline, WindowError
 from rspark.rsp.profiles import PROFILES, Profile, ProfileError, get_profile, profile_names
 from rspark.rsp.windows import (
     CountWindow,
     IntervalWindow,
     LandmarkWindow,
     NowWindow,
-    Timeline,
     TimeWindow,
     TimeWindowSpec,
-    WindowError,
     resolve_window,
 )
 from rspark.spark.streaming.report import WindowInput, evaluation_instants

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
+from decimal import Decimal, InvalidOperation
 
 from rspark.algebra import ops
 from rspark.algebra.ops import QueryForm, RegisterKind
@@ -19,9 +20,9 @@ from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import RsparkError
 from rspark.model.terms import IRI
 from rspark.model.time import TimeKind
+from rspark.model.timestamps import format_time, parse_time
 from rspark.rsp.profiles import get_profile
 from rspark.rsp.report import END
-from rspark.rsp.windows import format_time, parse_time
 from rspark.spark.sparql.compiler import DatasetView
 from rspark.spark.streaming.evaluate import (
     EvaluationResult,
@@ -128,8 +129,6 @@ def _is_end(value) -> bool:
 
 def _is_number(value) -> bool:
     """Whether a --times / --until value is a number (as parse_time reads it), not a date-time."""
-    from decimal import Decimal, InvalidOperation
-
     if isinstance(value, bool):
         return False
     if isinstance(value, (int, float, Decimal)):

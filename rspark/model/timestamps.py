@@ -32,11 +32,25 @@ PLAIN_INTEGER_STAMP = r'^"-?(0|[1-9][0-9]{0,16})"\^\^<http://www\.w3\.org/2001/X
 def days_from_civil(y: int, m: int, d: int) -> int:
     """Days since 1970-01-01 of a proleptic Gregorian date, any year (H. Hinnant's algorithm)."""
     y -= m <= 2
-    era = (y if y >= 0 else y - 399) // 400
+    era = y // 400  # Python's floor division: the era of a negative year too
     yoe = y - era * 400
     doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
     return era * 146097 + doe - 719468
+
+
+def civil_from_days(days: int) -> tuple[int, int, int]:
+    """The proleptic Gregorian (year, month, day) of a day counted from 1970-01-01, any year (the inverse of
+    :func:`days_from_civil`)."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + (3 if mp < 10 else -9)
+    return yoe + era * 400 + (m <= 2), m, d
 
 
 def month_days(y: int, m: int) -> int:
@@ -153,10 +167,16 @@ def _exact_number(lexical: str, datatype: str) -> tuple[int, int]:
 
 
 def format_millis(ms: int) -> str:
-    """Epoch milliseconds as an ISO 8601 date-time in UTC, ``Z``-suffixed, milliseconds shown when not zero."""
-    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    text = dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    return text.replace(".000Z", "Z")
+    """Epoch milliseconds as an ISO 8601 date-time in UTC, ``Z``-suffixed, milliseconds shown when not zero; any
+    year xsd:dateTime allows (year 0 and before included: ``0000``, ``-0001``)."""
+    days, ms_of_day = divmod(ms, 86_400_000)
+    y, mo, d = civil_from_days(days)
+    seconds, millis = divmod(ms_of_day, 1000)
+    h, rest = divmod(seconds, 3600)
+    mi, sec = divmod(rest, 60)
+    year = f"-{-y:04d}" if y < 0 else f"{y:04d}"
+    fraction = f".{millis:03d}" if millis else ""
+    return f"{year}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{sec:02d}{fraction}Z"
 
 
 def parse_time(value, timeline: Timeline) -> int:

@@ -28,7 +28,6 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from rspark.model.time import Duration, Instant, Timeline, WindowError
-from rspark.model.timestamps import format_time, parse_time  # noqa: F401 - beside the windows they serve
 from rspark.rsp.policies import Bounds, CloseRule, CountUnit, DefaultWindow, ImplicitSlide, T0Policy, setting
 
 if TYPE_CHECKING:  # only the profile's attributes are read here

@@ -398,8 +398,9 @@ class Service:
         return os.path.join(self.folder, "results", f"{name}.jsonl")
 
     def _check_cost(self, name: str, plan, profile: str | None) -> None:
+        from rspark.model.time import Timeline
         from rspark.rsp.profiles import get_profile
-        from rspark.rsp.windows import CountWindow, Timeline, resolve_window
+        from rspark.rsp.windows import CountWindow, resolve_window
 
         for d in plan.dataset.windows:
             try:

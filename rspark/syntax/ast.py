@@ -33,11 +33,13 @@ from rspark.algebra.expr import (  # noqa: F401 - the syntax tree holds the alge
 )
 from rspark.algebra.ops import QueryForm, RegisterKind
 from rspark.model.terms import IRI, Variable
-from rspark.model.time import Duration
+from rspark.model.time import (
+    Duration,
+    Instant,  # noqa: F401 - the syntax tree holds the stream model's instants
+)
 from rspark.rsp.policies import R2S
-from rspark.rsp.windows import (  # noqa: F401 - and the stream model's window specifications
+from rspark.rsp.windows import (  # noqa: F401 - and its window specifications
     CountWindowSpec,
-    Instant,
     IntervalWindowSpec,
     LandmarkWindowSpec,
     NowWindowSpec,

@@ -798,7 +798,7 @@ class _Builder(Transformer):
 
     def interval_window(self, children):
         """``[FROM t1 TO t2]``. A number and a date-time are comparable: on every timeline both are a number of
-        ticks at the same scale (a date-time in epoch milliseconds; see ``rspark.rsp.windows.Timeline``)."""
+        ticks at the same scale (a date-time in epoch milliseconds; see ``rspark.model.time.Timeline``)."""
         start, end = children[0].value, children[1].value
         if start.value > end.value:
             raise self.error_in(children[1], f"interval window [FROM {_shown(start.text)} TO {_shown(end.text)}] "

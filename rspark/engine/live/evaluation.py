@@ -5,7 +5,7 @@ input buffers (as streams) at the instants due since the last one it reported, u
 plan and the state the evaluation before left (its consumption, the instant a consuming query resumes from); the
 records are delivered to the sinks once each, and the buffers pruned to what a later evaluation may still read.
 
-Every instant here is in ticks of the group's timeline (``rspark.rsp.windows.Timeline``); time values are read and
+Every instant here is in ticks of the group's timeline (``rspark.model.time.Timeline``); time values are read and
 written only at the edges (``until``, the checkpoint, the status).
 """
 
@@ -22,9 +22,11 @@ from rspark.cep.patterns import consumes_events
 from rspark.engine.live.registry import LiveQuery, LiveStream, rescale
 from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import RsparkError
+from rspark.model.time import Timeline
+from rspark.model.timestamps import parse_time
 from rspark.rsp.profiles import get_profile
 from rspark.rsp.report import may_report, report_policies
-from rspark.rsp.windows import Timeline, TimeWindow, parse_time, resolve_window
+from rspark.rsp.windows import TimeWindow, resolve_window
 from rspark.spark.sparql.compiler import DatasetView
 from rspark.spark.streaming.evaluate import (
     LAST,

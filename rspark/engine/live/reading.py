@@ -10,21 +10,12 @@ from decimal import Decimal
 
 from rspark.engine.live.view import Band, QueryView, StreamView, WindowView, interval_variables
 from rspark.errors import RsparkError
-from rspark.model.time import TimeKind
+from rspark.model.time import TimeKind, Timeline
+from rspark.model.timestamps import format_time, parse_time
 from rspark.rsp.policies import Bounds, CountUnit
 from rspark.rsp.profiles import get_profile
 from rspark.rsp.report import due_count, report_policies
-from rspark.rsp.windows import (
-    CountWindow,
-    IntervalWindow,
-    LandmarkWindow,
-    NowWindow,
-    Timeline,
-    TimeWindow,
-    format_time,
-    parse_time,
-    resolve_window,
-)
+from rspark.rsp.windows import CountWindow, IntervalWindow, LandmarkWindow, NowWindow, TimeWindow, resolve_window
 
 
 class LiveReading:

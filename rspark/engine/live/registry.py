@@ -15,9 +15,9 @@ from typing import Any
 from rspark.algebra.ops import RegisterKind
 from rspark.cep.patterns import consumes_events
 from rspark.errors import InputError, RsparkError
-from rspark.model.time import parse_duration
+from rspark.model.time import Timeline, parse_duration
+from rspark.model.timestamps import format_time, parse_time
 from rspark.rsp.profiles import get_profile
-from rspark.rsp.windows import Timeline, format_time, parse_time
 
 
 def stream_key(iri: str) -> str:

@@ -47,7 +47,7 @@ from rspark.engine.live.registry import (
     write_inbox,
 )
 from rspark.errors import WARNINGS_PER_FILE, InputError, MoreProblems, RsparkError, summarised
-from rspark.rsp.windows import format_time, parse_time
+from rspark.model.timestamps import format_time, parse_time
 from rspark.syntax.translate import compile_query, ensure_evaluable
 
 __all__ = ["LiveQuery", "LiveRunner", "LiveStream", "stream_key", "write_inbox"]

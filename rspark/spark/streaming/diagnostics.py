@@ -9,9 +9,10 @@ import logging
 from rspark.algebra import ops
 from rspark.model import codec as E
 from rspark.model.terms import IRI
+from rspark.model.timestamps import format_time
 from rspark.rsp.policies import WindowContent
 from rspark.rsp.report import closing_instant, report_policies
-from rspark.rsp.windows import TimeWindow, format_time
+from rspark.rsp.windows import TimeWindow
 from rspark.spark.streaming.s2r import patterns_outside_graph
 
 log = logging.getLogger("rspark.replay")

@@ -31,9 +31,11 @@ from rspark.cep.patterns import asks_intervals, consumes_events, has_interval_jo
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
 from rspark.model.terms import IRI
+from rspark.model.time import Timeline
+from rspark.model.timestamps import format_time
 from rspark.rsp.policies import R2S, CountUnit, WindowContent
 from rspark.rsp.report import instants_after
-from rspark.rsp.windows import CountWindow, Timeline, TimeWindow, format_time, resolve_window
+from rspark.rsp.windows import CountWindow, TimeWindow, resolve_window
 from rspark.spark.frames import local_frame
 from rspark.spark.loading.loader import quoted_table
 from rspark.spark.sparql import solutions as S

@@ -50,16 +50,9 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from rspark.model.time import WindowError
 from rspark.rsp.policies import Bounds, CountUnit
-from rspark.rsp.windows import (
-    CountWindow,
-    IntervalWindow,
-    LandmarkWindow,
-    NowWindow,
-    ResolvedWindow,
-    TimeWindow,
-    WindowError,
-)
+from rspark.rsp.windows import CountWindow, IntervalWindow, LandmarkWindow, NowWindow, ResolvedWindow, TimeWindow
 from rspark.spark.frames import local_frame
 
 # ----------------------------------------------------------------------------------------------------- Spark helpers
