@@ -16,7 +16,6 @@ TESTDATA = Path(os.environ.get("RSPARK_TESTDATA", REPO.parent / "shared" / "test
 
 
 NO_TESTDATA = f"the shared test data is not at {TESTDATA} (the repository sits beside shared/testdata)"
-needs_testdata = pytest.mark.skipif(not TESTDATA.is_dir(), reason=NO_TESTDATA)
 
 
 def pytest_configure(config):
