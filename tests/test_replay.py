@@ -635,7 +635,10 @@ def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
     """A window whose evaluation cannot fit (GROUP_CONCAT over the cross product of 3,000 triples: 9 million
     values in one group) in a Spark given 512 MB, through the command line in a process of its own. In local mode
     the OutOfMemoryError ends the JVM (Spark's exit code 52) and PySpark only sees its connection drop; rspark
-    reports the memory limit, what to change, and that the session is gone, with exit code 1 (about 30 s)."""
+    reports the memory limit, what to change, and that the session is gone, with exit code 1 (about 30 s). When the
+    error reaches Python first and the JVM has not ended 3 s later (a loaded machine: its heap full, its shutdown
+    hooks running; or an OutOfMemoryError on the driver's side, which the JVM survives), the message says only
+    what it knows: the memory limit, not that the session is gone."""
     import subprocess
     import sys
 
@@ -664,8 +667,8 @@ def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
         r"\(java\.lang\.OutOfMemoryError(: the Spark JVM exited with code 52)?\):"
         r" the windows' content or the answers held at once did not fit\. Use a smaller window RANGE or fewer "
         r"evaluation instants \(--until, --times\), or give Spark more memory \(Engine\(conf=\{'spark\.driver\.memory'"
-        r": '8g'\}\), or --conf spark\.driver\.memory=8g on the command line\)\. The Spark JVM has stopped: a new "
-        r"process \(or Engine\) is needed to go on\.", ours[0]), ours[0]
+        r": '8g'\}\), or --conf spark\.driver\.memory=8g on the command line\)\.( The Spark JVM has stopped: a new "
+        r"process \(or Engine\) is needed to go on\.)?", ours[0]), ours[0]
 
 
 def test_cli_conf_must_be_key_value(tmp_path, capsys):
