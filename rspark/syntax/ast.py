@@ -37,7 +37,7 @@ from rspark.model.time import (
     Duration,
     Instant,  # noqa: F401 - the syntax tree holds the stream model's instants
 )
-from rspark.rsp.policies import R2S
+from rspark.rsp.policies import R2S, MatchConsumption, SeqSelection
 from rspark.rsp.windows import (  # noqa: F401 - and its window specifications
     CountWindowSpec,
     IntervalWindowSpec,
@@ -144,9 +144,9 @@ class StreamPattern(Positioned):
 
 @dataclass(frozen=True, slots=True)
 class MatchPattern(Positioned):
-    """RSEP-QL ``MATCH [CONSUME policy] { event expression }``."""
+    """RSEP-QL ``MATCH [CONSUME policy] { event expression }``; ``consume`` None when it names no policy."""
 
-    consume: str | None
+    consume: MatchConsumption | None
     expr: EventExpression
 
 
@@ -167,11 +167,11 @@ class EventLast(Positioned):
 
 @dataclass(frozen=True, slots=True)
 class EventSeq(Positioned):
-    """``E1 SEQ[policy] E2``; ``selection`` is None (unrestricted), NAIVE, CHRONOLOGICAL or RECENT."""
+    """``E1 SEQ[policy] E2``; ``selection`` None for a plain ``SEQ`` (the profile's policy)."""
 
     left: EventExpression
     right: EventExpression
-    selection: str | None = None
+    selection: SeqSelection | None = None
 
 
 # an element of a group graph pattern, as the text writes it
