@@ -1,9 +1,11 @@
-"""The policies and modifiers a query names are enumerations: the event policies SEQ[...] and MATCH CONSUME take
-(``rspark.rsp.policies``), read from the text once, by the parser, and kept by the syntax tree and the algebra."""
+"""What a query names from a closed list is an enumeration, read from the text once, by the parser: the event
+policies SEQ[...] and MATCH CONSUME take (``rspark.rsp.policies``), kept by the syntax tree and the algebra, and
+SELECT's DISTINCT / REDUCED (``rspark.algebra.ops.SelectModifier``)."""
 
 from __future__ import annotations
 
 from rspark.algebra import ops
+from rspark.algebra.ops import SelectModifier
 from rspark.rsp.policies import Consumption, MatchConsumption, Selection, SeqSelection
 from rspark.syntax import ast
 from rspark.syntax.parser import parse_query
@@ -59,3 +61,19 @@ def test_the_algebra_keeps_the_members_and_prints_them_as_before():
     (match,) = [n for n in ops.descendants(translate(parse_query(text)).op) if isinstance(n, ops.Match)]
     assert match.consume is MatchConsumption.NONE and match.expr.selection is SeqSelection.CHRONOLOGICAL
     assert "MATCH CONSUME NONE { E1 SEQ[CHRONOLOGICAL] E2 }" in unparse(parse_query(text))
+
+
+def test_the_parser_reads_the_select_modifier_as_a_member():
+    assert parse_query("SELECT ?x WHERE { ?x ?p ?o }").modifier is None
+    for written, member in [("DISTINCT", SelectModifier.DISTINCT), ("distinct", SelectModifier.DISTINCT),
+                            ("Reduced", SelectModifier.REDUCED)]:
+        query = parse_query(f"SELECT {written} ?x WHERE {{ ?x ?p ?o }}")
+        assert type(query.modifier) is SelectModifier and query.modifier is member
+    (group,) = parse_query("SELECT * WHERE { { SELECT REDUCED ?x WHERE { ?x ?p ?o } } }").where.elements[0].groups
+    assert group.elements[0].query.modifier is SelectModifier.REDUCED
+    distinct = parse_query("PREFIX : <http://example.org/> SELECT RSTREAM DISTINCT ?x FROM NAMED WINDOW :w ON :s "
+                           "[RANGE PT10S] WHERE { WINDOW :w { ?x ?p ?o } }")
+    assert distinct.modifier is SelectModifier.DISTINCT
+    assert isinstance(translate(distinct).op, ops.Distinct)
+    assert isinstance(translate(parse_query("SELECT REDUCED ?x WHERE { ?x ?p ?o }")).op, ops.Reduced)
+    assert unparse(distinct).splitlines()[1] == "SELECT RSTREAM DISTINCT ?x"

@@ -226,6 +226,13 @@ class QueryForm(StrEnum):
     DESCRIBE = "DESCRIBE"
 
 
+class SelectModifier(StrEnum):
+    """``SELECT DISTINCT`` or ``SELECT REDUCED`` (SPARQL 1.1, section 18.2.5.3-4); a SELECT with neither has none."""
+
+    DISTINCT = "DISTINCT"
+    REDUCED = "REDUCED"
+
+
 class RegisterKind(StrEnum):
     """``REGISTER STREAM`` (the answers form a stream that other queries can read) or ``REGISTER QUERY``."""
 

@@ -31,7 +31,7 @@ from rspark.algebra.expr import (  # noqa: F401 - the syntax tree holds the alge
     TriplePattern,
     is_simple_predicate,
 )
-from rspark.algebra.ops import QueryForm, RegisterKind
+from rspark.algebra.ops import QueryForm, RegisterKind, SelectModifier
 from rspark.model.terms import IRI, Variable
 from rspark.model.time import (
     Duration,
@@ -245,7 +245,7 @@ class Query(Positioned):
     form: QueryForm
     where: GroupPattern | None
     projection: tuple[Projection, ...] | None = None  # None: SELECT *
-    modifier: str | None = None  # DISTINCT | REDUCED
+    modifier: SelectModifier | None = None  # None: neither DISTINCT nor REDUCED
     r2s: R2S | None = None
     template: tuple[TriplePattern | QuadPattern, ...] | None = None
     describe: tuple[IRI | Variable, ...] | None = None  # None with DESCRIBE: DESCRIBE *

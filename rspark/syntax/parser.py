@@ -43,7 +43,7 @@ from importlib.resources import files
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from rspark.algebra.ops import QueryForm, RegisterKind
+from rspark.algebra.ops import QueryForm, RegisterKind, SelectModifier
 from rspark.errors import RsparkError, printable
 from rspark.model.iri import resolve_iri
 from rspark.model.terms import (
@@ -1066,7 +1066,7 @@ class _Builder(Transformer):
         return ast.Projection(var, expr, **self.place(children[0]))
 
     def select_modifier(self, children):
-        return str(children[0]).upper()
+        return SelectModifier(str(children[0]).upper())
 
     def r2s(self, children):
         return R2S(str(children[0]).upper())
@@ -1082,7 +1082,7 @@ class _Builder(Transformer):
                 star = True
             elif isinstance(child, R2S):
                 r2s = child
-            elif child in ("DISTINCT", "REDUCED"):
+            elif isinstance(child, SelectModifier):
                 modifier = child
         return {"r2s": r2s, "modifier": modifier, "projection": None if star else tuple(items),
                 "pos": self.at(children[0])}
