@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from rspark.algebra.expr import Aggregate, Expr, Node, OrderCondition, Path, QuadPattern, TriplePattern
 from rspark.model.terms import IRI, Variable
-from rspark.rsp.policies import R2S
+from rspark.rsp.policies import R2S, MatchConsumption, SeqSelection
 from rspark.rsp.windows import WindowSpec
 
 
@@ -189,7 +189,7 @@ class EventPattern:
 class EventSeq:
     left: EventExpr
     right: EventExpr
-    selection: str | None = None  # None (unrestricted, eq. 7) | NAIVE | CHRONOLOGICAL | RECENT
+    selection: SeqSelection | None = None  # None: a plain SEQ (the profile's policy; unrestricted, eq. 7, by default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +211,7 @@ class Match(Op):
     """RSEP-QL event graph pattern ``MATCH E`` with an optional consumption policy (Def. 10)."""
 
     expr: EventExpr
-    consume: str | None = None  # None (the profile's policy) | CHRONOLOGICAL | RECENT | NONE
+    consume: MatchConsumption | None = None  # None: no CONSUME (the profile's policy)
 
 
 # ------------------------------------------------------------------------------------------------- query envelope
@@ -224,6 +224,13 @@ class QueryForm(StrEnum):
     CONSTRUCT = "CONSTRUCT"
     ASK = "ASK"
     DESCRIBE = "DESCRIBE"
+
+
+class SelectModifier(StrEnum):
+    """``SELECT DISTINCT`` or ``SELECT REDUCED`` (SPARQL 1.1, section 18.2.5.3-4); a SELECT with neither has none."""
+
+    DISTINCT = "DISTINCT"
+    REDUCED = "REDUCED"
 
 
 class RegisterKind(StrEnum):

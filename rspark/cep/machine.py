@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from rspark.algebra import ops
 from rspark.cep.patterns import event_nodes
+from rspark.rsp.policies import SeqSelection
 
 # an event: (mapping as a sorted tuple of (variable, term)), t1, t2 -> the triple occurrences it uses
 Events = dict
@@ -70,9 +71,9 @@ class Evaluator:
         raise TypeError(f"not an event expression: {expr!r}")
 
     def _seq(self, expr: ops.EventSeq, sub: dict, ub: int | None) -> Events:
-        policy = (expr.selection or "UNRESTRICTED").upper()
+        policy = expr.selection or SeqSelection.UNRESTRICTED
         out: Events = {}
-        if policy == "NAIVE":
+        if policy == SeqSelection.NAIVE:
             lefts = _extreme(self.run(expr.left, sub, ub), last=True)
             rights = _extreme(self.run(expr.right, sub, ub), last=True)
             for (mu1, t1, t2), o1 in lefts.items():
@@ -87,8 +88,8 @@ class Evaluator:
             lefts = self.run(expr.left, {**sub, **dict(mu2)}, t3)
             if lefts:
                 candidates.append(((mu2, t3, t4), o2, lefts))
-        if policy in ("CHRONOLOGICAL", "RECENT"):
-            last = policy == "RECENT"
+        if policy in (SeqSelection.CHRONOLOGICAL, SeqSelection.RECENT):
+            last = policy == SeqSelection.RECENT
             best: dict = {}
             for (mu2, t3, t4), _, _ in candidates:
                 k = (t4, t3)
@@ -114,7 +115,7 @@ def timestamps_needed(expr) -> int:
     if isinstance(expr, (ops.EventFirst, ops.EventLast)):
         return timestamps_needed(expr.expr)
     left, right = timestamps_needed(expr.left), timestamps_needed(expr.right)
-    if (expr.selection or "").upper() == "NAIVE":
+    if expr.selection == SeqSelection.NAIVE:
         return max(left, right)
     return left + right
 

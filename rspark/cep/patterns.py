@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from rspark.algebra import ops
 from rspark.algebra.expr import Call, TriplePattern
 from rspark.model.terms import BlankNode, Variable
+from rspark.rsp.policies import MatchConsumption, SeqSelection
 
 INTERVAL_CALLS = frozenset({"GETSTARTTIME", "GETENDTIME", "GETDURATION"})
 # the hidden variables that carry a solution's interval (start, end) in ticks; a name no query can write
@@ -115,7 +116,7 @@ def _selections_substituted(expr, substituted: bool) -> bool:
     if isinstance(expr, (ops.EventFirst, ops.EventLast)):
         return substituted and _selections_substituted(expr.expr, substituted)
     if isinstance(expr, ops.EventSeq):
-        if (expr.selection or "").upper() == "NAIVE":
+        if expr.selection == SeqSelection.NAIVE:
             return substituted and _selections_substituted(expr.left, True) and \
                 _selections_substituted(expr.right, True)
         return _selections_substituted(expr.left, True) and _selections_substituted(expr.right, substituted)
@@ -125,5 +126,6 @@ def _selections_substituted(expr, substituted: bool) -> bool:
 def consumes_events(op, profile) -> bool:
     """Whether a query's MATCH patterns consume events (``MATCH CONSUME ...``, or the profile's consumption policy):
     then an instant's answers depend on what every earlier instant consumed (RSEP-QL, Def. 10)."""
-    default = str(profile.consumption or "NONE").upper()
-    return any(isinstance(n, ops.Match) and str(n.consume or default).upper() != "NONE" for n in ops.descendants(op))
+    default = MatchConsumption.of(profile.consumption)
+    return any(isinstance(n, ops.Match) and (n.consume or default) != MatchConsumption.NONE
+               for n in ops.descendants(op))

@@ -78,6 +78,36 @@ class Consumption(StrEnum):
     RECENT = "recent"
 
 
+class SeqSelection(StrEnum):
+    """The selection policy a query names in ``E1 SEQ[policy] E2``, as written (upper case; a plain ``SEQ`` names
+    none and takes the profile's :class:`Selection`, of the same names)."""
+
+    UNRESTRICTED = "UNRESTRICTED"
+    NAIVE = "NAIVE"
+    CHRONOLOGICAL = "CHRONOLOGICAL"
+    RECENT = "RECENT"
+
+    @classmethod
+    def of(cls, selection: Selection | str) -> SeqSelection:
+        """A profile's selection policy as ``SEQ[...]`` names it (``Selection.RECENT`` -> ``SeqSelection.RECENT``)."""
+        return cls[Selection(selection).name]
+
+
+class MatchConsumption(StrEnum):
+    """The consumption policy a query names in ``MATCH CONSUME policy``, as written (upper case): the profile's
+    :class:`Consumption` policies, and ``NONE`` (no consumption, whatever the profile says). A MATCH with no
+    CONSUME names none and takes the profile's."""
+
+    CHRONOLOGICAL = "CHRONOLOGICAL"
+    RECENT = "RECENT"
+    NONE = "NONE"
+
+    @classmethod
+    def of(cls, consumption: Consumption | str | None) -> MatchConsumption:
+        """A profile's consumption policy as ``MATCH CONSUME`` names it; None (no consumption) is ``NONE``."""
+        return cls.NONE if consumption is None else cls[Consumption(consumption).name]
+
+
 class DefaultWindow(StrEnum):
     """The window of a stream that a query reads with no window given."""
 

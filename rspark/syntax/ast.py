@@ -31,13 +31,13 @@ from rspark.algebra.expr import (  # noqa: F401 - the syntax tree holds the alge
     TriplePattern,
     is_simple_predicate,
 )
-from rspark.algebra.ops import QueryForm, RegisterKind
+from rspark.algebra.ops import QueryForm, RegisterKind, SelectModifier
 from rspark.model.terms import IRI, Variable
 from rspark.model.time import (
     Duration,
     Instant,  # noqa: F401 - the syntax tree holds the stream model's instants
 )
-from rspark.rsp.policies import R2S
+from rspark.rsp.policies import R2S, MatchConsumption, SeqSelection
 from rspark.rsp.windows import (  # noqa: F401 - and its window specifications
     CountWindowSpec,
     IntervalWindowSpec,
@@ -144,9 +144,9 @@ class StreamPattern(Positioned):
 
 @dataclass(frozen=True, slots=True)
 class MatchPattern(Positioned):
-    """RSEP-QL ``MATCH [CONSUME policy] { event expression }``."""
+    """RSEP-QL ``MATCH [CONSUME policy] { event expression }``; ``consume`` None when it names no policy."""
 
-    consume: str | None
+    consume: MatchConsumption | None
     expr: EventExpression
 
 
@@ -167,11 +167,11 @@ class EventLast(Positioned):
 
 @dataclass(frozen=True, slots=True)
 class EventSeq(Positioned):
-    """``E1 SEQ[policy] E2``; ``selection`` is None (unrestricted), NAIVE, CHRONOLOGICAL or RECENT."""
+    """``E1 SEQ[policy] E2``; ``selection`` None for a plain ``SEQ`` (the profile's policy)."""
 
     left: EventExpression
     right: EventExpression
-    selection: str | None = None
+    selection: SeqSelection | None = None
 
 
 # an element of a group graph pattern, as the text writes it
@@ -245,7 +245,7 @@ class Query(Positioned):
     form: QueryForm
     where: GroupPattern | None
     projection: tuple[Projection, ...] | None = None  # None: SELECT *
-    modifier: str | None = None  # DISTINCT | REDUCED
+    modifier: SelectModifier | None = None  # None: neither DISTINCT nor REDUCED
     r2s: R2S | None = None
     template: tuple[TriplePattern | QuadPattern, ...] | None = None
     describe: tuple[IRI | Variable, ...] | None = None  # None with DESCRIBE: DESCRIBE *

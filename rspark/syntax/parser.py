@@ -43,7 +43,7 @@ from importlib.resources import files
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from rspark.algebra.ops import QueryForm, RegisterKind
+from rspark.algebra.ops import QueryForm, RegisterKind, SelectModifier
 from rspark.errors import RsparkError, printable
 from rspark.model.iri import resolve_iri
 from rspark.model.terms import (
@@ -64,7 +64,7 @@ from rspark.model.terms import (
 )
 from rspark.model.time import Duration, DurationError, parse_duration, time_number
 from rspark.model.timestamps import DateTimeError, datetime_millis, is_datetime_shaped
-from rspark.rsp.policies import R2S, Consumption, CountUnit, Selection
+from rspark.rsp.policies import R2S, CountUnit, MatchConsumption, SeqSelection
 from rspark.syntax import ast
 
 MAX_NESTING = 256  # brackets inside brackets
@@ -74,8 +74,8 @@ _BALANCED_OVER = 8  # a chain of || or && with more operands is built as a balan
 
 
 # the policy names SEQ[...] and MATCH CONSUME take, as written (upper case); CONSUME NONE: no consumption
-SELECTION_POLICIES = frozenset(p.name for p in Selection)
-CONSUMPTION_POLICIES = frozenset(p.name for p in Consumption) | {"NONE"}
+SELECTION_POLICIES = frozenset(p.value for p in SeqSelection)
+CONSUMPTION_POLICIES = frozenset(p.value for p in MatchConsumption)
 
 
 class QuerySyntaxError(RsparkError, ValueError):
@@ -685,7 +685,7 @@ class _Builder(Transformer):
         if policy not in CONSUMPTION_POLICIES:
             raise self.error_at(children[0], f"unknown consumption policy {str(children[0])!r} in MATCH CONSUME: "
                                              "CHRONOLOGICAL, RECENT or NONE")
-        return policy
+        return MatchConsumption(policy)
 
     def event_ref(self, children):
         token = children[0]
@@ -710,7 +710,7 @@ class _Builder(Transformer):
         if policy not in SELECTION_POLICIES:
             raise self.error_at(children[0], f"unknown selection policy {str(children[0])!r} in SEQ[...]: NAIVE, "
                                              "CHRONOLOGICAL, RECENT or UNRESTRICTED (SEQ alone)")
-        return policy
+        return SeqSelection(policy)
 
     def event_decl(self, children):
         window, group, name = children
@@ -1066,7 +1066,7 @@ class _Builder(Transformer):
         return ast.Projection(var, expr, **self.place(children[0]))
 
     def select_modifier(self, children):
-        return str(children[0]).upper()
+        return SelectModifier(str(children[0]).upper())
 
     def r2s(self, children):
         return R2S(str(children[0]).upper())
@@ -1082,7 +1082,7 @@ class _Builder(Transformer):
                 star = True
             elif isinstance(child, R2S):
                 r2s = child
-            elif child in ("DISTINCT", "REDUCED"):
+            elif isinstance(child, SelectModifier):
                 modifier = child
         return {"r2s": r2s, "modifier": modifier, "projection": None if star else tuple(items),
                 "pos": self.at(children[0])}

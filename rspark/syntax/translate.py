@@ -12,7 +12,7 @@ import dataclasses
 from decimal import Decimal
 
 from rspark.algebra import ops
-from rspark.algebra.ops import QueryForm
+from rspark.algebra.ops import QueryForm, SelectModifier
 from rspark.model.terms import IRI, RDF_TYPE, BlankNode, Literal, QuotedTriple, Variable, variables_of
 from rspark.syntax import ast
 from rspark.syntax.parser import QuerySyntaxError, build_chain, node_children, parse_query
@@ -418,9 +418,9 @@ class _Translator:
             else:
                 variables = tuple(p.var for p in projection)
             op = ops.Project(op, variables)
-        if q.modifier == "DISTINCT":
+        if q.modifier == SelectModifier.DISTINCT:
             op = ops.Distinct(op)
-        elif q.modifier == "REDUCED":
+        elif q.modifier == SelectModifier.REDUCED:
             op = ops.Reduced(op)
         if q.limit is not None or q.offset is not None:
             op = ops.Slice(op, q.offset or 0, q.limit)

@@ -36,6 +36,7 @@ from pyspark.sql import functions as F
 from rspark.algebra import ops
 from rspark.cep.patterns import END, START, basic_patterns, event_variables
 from rspark.errors import NotSupportedError
+from rspark.rsp.policies import SeqSelection
 from rspark.spark.sparql.solutions import Solutions, var_col
 
 T1, T2, TS = "__ev_t1", "__ev_t2", "__ev_ts"
@@ -83,10 +84,10 @@ class EventPlanner:
         if isinstance(expr, (ops.EventFirst, ops.EventLast)):
             return self.extreme(self.run(expr.expr, ctx), last=isinstance(expr, ops.EventLast))
         if isinstance(expr, ops.EventSeq):
-            policy = (expr.selection or "UNRESTRICTED").upper()
-            if policy == "NAIVE":
+            policy = expr.selection or SeqSelection.UNRESTRICTED
+            if policy == SeqSelection.NAIVE:
                 return self._naive(expr, ctx)
-            if policy in ("UNRESTRICTED", "CHRONOLOGICAL", "RECENT"):
+            if policy in (SeqSelection.UNRESTRICTED, SeqSelection.CHRONOLOGICAL, SeqSelection.RECENT):
                 return self._seq(expr, ctx, policy)
             raise NotSupportedError(f"SEQ[{expr.selection}]: the selection policies are NAIVE, CHRONOLOGICAL and "
                                     "RECENT (or none: unrestricted)")
@@ -128,12 +129,12 @@ class EventPlanner:
         cid = (*right.ctx.cid, *self._own_cols(right), p1, p2)
         return Ctx(df, cid, right.vars, p1), p1, p2
 
-    def _seq(self, expr: ops.EventSeq, ctx: Ctx, policy: str) -> Events:
+    def _seq(self, expr: ops.EventSeq, ctx: Ctx, policy: SeqSelection) -> Events:
         right = self.run(expr.right, ctx)
         ctx2, p1, p2 = self._right_contexts(right)
         left = self.run(expr.left, ctx2)
-        if policy != "UNRESTRICTED":
-            last = policy == "RECENT"
+        if policy != SeqSelection.UNRESTRICTED:
+            last = policy == SeqSelection.RECENT
             left = self.extreme(left, last)  # the first / last partner of each right event (per context ctx2)
             # per context and right solution mapping, the first / last right event that has a partner
             by = (*ctx.cid, *[var_col(v) for v in event_variables(expr.right)])

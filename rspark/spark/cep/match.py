@@ -32,6 +32,7 @@ from rspark.cep.patterns import (
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
 from rspark.model.terms import IRI, BlankNode, Variable
+from rspark.rsp.policies import MatchConsumption, Selection, SeqSelection
 from rspark.spark.cep.events import T1, T2, TS, EventPlanner
 from rspark.spark.sparql.compiler import Context, GraphSource
 from rspark.spark.sparql.solutions import Solutions, pattern_variable, var_col
@@ -54,7 +55,7 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
     """The solutions of MATCH at every instant of the replay (``comp.domain``), keyed by ``key``."""
     expr = with_selection(op.expr, comp.profile.selection)
     beps = basic_patterns(expr)
-    consume = str(op.consume or comp.profile.consumption or "NONE").upper()
+    consume = op.consume or MatchConsumption.of(comp.profile.consumption)
     intervals = asks_intervals(comp.query_op)
     if intervals and sum(isinstance(n, ops.Match) for n in ops.descendants(comp.query_op)) > 1:
         raise NotSupportedError("getSTARTTIME(), getENDTIME() and getDURATION() in a query with several MATCH "
@@ -64,7 +65,7 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
     def canonical_matches(canon: ops.EventPattern) -> DataFrame:
         """The matches of a basic event pattern in canonical form (:func:`_canonical`), computed once."""
         if canon not in cache:
-            cache[canon] = _bep_matches(comp, canon, key, occurrences=consume != "NONE")
+            cache[canon] = _bep_matches(comp, canon, key, occurrences=consume != MatchConsumption.NONE)
         return cache[canon]
 
     def matches(bep: ops.EventPattern) -> DataFrame:
@@ -80,10 +81,10 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
             return df.withColumnsRenamed(renamed)
         return df.select(*[F.col(c).alias(renamed.get(c, c)) for c in df.columns])
 
-    if consume == "NONE":
+    if consume == MatchConsumption.NONE:
         planner = EventPlanner(matches, key, comp.fresh)
         return planner.match(expr, comp.domain, intervals)
-    if consume not in ("CHRONOLOGICAL", "RECENT"):
+    if consume not in (MatchConsumption.CHRONOLOGICAL, MatchConsumption.RECENT):
         raise NotSupportedError(f"MATCH CONSUME {op.consume}: the consumption policies are CHRONOLOGICAL and RECENT")
     return _consuming(comp, expr, beps, canonical_matches, key, intervals, _position(comp.query_op, op))
 
@@ -115,10 +116,10 @@ def _canonical(bep: ops.EventPattern) -> tuple[ops.EventPattern, dict[str, str]]
     return ops.EventPattern("", bep.window, ops.BGP(triples)), {f"e{i}": v for i, v in enumerate(order)}
 
 
-def with_selection(expr, selection) -> object:
+def with_selection(expr, selection: Selection | None) -> object:
     """``expr`` with the profile's selection policy on every SEQ that names none (docs/profiles.md)."""
-    policy = str(selection or "unrestricted").upper()
-    if policy == "UNRESTRICTED":
+    policy = SeqSelection.of(selection or Selection.UNRESTRICTED)
+    if policy == SeqSelection.UNRESTRICTED:
         return expr
     if isinstance(expr, ops.EventSeq):
         return ops.EventSeq(with_selection(expr.left, selection), with_selection(expr.right, selection),
