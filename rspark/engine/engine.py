@@ -438,15 +438,14 @@ class Engine:
         return self
 
     def _register_stream(self, iri: str, loaded, timestamp_predicate: str) -> None:
-        from rspark.spark.streaming.stream import Stream
+        from rspark.spark.streaming.stream import Stream, StreamStats
 
         self.errors.extend(loaded.errors)
         self._loaded.append(loaded)
         self.streams[iri] = Stream(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
-                                         loaded.time_kind,
-                                         loaded.time_scale, _bounds=loaded.bounds, _has_metadata=loaded.has_metadata,
-                                         candidates=loaded.candidates, restricted=loaded.restricted,
-                                         stamp_predicate=encode(IRI(timestamp_predicate)))
+                                   loaded.time_kind, loaded.time_scale, candidates=loaded.candidates,
+                                   restricted=loaded.restricted, stamp_predicate=encode(IRI(timestamp_predicate)),
+                                   stats=StreamStats(bounds=loaded.bounds, has_metadata=loaded.has_metadata))
 
     def replay(self, queries, *, until=None, times=None, profile: str | None = None, names=None) -> list:
         """Replay continuous queries over the recorded streams: one output per evaluation instant of each query,

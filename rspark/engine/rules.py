@@ -29,7 +29,7 @@ from rspark.spark.sparql.query import construct_frame, make_env
 from rspark.spark.sparql.solutions import var_col
 from rspark.spark.streaming.keys import KEY
 from rspark.spark.streaming.r2r import StreamCompiler, StreamContext, StreamDataset, WindowContent, now_sql
-from rspark.spark.streaming.stream import Stream
+from rspark.spark.streaming.stream import Stream, StreamStats
 
 log = logging.getLogger("rspark")
 
@@ -91,9 +91,8 @@ def closure(spark, static, profile, src: Stream, rules: list) -> Stream:
     quads = src.quads.unionByName(derived.drop("start"), allowMissingColumns=True)
     elements = src.elements.unionByName(derived.select("element", "ts", "seq").distinct(),
                                         allowMissingColumns=True)
-    return dataclasses.replace(src, elements=elements, quads=quads, _bounds=None, _unique={}, candidates=None,
-                               restricted=None, _restricted={},
-                               starts=derived.select("element", "start").distinct())
+    return dataclasses.replace(src, elements=elements, quads=quads, candidates=None, restricted=None,
+                               starts=derived.select("element", "start").distinct(), stats=StreamStats())
 
 
 def _derive(spark, static, profile, plan: ops.QueryPlan, label: str, src: Stream,

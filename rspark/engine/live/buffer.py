@@ -39,7 +39,7 @@ from rspark.model.terms import IRI
 from rspark.model.time import TimeKind, Timeline
 from rspark.model.xsd import XSD_DATETIME, XSD_DECIMAL, XSD_INTEGER
 from rspark.spark.frames import local_frame
-from rspark.spark.streaming.stream import Stream
+from rspark.spark.streaming.stream import Stream, StreamStats
 
 _TABLES = {
     "elements": "element string, ts long, seq long",
@@ -435,12 +435,12 @@ class LiveBuffer:
 
         meta = any(seg.meta for seg in self.segments)
         return BufferStream(self.iri, table("elements"), lambda: table("quads"), table("metadata"), table("quoted"),
-                            self.kind, self.scale, _bounds=(self.first, self.last), _has_metadata=meta,
-                            stamp_predicate=encode(IRI(self.timestamp_predicate)),
+                            self.kind, self.scale, stamp_predicate=encode(IRI(self.timestamp_predicate)),
                             # the buffer changes every batch: a DISTINCT over each window's content costs less
                             # than a job over the whole buffer finding whether it may be left out
                             checks_duplicates=False, stamps=self.driver_stamps(),
-                            restricted=lambda predicates: table("quads", predicates))
+                            restricted=lambda predicates: table("quads", predicates),
+                            stats=StreamStats(bounds=(self.first, self.last), has_metadata=meta))
 
 
 class BufferStream(Stream):
