@@ -438,14 +438,11 @@ class Engine:
         return self
 
     def _register_stream(self, iri: str, loaded, timestamp_predicate: str) -> None:
-        from rspark.spark.streaming.stream import Stream, StreamStats
+        from rspark.spark.streaming.stream import Stream
 
         self.errors.extend(loaded.errors)
         self._loaded.append(loaded)
-        self.streams[iri] = Stream(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
-                                   loaded.time_kind, loaded.time_scale, candidates=loaded.candidates,
-                                   restricted=loaded.restricted, stamp_predicate=encode(IRI(timestamp_predicate)),
-                                   stats=StreamStats(bounds=loaded.bounds, has_metadata=loaded.has_metadata))
+        self.streams[iri] = Stream.from_loaded(iri, loaded, timestamp_predicate)
 
     def replay(self, queries, *, until=None, times=None, profile: str | None = None, names=None) -> list:
         """Replay continuous queries over the recorded streams: one output per evaluation instant of each query,
