@@ -471,6 +471,10 @@ def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark,
             (f"<{EX}o{i}>", v, f"<{EX}g{i}>", i) for i in (1, 2, 3)] + [(f"<{EX}o9>", w, f"<{EX}g3>", 3)]
         assert set(src.stats.restricted) == {frozenset([v]), frozenset([rdf_type]), frozenset([w]), frozenset([v, w])}
         assert src.content(None) is src.quads and src.content(frozenset()) is src.quads
+        # a stream with derived elements (EP-SPARQL rules) has stats of its own, and no selection of the source's
+        derived = src.with_derived(src.quads.limit(0).withColumn("start", src.quads["ts"]))
+        assert derived.stats is not src.stats and (derived.stats.bounds, derived.stats.unique) == (None, {})
+        assert derived.content(frozenset([v])) is derived.quads and derived.candidates is None
     assert got_values == [(3, ["1", "2", "3"])]
     assert got_sensors == [(2, "1"), (3, "1")]
 
