@@ -113,11 +113,11 @@ class Stream:
 
     @classmethod
     def from_records(cls, iri: str, triples: DataFrame, timeline: Timeline, end: int | None) -> Stream:
-        """The output of REGISTER STREAM :out AS CONSTRUCT ... as a stream other queries read: ``triples``
-        (``__t``, s, p, o), the query's triples at each instant, make one element per instant, stamped with the
-        instant (an instant without triples gives none) with prov:generatedAtTime; the stream goes on to ``end``,
-        the query's last instant: the queries reading it are evaluated up to there, as live mode evaluates them up
-        to the instant their group's input streams reached, not only up to its last element."""
+        """The output of REGISTER STREAM :out AS CONSTRUCT ... as a stream other queries read, from ``triples``
+        (``__t``, s, p, o), the query's triples at each instant: one element per instant, stamped with the instant
+        by prov:generatedAtTime (an instant without triples gives none). The stream goes on to ``end``, the
+        query's last instant: the queries reading it are evaluated up to there, as live mode evaluates them up to
+        the instant their group's input streams reached, not only up to its last element."""
         elem = F.concat(F.lit(f"<{iri}#t"), F.col(KEY).cast("string"), F.lit(">"))
         quads = triples.select("s", "p", "o", elem.alias("element"), F.col(KEY).alias("ts"), F.col(KEY).alias("seq"))
         elements = quads.select("element", "ts", "seq").distinct()
