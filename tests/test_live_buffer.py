@@ -224,7 +224,7 @@ def test_files_of_one_micro_batch_combine_as_the_loaders_single_load(spark, tmp_
     assert combine([read_small(str(paths[0]), PROV), read_small(str(tmp_path / "dated.nq"), PROV)]) is None
 
 
-def test_a_buffer_gives_the_quads_of_some_predicates_apart(spark, tmp_path):
+def test_a_buffer_gives_the_quads_of_some_predicates_apart(spark, tmp_path, monkeypatch):
     """The buffer as a replay's source: ``restricted(predicates)`` is its quads with those predicates, selected from
     the driver-held and the Spark-written segments alike, rows before ``low`` left out; its whole ``quads`` are
     only given to Spark when read."""
@@ -241,9 +241,18 @@ def test_a_buffer_gives_the_quads_of_some_predicates_apart(spark, tmp_path):
     path = tmp_path / "b1.nq"
     path.write_text(element("e3", 3, [("d", "x"), ("e", "z")]))
     slow_append(spark, buf, str(path))  # a segment written by Spark
+    asked = []
+    real = buf.table
+
+    def spy(name, segments=None, **kw):
+        asked.append((name, kw.get("predicates")))
+        return real(name, segments, **kw)
+
+    monkeypatch.setattr(buf, "table", spy)
     src = buf.source()
-    assert callable(src.__dict__["_quads"])  # not given to Spark yet
+    assert ("quads", None) not in asked  # not given to Spark yet
     every = {tuple(r) for r in src.quads.select("s", "p", "o", "element").collect()}
+    assert asked.count(("quads", None)) == 1 and src.quads is src.quads  # when first read, once
     assert len(every) == 5
     for names in (["x"], ["x", "z"], ["nothing"]):
         predicates = frozenset(f"<{EX}{n}>" for n in names)

@@ -423,7 +423,7 @@ def test_a_triple_in_two_elements_is_one_triple_of_the_window(spark, tmp_path):
              "WHERE { WINDOW :w { ?s a :Sensor } }")
     with Engine(spark=spark) as eng:
         eng.add_stream(EX + "d", path)
-        assert eng.streams[EX + "d"]._bounds == (1, 3)  # found by the load's element check: no job of the replay's
+        assert eng.streams[EX + "d"].stats.bounds == (1, 3)  # found by the load's element check: no job of the replay's
         got = [(o.time, o.rows[0]["n"].lexical) for o in eng.replay(q, times=[1, 2, 3])]
         assert eng.streams[EX + "d"].triples_unique() is False
     assert got == [(1, "1"), (2, "1"), (3, "2")]
@@ -458,19 +458,23 @@ def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark,
         assert src.triples_unique(frozenset([v])) is True
         assert src.triples_unique(frozenset([rdf_type])) is False
         # the windows read the content restricted to the queries' predicates, each set joined and cached once
-        assert set(src._restricted) == {frozenset([v]), frozenset([rdf_type])}
+        assert set(src.stats.restricted) == {frozenset([v]), frozenset([rdf_type])}
         assert src.triples_unique(frozenset([w])) is True  # the rejected element's copy is not content
-        assert set(src._restricted) == {frozenset([v]), frozenset([rdf_type]), frozenset([w])}  # read from there
+        assert set(src.stats.restricted) == {frozenset([v]), frozenset([rdf_type]), frozenset([w])}  # read from there
         assert src.triples_unique(frozenset()) is True
         assert src.triples_unique() is False  # all the triples (:s1 a :Sensor twice)
-        assert set(src._unique) == {frozenset([v]), frozenset([rdf_type]), frozenset([w]), None}  # one job each
-        assert sorted(r.o for r in src._restricted[frozenset([v])].collect()) == [
+        assert set(src.stats.unique) == {frozenset([v]), frozenset([rdf_type]), frozenset([w]), None}  # one job each
+        assert sorted(r.o for r in src.stats.restricted[frozenset([v])].collect()) == [
             f'"{i}"^^<http://www.w3.org/2001/XMLSchema#integer>' for i in (1, 2, 3)]
-        assert src.content(frozenset([v])) is src._restricted[frozenset([v])]
+        assert src.content(frozenset([v])) is src.stats.restricted[frozenset([v])]
         assert sorted((r.s, r.p, r.element, r.ts) for r in src.content(frozenset([v, w])).collect()) == [
             (f"<{EX}o{i}>", v, f"<{EX}g{i}>", i) for i in (1, 2, 3)] + [(f"<{EX}o9>", w, f"<{EX}g3>", 3)]
-        assert set(src._restricted) == {frozenset([v]), frozenset([rdf_type]), frozenset([w]), frozenset([v, w])}
+        assert set(src.stats.restricted) == {frozenset([v]), frozenset([rdf_type]), frozenset([w]), frozenset([v, w])}
         assert src.content(None) is src.quads and src.content(frozenset()) is src.quads
+        # a stream with derived elements (EP-SPARQL rules) has stats of its own, and no selection of the source's
+        derived = src.with_derived(src.quads.limit(0).withColumn("start", src.quads["ts"]))
+        assert derived.stats is not src.stats and (derived.stats.bounds, derived.stats.unique) == (None, {})
+        assert derived.content(frozenset([v])) is derived.quads and derived.candidates is None
     assert got_values == [(3, ["1", "2", "3"])]
     assert got_sensors == [(2, "1"), (3, "1")]
 

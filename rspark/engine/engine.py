@@ -442,11 +442,7 @@ class Engine:
 
         self.errors.extend(loaded.errors)
         self._loaded.append(loaded)
-        self.streams[iri] = Stream(iri, loaded.elements, loaded.quads, loaded.metadata, loaded.quoted,
-                                         loaded.time_kind,
-                                         loaded.time_scale, _bounds=loaded.bounds, _has_metadata=loaded.has_metadata,
-                                         candidates=loaded.candidates, restricted=loaded.restricted,
-                                         stamp_predicate=encode(IRI(timestamp_predicate)))
+        self.streams[iri] = Stream.from_loaded(iri, loaded, timestamp_predicate)
 
     def replay(self, queries, *, until=None, times=None, profile: str | None = None, names=None) -> list:
         """Replay continuous queries over the recorded streams: one output per evaluation instant of each query,

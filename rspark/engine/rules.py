@@ -88,19 +88,14 @@ def closure(spark, static, profile, src: Stream, rules: list) -> Stream:
     derived = derived_all.select("s", "p", "o", element.alias("element"), F.col("end").alias("ts"),
                                  (F.lit(DERIVED_SEQ) + F.monotonically_increasing_id()).alias("seq"),
                                  F.col("start").alias("start")).localCheckpoint()
-    quads = src.quads.unionByName(derived.drop("start"), allowMissingColumns=True)
-    elements = src.elements.unionByName(derived.select("element", "ts", "seq").distinct(),
-                                        allowMissingColumns=True)
-    return dataclasses.replace(src, elements=elements, quads=quads, _bounds=None, _unique={}, candidates=None,
-                               restricted=None, _restricted={},
-                               starts=derived.select("element", "start").distinct())
+    return src.with_derived(derived)
 
 
 def _derive(spark, static, profile, plan: ops.QueryPlan, label: str, src: Stream,
             occ: DataFrame) -> DataFrame:
     """One evaluation of a rule over all occurrences so far: its triples with their solutions' intervals
     (s, p, o, start, end). Every occurrence is in the rule's windows at one instant (0), FROM STREAM or named."""
-    timeline = src.timeline()
+    timeline = src.timeline
     at_once = occ.select(F.lit(0).cast("long").alias(KEY), "s", "p", "o", F.col("start").alias("ts0"),
                          F.col("end").alias("ts"))
     content = at_once.select(KEY, "s", "p", "o").distinct()

@@ -35,7 +35,6 @@ from pyspark.sql import functions as F
 
 from rspark.errors import RsparkError
 from rspark.model.codec import encode
-from rspark.model.terms import IRI
 from rspark.model.time import TimeKind, Timeline
 from rspark.model.xsd import XSD_DATETIME, XSD_DECIMAL, XSD_INTEGER
 from rspark.spark.frames import local_frame
@@ -433,33 +432,9 @@ class LiveBuffer:
                 df = self.empty[name]
             return df
 
-        meta = any(seg.meta for seg in self.segments)
-        return BufferStream(self.iri, table("elements"), lambda: table("quads"), table("metadata"), table("quoted"),
-                            self.kind, self.scale, _bounds=(self.first, self.last), _has_metadata=meta,
-                            stamp_predicate=encode(IRI(self.timestamp_predicate)),
-                            # the buffer changes every batch: a DISTINCT over each window's content costs less
-                            # than a job over the whole buffer finding whether it may be left out
-                            checks_duplicates=False, stamps=self.driver_stamps(),
-                            restricted=lambda predicates: table("quads", predicates))
-
-
-class BufferStream(Stream):
-    """A live buffer as the stream a replay reads. Its ``quads`` are given to Spark when a plan first reads them
-    all: a query whose triple patterns all have constant predicates reads ``content(predicates)`` instead (and an
-    event pattern its own predicates' quads), selected by Arrow on the driver (:meth:`LiveBuffer.table`)."""
-
-    SELECTS_CHEAPLY = True
-
-    @property
-    def quads(self) -> DataFrame:
-        value = self.__dict__["_quads"]
-        if not isinstance(value, DataFrame):
-            value = self.__dict__["_quads"] = value()
-        return value
-
-    @quads.setter
-    def quads(self, value) -> None:  # a DataFrame, or a function that gives it
-        self.__dict__["_quads"] = value
+        return Stream.from_buffer(self.iri, Timeline.of(self.kind, self.scale), table,
+                                  bounds=(self.first, self.last), has_metadata=any(seg.meta for seg in self.segments),
+                                  stamps=self.driver_stamps(), timestamp_predicate=self.timestamp_predicate)
 
 
 def _write_nquads(quads: DataFrame, loaded, path: str, predicate: str, kind: TimeKind, scale: int) -> None:

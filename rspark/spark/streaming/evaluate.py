@@ -37,7 +37,6 @@ from rspark.rsp.policies import R2S, CountUnit, WindowContent
 from rspark.rsp.report import instants_after
 from rspark.rsp.windows import CountWindow, TimeWindow, resolve_window
 from rspark.spark.frames import local_frame
-from rspark.spark.loading.loader import quoted_table
 from rspark.spark.sparql import solutions as S
 from rspark.spark.sparql.compiler import Compiler, DatasetView
 from rspark.spark.sparql.query import construct_frame, decode_quads, has_graphs, make_env, projected_names
@@ -107,9 +106,9 @@ def query_streams(plan: ops.QueryPlan, label: str, streams: Mapping[str, Stream]
 
 def query_timeline(sources: list[Stream], label: str) -> Timeline:
     """The timeline the query's instants are on: its streams' (the finest scale), which are all of one kind."""
-    if len({s.time_kind for s in sources}) > 1:
+    if len({s.timeline.kind for s in sources}) > 1:
         raise RsparkError(f"{label}: the query mixes date-time and numeric streams")
-    return max((s.timeline() for s in sources), key=lambda t: t.scale)
+    return max((s.timeline for s in sources), key=lambda t: t.scale)
 
 
 def evaluate_network(queries: Sequence[tuple[ops.QueryPlan, str]], streams: Mapping[str, Stream],
@@ -275,7 +274,8 @@ def _records(plan: ops.QueryPlan, label: str, sols, domain, values, timeline: Ti
             if quads:
                 raise NotSupportedError(f"{label}: GRAPH blocks in the template of a REGISTER STREAM query "
                                         "(its output stream is one element per instant)")
-            output = output_stream(plan.register.name.value, df, like, max(values) if len(values) else None)
+            output = Stream.from_records(plan.register.name.value, df, like.timeline,
+                                         max(values) if len(values) else None)
         df = df.select(KEY, "s", "p", "o", *(["g"] if quads else []))
 
         def item(row):
@@ -305,14 +305,3 @@ def _records(plan: ops.QueryPlan, label: str, sols, domain, values, timeline: Ti
 
     return records(), output
 
-
-def output_stream(iri: str, triples, like: Stream, last: int | None) -> Stream:
-    """The output of REGISTER STREAM :out AS CONSTRUCT ... as a stream other queries read: one element per
-    instant, stamped with the instant (an instant without triples gives none), which goes on to the query's
-    ``last`` instant: the queries reading it are evaluated up to there, as live mode evaluates them up to the
-    instant their group's input streams reached, not only up to its last element."""
-    elem = F.concat(F.lit(f"<{iri}#t"), F.col(KEY).cast("string"), F.lit(">"))
-    quads = triples.select("s", "p", "o", elem.alias("element"), F.col(KEY).alias("ts"), F.col(KEY).alias("seq"))
-    elements = quads.select("element", "ts", "seq").distinct()
-    return Stream(iri, elements, quads, None, quoted_table(quads), like.time_kind, like.time_scale,
-                        checks_duplicates=False, end=last)

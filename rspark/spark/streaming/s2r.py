@@ -98,7 +98,7 @@ def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEven
     def quads(predicates: frozenset | None = None) -> DataFrame:
         # a live buffer's quads of the pattern's predicates are selected on the driver (a smaller local
         # relation); a loaded stream's cached quads are read whole (the pattern's scan selects them)
-        selected = src.content(predicates) if src.SELECTS_CHEAPLY else src.quads
+        selected = src.content(predicates) if src.selects_cheaply else src.quads
         return selected.select("element", "ts", "seq", "s", "p", "o")
 
     def assign(rows: DataFrame) -> DataFrame:
@@ -131,7 +131,7 @@ def default_graphs(src: Stream, rw, instants) -> DataFrame:
         assigned = assign_window(src.elements, rw, instants).select("instant", "element", "ts")
     assigned = assigned.distinct()
     out = assigned.select(F.col("instant").alias(KEY), F.col("element").alias("s"),
-                          F.lit(src.stamp_predicate).alias("p"), F.expr(now_sql(src.timeline(), "ts")).alias("o"))
+                          F.lit(src.stamp_predicate).alias("p"), F.expr(now_sql(src.timeline, "ts")).alias("o"))
     if src.has_metadata():
         out = out.unionByName(element_metadata(src, assigned)).distinct()
     return out

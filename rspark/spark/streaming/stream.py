@@ -1,48 +1,61 @@
-"""A stream as the evaluator reads it: its elements, its quads and what the plans ask of it (bounds, duplicates, the
-content restricted to a query's predicates), each computed once."""
+"""A stream as the evaluator reads it: a frozen :class:`Stream` value (its elements, its quads, its timeline and what
+selects its content), built by one named constructor per kind of stream, and its :class:`StreamStats`, what the
+plans ask of it (bounds, duplicates, the content restricted to a query's predicates), each computed once."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rspark.model.time import TimeKind, Timeline
+from rspark.model.codec import encode
+from rspark.model.terms import IRI
+from rspark.model.time import Timeline
+from rspark.spark.loading.loader import quoted_table
+from rspark.spark.streaming.keys import KEY
+
+if TYPE_CHECKING:
+    from rspark.spark.loading.loader import LoadedStream
+
+# the timestamp predicate of a registered stream's elements (as --format trig writes them), encoded
+GENERATED_AT_TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"
 
 
 @dataclass
-class Stream:
-    """A stream the evaluator reads: a recorded file, a live buffer, or the output of a registered query (REGISTER
-    STREAM)."""
+class StreamStats:
+    """What the plans ask of a stream that costs a Spark job or a cached frame, each computed once per stream and
+    kept here by :class:`Stream`'s methods: its bounds (:meth:`Stream.bounds`), whether it has element metadata
+    (:meth:`Stream.has_metadata`), :meth:`Stream.triples_unique`'s answers and :meth:`Stream.content`'s restricted
+    quads, by predicate set. Every stream starts with stats of its own; its constructor fills in what it already
+    knows (a load's bounds and metadata count, a live buffer's)."""
 
-    # whether ``restricted(predicates)`` is a cheap selection (a live buffer's, by Arrow on the driver), which event
-    # patterns then read instead of the whole ``quads``; a loaded stream's is a join cached apart, which costs more
-    # than reading its cached quads whole
-    SELECTS_CHEAPLY: ClassVar[bool] = False
+    bounds: tuple[int | None, int | None] | None = None
+    has_metadata: bool | None = None
+    unique: dict[frozenset | None, bool] = field(default_factory=dict)
+    restricted: dict[frozenset, DataFrame] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Stream:
+    """A stream the evaluator reads: a recorded file (:meth:`from_loaded`), a live buffer (:meth:`from_buffer`), the
+    output of a registered query (REGISTER STREAM, :meth:`from_records`), or one of these with the elements
+    EP-SPARQL rules derived (:meth:`with_derived`). What its plans ask of it and cost a job or a cached frame is
+    kept in its :attr:`stats`, which no other stream shares."""
 
     iri: str
+    timeline: Timeline
     elements: DataFrame  # element, ts, seq
-    quads: DataFrame  # s, p, o, element, ts, seq
+    # gives the quads (s, p, o, element, ts, seq), called once, when a plan first reads :attr:`quads`
+    read_quads: Callable[[], DataFrame] = field(repr=False)
     metadata: DataFrame | None  # s, p, o (element metadata in the default graph of the stream file)
     quoted: DataFrame | None
-    time_kind: TimeKind
-    time_scale: int = 1
-    _bounds: tuple | None = None
-    _has_metadata: bool | None = None
-    _unique: dict = field(default_factory=dict)  # triples_unique's answers, by predicate set
-    checks_duplicates: bool = True  # False: triples_unique() is not computed and says False
-    # a superset of the content's triples (s, p, o: a file's named graphs before the rejected elements are dropped),
-    # which triples_unique() reads instead of ``quads`` when given: no element join
-    candidates: DataFrame | None = None
-    # the content restricted to some predicates (a loaded stream's LoadedStream.restricted), cached by content()
-    restricted: Callable[[frozenset], DataFrame] | None = None
-    _restricted: dict = field(default_factory=dict)  # predicate set -> its quads
-    # the timestamp predicate (encoded IRI), for windows seen as datasets; a registered stream's elements are
-    # stamped with prov:generatedAtTime (as --format trig writes them)
-    stamp_predicate: str = "<http://www.w3.org/ns/prov#generatedAtTime>"
+    # the timestamp predicate (encoded IRI), for windows seen as datasets
+    stamp_predicate: str = GENERATED_AT_TIME
     # elements derived by EP-SPARQL CONSTRUCT rules (rspark.engine.rules): (element, start), the start of the
     # interval of each derived occurrence (its ``ts`` is the interval's end)
     starts: DataFrame | None = None
@@ -52,6 +65,81 @@ class Stream:
     # a registered stream's end: the last instant of the query that writes it (its bounds reach it even when the
     # query's output there is empty, so the stream has no element there)
     end: int | None = None
+
+    # what selects the content:
+    checks_duplicates: bool = True  # False: triples_unique() is not computed and says False
+    # a superset of the content's triples (s, p, o: a file's named graphs before the rejected elements are dropped),
+    # which triples_unique() reads instead of ``quads`` when given: no element join
+    candidates: DataFrame | None = None
+    # the content restricted to some predicates (a loaded stream's LoadedStream.restricted), cached by content()
+    restricted: Callable[[frozenset], DataFrame] | None = None
+    # whether ``restricted(predicates)`` is a cheap selection (a live buffer's, by Arrow on the driver), which event
+    # patterns then read instead of the whole ``quads``; a loaded stream's is a join cached apart, which costs more
+    # than reading its cached quads whole
+    selects_cheaply: bool = False
+
+    stats: StreamStats = field(init=False, default_factory=StreamStats, repr=False)
+
+    @classmethod
+    def from_loaded(cls, iri: str, loaded: LoadedStream, timestamp_predicate: str) -> Stream:
+        """A recorded stream as ``rspark.spark.loading.loader.load_stream`` loaded it, its elements stamped with
+        ``timestamp_predicate`` (an IRI): its cached tables, the triples of the file's named graphs as the duplicate
+        check's candidates, its content restricted by the load, and the bounds and metadata count the load found."""
+        quads = loaded.quads
+        stream = cls(iri=iri, timeline=Timeline.of(loaded.time_kind, loaded.time_scale), elements=loaded.elements,
+                     read_quads=lambda: quads, metadata=loaded.metadata, quoted=loaded.quoted,
+                     stamp_predicate=encode(IRI(timestamp_predicate)), candidates=loaded.candidates,
+                     restricted=loaded.restricted)
+        stream.stats.bounds, stream.stats.has_metadata = loaded.bounds, loaded.has_metadata
+        return stream
+
+    @classmethod
+    def from_buffer(cls, iri: str, timeline: Timeline, table: Callable[..., DataFrame], *,
+                    bounds: tuple[int, int], has_metadata: bool, stamps, timestamp_predicate: str) -> Stream:
+        """A live buffer (``rspark.engine.live.buffer.LiveBuffer.source``): ``table(name)`` gives its table
+        ``name`` (elements, quads, metadata, quoted) and ``table("quads", predicates)`` its quads with one of
+        ``predicates``, selected by Arrow on the driver. Its whole quads are given to Spark only when a plan first
+        reads them all: a query whose triple patterns all have constant predicates reads ``content(predicates)``
+        instead, and an event pattern its own predicates' quads. ``stamps``: the elements' timestamps when the
+        driver holds them all (:attr:`stamps`). The buffer changes every batch: a DISTINCT over each window's
+        content costs less than a job over the whole buffer finding whether it may be left out (no duplicate
+        check)."""
+        stream = cls(iri=iri, timeline=timeline, elements=table("elements"), read_quads=lambda: table("quads"),
+                     metadata=table("metadata"), quoted=table("quoted"),
+                     stamp_predicate=encode(IRI(timestamp_predicate)), stamps=stamps, checks_duplicates=False,
+                     restricted=lambda predicates: table("quads", predicates), selects_cheaply=True)
+        stream.stats.bounds, stream.stats.has_metadata = bounds, has_metadata
+        return stream
+
+    @classmethod
+    def from_records(cls, iri: str, triples: DataFrame, timeline: Timeline, end: int | None) -> Stream:
+        """The output of REGISTER STREAM :out AS CONSTRUCT ... as a stream other queries read, from ``triples``
+        (``__t``, s, p, o), the query's triples at each instant: one element per instant, stamped with the instant
+        by prov:generatedAtTime (an instant without triples gives none). The stream goes on to ``end``, the
+        query's last instant: the queries reading it are evaluated up to there, as live mode evaluates them up to
+        the instant their group's input streams reached, not only up to its last element."""
+        elem = F.concat(F.lit(f"<{iri}#t"), F.col(KEY).cast("string"), F.lit(">"))
+        quads = triples.select("s", "p", "o", elem.alias("element"), F.col(KEY).alias("ts"), F.col(KEY).alias("seq"))
+        elements = quads.select("element", "ts", "seq").distinct()
+        return cls(iri=iri, timeline=timeline, elements=elements, read_quads=lambda: quads, metadata=None,
+                   quoted=quoted_table(quads), checks_duplicates=False, end=end)
+
+    def with_derived(self, derived: DataFrame) -> Stream:
+        """This stream with the elements EP-SPARQL's CONSTRUCT rules derived from it (``rspark.engine.rules``):
+        ``derived`` (s, p, o, element, ts, seq, start), one element per derived triple occurrence, stamped with the
+        end of its interval, ``start`` its start. Its content is no longer the one the candidates or the restricted
+        quads select, and its stats are its own."""
+        quads = self.quads.unionByName(derived.drop("start"), allowMissingColumns=True)
+        elements = self.elements.unionByName(derived.select("element", "ts", "seq").distinct(),
+                                             allowMissingColumns=True)
+        return dataclasses.replace(self, elements=elements, read_quads=lambda: quads, candidates=None,
+                                   restricted=None, selects_cheaply=False,
+                                   starts=derived.select("element", "start").distinct())
+
+    @cached_property
+    def quads(self) -> DataFrame:
+        """The quads (s, p, o, element, ts, seq), given by ``read_quads`` when first read."""
+        return self.read_quads()
 
     def triples_unique(self, predicates: frozenset | None = None) -> bool:
         """Whether every triple of the stream occurs once, in one element (one aggregate job, once per predicate
@@ -63,7 +151,7 @@ class Stream:
         for these predicates, which the query reads next (one scan of the stream instead of two)."""
         if predicates is not None and not predicates:
             return True
-        if predicates not in self._unique:
+        if predicates not in self.stats.unique:
             unique = self.checks_duplicates
             if unique:
                 if predicates is not None and self.restricted is not None:
@@ -74,8 +162,8 @@ class Stream:
                         triples = triples.filter(F.col("p").isin(*sorted(predicates)))
                 # by a 64-bit hash of the triple (a collision only costs the DISTINCT it would have saved)
                 unique = triples.groupBy(F.xxhash64("s", "p", "o")).count().filter(F.col("count") > 1).isEmpty()
-            self._unique[predicates] = unique
-        return self._unique[predicates]
+            self.stats.unique[predicates] = unique
+        return self.stats.unique[predicates]
 
     def content(self, predicates: frozenset | None = None) -> DataFrame:
         """The quads (``quads``' columns) a query reads whose triple patterns all have one of ``predicates``
@@ -85,26 +173,23 @@ class Stream:
         as long, relative to its load.)"""
         if not predicates or self.restricted is None:
             return self.quads
-        if predicates not in self._restricted:
-            self._restricted[predicates] = self.restricted(predicates)
-        return self._restricted[predicates]
+        if predicates not in self.stats.restricted:
+            self.stats.restricted[predicates] = self.restricted(predicates)
+        return self.stats.restricted[predicates]
 
     def has_metadata(self) -> bool:
         """Whether the stream has element metadata (one small job, once)."""
-        if self._has_metadata is None:
-            self._has_metadata = self.metadata is not None and not self.metadata.isEmpty()
-        return self._has_metadata
+        if self.stats.has_metadata is None:
+            self.stats.has_metadata = self.metadata is not None and not self.metadata.isEmpty()
+        return self.stats.has_metadata
 
     def bounds(self) -> tuple[int | None, int | None]:
-        if self._bounds is None:
+        """The least and greatest timestamps of the elements, the greatest at least :attr:`end` (one job, once)."""
+        if self.stats.bounds is None:
             from rspark.spark.streaming.windows import stream_bounds
 
             lo, hi = stream_bounds(self.elements)
             if hi is not None and self.end is not None:
                 hi = max(hi, self.end)
-            self._bounds = (lo, hi)
-        return self._bounds
-
-    def timeline(self) -> Timeline:
-        return Timeline.of(self.time_kind, self.time_scale)
-
+            self.stats.bounds = (lo, hi)
+        return self.stats.bounds
