@@ -82,56 +82,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _results
 import harness
 from baselines.rsepql_spec import self_check
-from cep.workers import keyless_query, worker_floor, worker_python, worker_rspark
-from workloads.stocks import POLICIES, RANGE, STREAM, generate
-
-# the table's columns after (events, policy): key -> header
-COLUMNS = {
-    "windows": "windows", "matches": "matches",
-    "rs_s": "rspark s (load + replay)", "rs_eps": "rspark events/s",
-    "py_s": "matcher s (parse + match)", "py_eps": "matcher events/s", "py_match_eps": "matcher events/s, match only",
-    "ratio": "rspark / matcher (events/s)", "agree": "counts agree", "target": "target",
-    "rs_rss": "rspark driver RSS MB", "jvm": "JVM heap used MB", "rs_workers": "rspark Python worker peak RSS MB",
-    "py_rss": "matcher RSS MB",
-    "trace": "matcher tracemalloc peak MB",
-}
-# the warm session's table (the second stream): key -> header
-WARM_COLUMNS = {
-    "matches": "matches", "rs_s": "rspark s (load + replay)", "rs_eps": "rspark events/s",
-    "py_s": "matcher s (parse + match)", "py_eps": "matcher events/s", "ratio": "rspark / matcher (events/s)",
-    "agree": "counts agree", "target": "target",
-}
-# the targets printed beside the results: these policies at this size
-TARGET_POLICIES = ("unrestricted", "chronological")
-TARGET_SIZE = 1_000_000
-TARGET_EPS = 100_000
-TARGET_RATIO = 5.0
+from cep.report import Tables, plot
+from cep.workers import worker_floor, worker_python, worker_rspark
+from workloads.stocks import POLICIES, generate
 
 
-def agreement(rs: dict, py: dict, policy: str) -> tuple[bool, str]:
-    """rspark's matches against the matcher's: per window counts, the total, the digest. ``(agrees, table cell)``."""
-    mine = {int(k): v for k, v in rs["counts"][policy].items()}
-    theirs = {int(k): v for k, v in py["counts"][policy].items()}
-    a, b = sum(mine.values()), sum(theirs.values())
-    problems = []
-    if a != b:
-        problems.append(f"total rspark {a:,}, matcher {b:,}")
-    windows = sorted(c for c in set(mine) | set(theirs) if mine.get(c, 0) != theirs.get(c, 0))
-    if windows:
-        c = windows[0]
-        problems.append(f"windows differing: {len(windows)} (the first closes at {c}: rspark {mine.get(c, 0)}, "
-                        f"matcher {theirs.get(c, 0)})")
-    if not problems and rs["digests"][policy] != py["digests"][policy]:
-        problems.append("same counts, different matches (digest)")
-    if problems:
-        return False, "NO: " + "; ".join(problems)
-    return True, "yes"
-
-
-# ------------------------------------------------------------------------------------------------------- the run
-
-
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1e5,1e6", help="stream lengths in events (comma-separated)")
     ap.add_argument("--companies", type=int, default=2000,
@@ -159,19 +115,50 @@ def main() -> None:
     harness.common_arguments(ap, "cep_throughput", worker=["python", "floor", "rspark"])
     ap.add_argument("--path", help=argparse.SUPPRESS)
     ap.add_argument("--warm-path", help=argparse.SUPPRESS)
+    return ap
+
+
+def run_role(args, policies: list[str]) -> dict:
+    """This process as the worker ``args.worker`` (see :mod:`cep.workers`): its result."""
+    if args.worker == "python":
+        return worker_python(args.path, policies, not args.no_tracemalloc, args.warm_path)
+    if args.worker == "floor":
+        return worker_floor(args.path, args.conf)
+    return worker_rspark(args.path, policies, args.conf, args.warm_path, not args.no_keyless)
+
+
+def run_size(size: int, args, policies: list[str], engines: list[str], out_dir: Path, tables: Tables) -> None:
+    """One size: its streams generated (kept), each system's worker run on them, Spark's floor, the rows."""
+    path = generate(out_dir, size, args.companies, args.prices, args.seed, args.format)
+    warm_path = None if args.no_warm else generate(out_dir, size, args.companies, args.prices, args.seed + 1,
+                                                   args.format)
+    res = {}
+    for engine in engines:
+        cmd = ["--worker", engine, "--path", path, "--policies", ",".join(policies)]
+        if warm_path:
+            cmd += ["--warm-path", warm_path]
+        if args.no_tracemalloc:
+            cmd.append("--no-tracemalloc")
+        if args.no_keyless:
+            cmd.append("--no-keyless")
+        res[engine] = harness.run_worker(__file__, cmd + [f"--conf={item}" for item in args.conf])
+    rs, py = res.get("rspark"), res.get("python")
+    if "rspark" in engines and not args.no_floor:
+        floor = harness.run_worker(__file__, ["--worker", "floor", "--path", path,
+                                              *(f"--conf={item}" for item in args.conf)])
+        tables.add_floor(size, floor, py)
+    tables.add_size(size, rs, py, bool(warm_path))
+
+
+def main() -> None:
+    ap = parser()
     args = ap.parse_args()
     policies = [p for p in args.policies.split(",") if p]
     unknown = set(policies) - set(POLICIES)
     if unknown:
         ap.error(f"unknown policies {sorted(unknown)} ({', '.join(POLICIES)})")
     if args.worker:
-        if args.worker == "python":
-            res = worker_python(args.path, policies, not args.no_tracemalloc, args.warm_path)
-        elif args.worker == "floor":
-            res = worker_floor(args.path, args.conf)
-        else:
-            res = worker_rspark(args.path, policies, args.conf, args.warm_path, not args.no_keyless)
-        harness.worker_result(res)
+        harness.worker_result(run_role(args, policies))
         return
     if args.self_check:
         ok = self_check()
@@ -183,258 +170,22 @@ def main() -> None:
     report = _results.Report(args.name, enabled=not args.no_results)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    report.print(f"Stream: one event per element, element i at tick i, {args.companies:,} companies, prices 1.."
-                 f"{args.prices}, seed {args.seed}; the query's window [RANGE {RANGE} SLIDE {RANGE}] (tumbling: "
-                 f"{RANGE} events per window). Targets: >= {TARGET_EPS:,} events/s and >= {TARGET_RATIO:g}x the "
-                 f"Python matcher for {' and '.join(TARGET_POLICIES)} at {TARGET_SIZE:,} events.")
-    report.print()
-    report.print("| events | policy | " + " | ".join(COLUMNS.values()) + " |")
-    report.print("|---" * (len(COLUMNS) + 2) + "|")
-    rows, notes, disagree, failed, rejected, warm_lines, keyless, floors = [], [], [], [], [], [], [], []
+    tables = Tables(report, policies)
+    tables.header(args)
     for size in [int(float(s)) for s in args.sizes.split(",")]:
-        path = generate(out_dir, size, args.companies, args.prices, args.seed, args.format)
-        warm_path = None if args.no_warm else generate(out_dir, size, args.companies, args.prices, args.seed + 1,
-                                                       args.format)
-        res = {}
-        for engine in engines:
-            cmd = ["--worker", engine, "--path", path, "--policies", ",".join(policies)]
-            if warm_path:
-                cmd += ["--warm-path", warm_path]
-            if args.no_tracemalloc:
-                cmd.append("--no-tracemalloc")
-            if args.no_keyless:
-                cmd.append("--no-keyless")
-            res[engine] = harness.run_worker(__file__, cmd + [f"--conf={item}" for item in args.conf])
-        rs, py = res.get("rspark"), res.get("python")
-        if "rspark" in engines and not args.no_floor:
-            floor = harness.run_worker(__file__, ["--worker", "floor", "--path", path,
-                                                  *(f"--conf={item}" for item in args.conf)])
-            if "error" in floor:
-                failed.append(f"{size:,}/floor: {floor['error']}")
-            else:
-                floors.append(_floor_text(size, floor, py, policies))
-        if rs:
-            notes.append(f"{rs['startup_s']:.1f} s ({size:,})")
-            if "keyless" in rs:
-                k = rs["keyless"]
-                if "error" in k:
-                    failed.append(f"{size:,}/keyless consumption: {k['error']}")
-                else:
-                    keyless.append(f"| {size:,} | {k['s']:.2f} | {k['evaluations']:,} | {k['events']:,} | "
-                                   + (f"{k['workers_mb']:.0f} |" if k["workers_mb"] is not None else "- |"))
-                    rows.append({"size": size, "policy": "keyless-consumption", "replay_s": k["s"],
-                                 "evaluations": k["evaluations"], "events": k["events"],
-                                 "workers_mb": k["workers_mb"]})
-            rejected += [f"{size:,}: {err}" for err in rs.get("load_errors", [])]
-        for policy in policies:
-            row: dict = {"size": size, "policy": policy}
-            cells = dict.fromkeys(COLUMNS, "-")
-            if py:
-                py_s = py["parse_s"] + py["times"][policy]
-                counts = py["counts"][policy]
-                row.update(python_s=py_s, python_parse_s=py["parse_s"], python_match_s=py["times"][policy],
-                           python_eps=size / py_s, matches=sum(counts.values()), python_rss_mb=py["rss_mb"],
-                           python_trace_mb=py["trace_mb"].get(policy))
-                cells.update(matches=f"{sum(counts.values()):,}",
-                             py_s=f"{py_s:.2f} ({py['parse_s']:.2f} + {py['times'][policy]:.2f})",
-                             py_eps=f"{size / py_s:,.0f}", py_rss=f"{py['rss_mb']:.0f}",
-                             py_match_eps=f"{size / max(py['times'][policy], 1e-9):,.0f}",
-                             trace=f"{py['trace_mb'][policy]:.2f}" if policy in py["trace_mb"] else "-")
-            if rs:
-                workers = rs["workers_mb"].get(policy)
-                cells.update(rs_rss=f"{rs['rss_mb']:.0f}", jvm=f"{rs['jvm_used_mb']:.0f}",
-                             rs_workers=f"{workers:.0f}" if workers is not None else "-")
-                row["workers_mb"] = workers
-                row.update(rspark_rss_mb=rs["rss_mb"], jvm_mb=rs["jvm_used_mb"], startup_s=rs["startup_s"])
-                if policy in rs["errors"]:
-                    failed.append(f"{size:,}/{policy}: {rs['errors'][policy]}")
-                    row["rspark_error"] = rs["errors"][policy]
-                    cells.update(rs_s="FAILED", agree="-")
-                else:
-                    rs_s = rs["load_s"] + rs["times"][policy]
-                    counts = rs["counts"][policy]
-                    row.update(rspark_s=rs_s, load_s=rs["load_s"], replay_s=rs["times"][policy],
-                               rspark_eps=size / rs_s, rspark_matches=sum(counts.values()),
-                               rspark_windows=len(counts))
-                    cells.update(rs_s=f"{rs_s:.2f} ({rs['load_s']:.2f} + {rs['times'][policy]:.2f})",
-                                 rs_eps=f"{size / rs_s:,.0f}")
-                    if not py:
-                        cells["matches"] = f"{sum(counts.values()):,}"
-                    row.update(_verdicts(size, policy, rs, py, rs_s, py_s if py else None, cells, disagree))
-            cells["windows"] = f"{-(-size // RANGE):,}"
-            report.print(f"| {size:,} | {policy} | " + " | ".join(cells.values()) + " |")
-            rows.append(row)
-            if warm_path:
-                line = _warm_row(size, policy, (rs or {}).get("warm"), (py or {}).get("warm"), row, disagree, failed)
-                warm_lines.append(line)
-    if warm_lines:
-        report.print()
-        report.print(f"The second stream of each size (seed {args.seed + 1}), loaded and queried after the first in "
-                     "the same processes (a warm session: rspark's JVM has compiled its hot code, which the first "
-                     "stream's times include):")
-        report.print()
-        report.print("| events | policy | " + " | ".join(WARM_COLUMNS.values()) + " |")
-        report.print("|---" * (len(WARM_COLUMNS) + 2) + "|")
-        for line in warm_lines:
-            report.print(line)
-    if keyless:
-        report.print()
-        report.print("Consumption without a key (one group: every basic match of the stream through one task of one "
-                     "Python worker), the loaded first stream, a sliding window (each element in two windows):")
-        report.print()
-        report.print("```\n" + keyless_query().replace(f"<{STREAM}>", ":stocks").strip() + "\n```")
-        report.print()
-        report.print("| events | replay s | evaluations | events found | rspark Python worker peak RSS MB |")
-        report.print("|---|---|---|---|---|")
-        for line in keyless:
-            report.print(line)
-        report.print()
-        report.print("The worker holds about two Arrow batches and one instant's rows, and the consumed triple "
-                     "occurrences still in the window: its peak does not grow with the stream (docs/events.md, "
-                     "Consumption).")
-    if floors:
-        report.print()
-        report.print("Spark's floor: the stream file's lines read and cut into terms by rspark's data source (the "
-                     "first step of its load) and counted, nothing else, in a fresh process of its own started as "
-                     "rspark's is; then again in that process (warm). " + " ".join(floors))
-    targets = [r for r in rows if "target_met" in r]
-    if targets:
-        report.print()
-        report.print(f"Targets at {TARGET_SIZE:,} events: " + "; ".join(_target_text(r) for r in targets) + ".")
-    report.print()
-    report.print("matches: the matcher's total (rspark's when the matcher did not run), RSTREAM rows summed over the "
-                 "windows. rspark / matcher: rspark's events/s over the matcher's, end to end (above 1: rspark is "
-                 "faster). counts agree: the matches per window, their total and their digest. The matcher's "
-                 "match-only figure leaves out its parse (pyoxigraph), for scale: the end-to-end figures are the "
-                 "comparison.")
-    if "naive" in policies:
-        report.print()
-        report.print("SEQ[NAIVE] pairs the LAST events of the whole window (no key): all three operands are the same "
-                     "pattern, whose LAST is the window's last event, never before itself, so it matches nothing.")
-    if any(POLICIES[p][1] for p in policies):
-        report.print()
-        report.print("MATCH CONSUME: over a tumbling window an element is in one evaluation only, so consumption "
-                     "cannot change the answers (the same matches as the selection alone).")
-    if notes:
-        report.print()
-        report.print("rspark's one-time start of the process (the JVM, a first job, the Python workers), not in its "
-                     "times: " + ", ".join(notes) + ". rspark's times include loading the stream (the first figure in "
-                     "parentheses); the matcher's, reading and parsing it with pyoxigraph and ordering its events.")
-    if "python" in engines and not args.no_tracemalloc:
-        report.print()
-        report.print("The matcher's tracemalloc peak is its matching alone (per-window state and output; the parsed "
-                     "events are in its RSS), measured in an untimed second pass.")
-    if rejected:
-        report.print()
-        report.print("ELEMENTS REJECTED by rspark's load: " + "; ".join(rejected))
-    if disagree:
-        report.print()
-        report.print("MATCH COUNTS DIFFER (rspark vs the Python matcher): " + "; ".join(disagree))
-        print("\n" + "!" * 100 + "\nMISMATCH: rspark and the Python matcher disagree:\n  " + "\n  ".join(disagree)
-              + "\n" + "!" * 100, file=sys.stderr, flush=True)
-    elif "python" in engines and "rspark" in engines and not failed:
-        report.print()
-        warm = f", and on the warm session's {len(warm_lines)}" if warm_lines else ""
-        report.print(f"rspark and the Python matcher agree on every (size, policy): {len(rows)} of {len(rows)}{warm}.")
-    (out_dir / f"{args.name}.json").write_text(json.dumps(rows, indent=1))
-    if failed:
-        print("\n" + "!" * 100 + "\nrspark FAILED (nothing written to RESULTS.md):\n  " + "\n  ".join(failed)
+        run_size(size, args, policies, engines, out_dir, tables)
+    tables.footer(args, engines)
+    (out_dir / f"{args.name}.json").write_text(json.dumps(tables.rows, indent=1))
+    if tables.failed:
+        print("\n" + "!" * 100 + "\nrspark FAILED (nothing written to RESULTS.md):\n  " + "\n  ".join(tables.failed)
               + "\n" + "!" * 100, file=sys.stderr, flush=True)
         raise SystemExit(1)
-    png = plot(rows, out_dir / f"{args.name}.png")
+    png = plot(tables.rows, out_dir / f"{args.name}.png")
     if png:
         report.plot(png)
     report.write()
-    if disagree:
+    if tables.disagree:
         raise SystemExit(1)
-
-
-def _warm_row(size: int, policy: str, rs: dict | None, py: dict | None, row: dict, disagree: list,
-              failed: list) -> str:
-    """The warm session's table line of (size, policy); its figures go into ``row`` (``warm_*``), a disagreement or
-    failure into ``disagree`` / ``failed``."""
-    cells = dict.fromkeys(WARM_COLUMNS, "-")
-    py_s = None
-    if py:
-        py_s = py["parse_s"] + py["times"][policy]
-        row.update(warm_python_s=py_s, warm_python_eps=size / py_s, warm_matches=sum(py["counts"][policy].values()))
-        cells.update(matches=f"{row['warm_matches']:,}", py_eps=f"{size / py_s:,.0f}",
-                     py_s=f"{py_s:.2f} ({py['parse_s']:.2f} + {py['times'][policy]:.2f})")
-    if rs and policy in rs["errors"]:
-        failed.append(f"{size:,}/{policy} (warm): {rs['errors'][policy]}")
-        cells["rs_s"] = "FAILED"
-    elif rs:
-        rs_s = rs["load_s"] + rs["times"][policy]
-        row.update(warm_rspark_s=rs_s, warm_load_s=rs["load_s"], warm_replay_s=rs["times"][policy],
-                   warm_rspark_eps=size / rs_s)
-        if not py:
-            cells["matches"] = f"{sum(rs['counts'][policy].values()):,}"
-        cells.update(rs_s=f"{rs_s:.2f} ({rs['load_s']:.2f} + {rs['times'][policy]:.2f})", rs_eps=f"{size / rs_s:,.0f}")
-        verdicts = _verdicts(size, policy, rs, py, rs_s, py_s, cells, disagree, " (warm)")
-        row.update({f"warm_{k}": v for k, v in verdicts.items() if k != "check"})
-    return f"| {size:,} | {policy} | " + " | ".join(cells.values()) + " |"
-
-
-def _floor_text(size: int, floor: dict, py: dict | None, policies: list[str]) -> str:
-    """The floor's sentence for one size: its times, and what 5x the matcher would leave rspark (at the target
-    size, for the target policies the matcher ran)."""
-    text = (f"{size:,} events ({floor['lines']:,} lines): {floor['scan_s']:.2f} s ({size / floor['scan_s']:,.0f} "
-            f"events/s), warm {floor['scan_warm_s']:.2f} s.")
-    if py and size == TARGET_SIZE:
-        budgets = {policy: (py["parse_s"] + py["times"][policy]) / TARGET_RATIO
-                   for policy in TARGET_POLICIES if policy in policies}
-        if budgets:
-            under = "over" if floor["scan_s"] > max(budgets.values()) else "within"
-            text += (f" {TARGET_RATIO:g}x the matcher means loading and matching in "
-                     + ", ".join(f"{s:.2f} s ({policy})" for policy, s in budgets.items())
-                     + f": the floor alone is {under} that.")
-    return text
-
-
-def _verdicts(size: int, policy: str, rs: dict, py: dict | None, rs_s: float, py_s: float | None, cells: dict,
-              disagree: list, label: str = "") -> dict:
-    """rspark's run of (size, policy) against the matcher's (when it ran) and the targets: the row's figures
-    (agrees, check, ratio, target_met), the table's cells filled, a disagreement added to ``disagree``."""
-    out: dict = {}
-    if py:
-        ok, cell = agreement(rs, py, policy)
-        out.update(agrees=ok, check=cell, ratio=py_s / rs_s)
-        cells.update(agree=cell, ratio=f"{py_s / rs_s:.2f}x")
-        if not ok:
-            disagree.append(f"{size:,}/{policy}{label}: {cell}")
-    if size == TARGET_SIZE and policy in TARGET_POLICIES:
-        out["target_met"] = size / rs_s >= TARGET_EPS and (not py or py_s / rs_s >= TARGET_RATIO)
-        cells["target"] = "met" if out["target_met"] else "MISSED"
-    return out
-
-
-def _target_text(r: dict) -> str:
-    """A target row's verdicts: events/s and the ratio to the matcher, of the first stream and of the warm one."""
-    def verdicts(eps: float, ratio: float | None) -> str:
-        text = f"{eps:,.0f} events/s (>= {TARGET_EPS:,}: {'met' if eps >= TARGET_EPS else 'MISSED'})"
-        if ratio is not None:
-            text += f", {ratio:.2f}x the matcher (>= {TARGET_RATIO:g}x: {'met' if ratio >= TARGET_RATIO else 'MISSED'})"
-        return text
-
-    text = f"{r['policy']}: {verdicts(r['rspark_eps'], r.get('ratio'))}"
-    if "warm_rspark_eps" in r:
-        text += f"; warm session {verdicts(r['warm_rspark_eps'], r.get('warm_ratio'))}"
-    return text
-
-
-def plot(rows, path: Path) -> Path | None:
-    lines = []
-    for i, policy in enumerate(dict.fromkeys(r["policy"] for r in rows)):
-        pts = [r for r in rows if r["policy"] == policy]
-        for key, style, who in (("rspark_eps", "o-", "rspark"), ("warm_rspark_eps", "^:", "rspark, warm"),
-                                ("python_eps", "s--", "matcher")):
-            sel = [r for r in pts if key in r]
-            if sel:
-                lines.append(harness.Line([r["size"] for r in sel], [r[key] for r in sel], style,
-                                          label=f"{who} {policy}", color=f"C{i}"))
-    panel = harness.Panel(lines, "stream events", "events / s (end to end)", xlog=True, ylog=True,
-                          hlines=[(TARGET_EPS, "target (rspark)", ":")], legend=6, outside=True)
-    return harness.plot(path, [panel], (8, 4))
 
 
 if __name__ == "__main__":
