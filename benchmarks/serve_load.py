@@ -91,18 +91,13 @@ triples/s, 20 s, a 10-s warm-up, named ``serve_load_quick``, nothing written to 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import bisect
-import hashlib
 import json
 import logging
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -114,209 +109,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _results
 import harness
-from harness import backlog, comm, descendants, fmt, heap_after_gc_mb, number, percentile, proc_rss_mb, thirds, trio
+from harness import backlog, fmt, heap_after_gc_mb, percentile, thirds, trio
+from serve import httpx, instant
+from serve.clients import Clients
+from serve.server import Server, tree_memory
 from workloads.sensors import EX, QUERIES, RANGE_MS, STREAM, TRIPLES_PER_ELEMENT, Generator, stamps_for
 
 STREAM_NAME = "s"  # the stream's name in the service's paths (its IRI is the workload's STREAM)
 NQUADS = "application/n-quads"
 SPARQL = "application/sparql-query"
 STATUS_EVERY = 1.0  # s between two GET /queries while pushing
-SSE_SEP = re.compile(rb"\r\n\r\n|\n\n|\r\r")  # the end of an event (sse-starlette writes \r\n)
-SSE_LINE = re.compile(rb"\r\n|\r|\n")
-
-
-def httpx():
-    import httpx2
-
-    return httpx2
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def instant(value) -> int | None:
-    """An event id or a record's time (numeric stream: ms since the case's start) as an int."""
-    value = number(value)
-    return None if value is None else int(value)
-
-
-# ------------------------------------------------------------------------------------------------------ the server
-
-
-class Server:
-    """``python -m rspark serve`` on a free port, its output in ``log_path``; ``stop()`` sends SIGTERM (SIGKILL
-    after 60 s) and returns the exit status."""
-
-    def __init__(self, checkpoint: Path, log_path: Path, conf: list[str]) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_path
-        self._log = open(log_path, "ab")
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        env["PYTHONPATH"] = os.pathsep.join([str(_results.REPO), *filter(None, [env.get("PYTHONPATH")])])
-        cmd = [sys.executable, "-m", "rspark", "serve", "--port", str(self.port), "--checkpoint", str(checkpoint)]
-        for item in conf:
-            cmd += ["--conf", item]
-        self.command = cmd
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=_results.REPO)
-
-    def wait_ready(self, timeout: float) -> None:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"rspark serve exited with {self.proc.returncode}: {self.log_tail()}")
-            try:
-                if httpx().get(self.url + "/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx().HTTPError:  # not answering yet: asked again
-                pass
-            time.sleep(0.3)
-        raise RuntimeError(f"rspark serve did not answer within {timeout:g} s: {self.log_tail()}")
-
-    def log_tail(self, chars: int = 3000) -> str:
-        try:
-            return self.log_path.read_text(encoding="utf-8", errors="replace")[-chars:]
-        except OSError:
-            return ""
-
-    def stop(self) -> int | None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
-        return self.proc.returncode
-
-
-def tree_memory(pid: int) -> dict:
-    """RSS MB of the server's process, of its Spark JVM and of the whole tree (None when gone)."""
-    server = proc_rss_mb(pid)
-    jvm = total = None
-    if server is not None:
-        total = server
-        for child in descendants(pid):
-            rss = proc_rss_mb(child)
-            if rss is None:
-                continue
-            total += rss
-            if jvm is None and comm(child) == "java":
-                jvm = rss
-    return {"server": server, "jvm": jvm, "tree": total}
-
-
-# ------------------------------------------------------------------------------------------------------ the clients
-
-
-class Clients:
-    """``n`` SSE clients on each query, as asyncio tasks on one event loop (its own thread). Each keeps per event
-    (id, wall time read, hash of its data); the first client of each query also keeps the data (for the replay's
-    comparison). A stream that ends or fails is opened again with ``Last-Event-ID``."""
-
-    def __init__(self, base: str, queries: list[str], n: int) -> None:
-        self.base, self.queries, self.n = base, queries, n
-        self.events: dict = {(q, i): [] for q in queries for i in range(n)}  # -> [(id, wall time, digest)]
-        self.data: dict = {q: {} for q in queries}  # query -> {id: data text} (client 0)
-        self.connects: Counter = Counter()  # (query, i) -> successful connections
-        self.gaps: Counter = Counter()
-        self.errors: list = []  # (wall time, query, client, message)
-        self.ended: Counter = Counter()  # streams the server ended while the client was running
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="serve-load-sse", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-        self._ready.wait(30)
-
-    def connected(self) -> int:
-        return sum(1 for v in self.connects.values() if v > 0)
-
-    def stop(self) -> None:
-        if self._loop is not None and self._stop is not None and not self._loop.is_closed():
-            try:
-                self._loop.call_soon_threadsafe(self._stop.set)
-            except RuntimeError:  # the loop has just closed
-                pass
-        if self._thread.is_alive():
-            self._thread.join(60)
-
-    def _run(self) -> None:
-        asyncio.run(self._main())
-
-    async def _main(self) -> None:
-        hx = httpx()
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        limits = hx.Limits(max_connections=None, max_keepalive_connections=None)
-        async with hx.AsyncClient(limits=limits, timeout=hx.Timeout(30, read=None)) as client:
-            tasks = [asyncio.create_task(self._client(client, q, i)) for q in self.queries for i in range(self.n)]
-            self._ready.set()
-            await self._stop.wait()
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def _client(self, client, query: str, i: int) -> None:
-        hx = httpx()
-        key = (query, i)
-        events = self.events[key]
-        keep = self.data[query] if i == 0 else None
-        url = f"{self.base}/queries/{query}/results"
-        last = None
-        while not self._stop.is_set():
-            headers = {"Last-Event-ID": last} if last is not None else {}
-            try:
-                async with client.stream("GET", url, headers=headers) as resp:
-                    if resp.status_code != 200:
-                        self.errors.append((time.time(), query, i, f"HTTP {resp.status_code}"))
-                        await asyncio.sleep(1)
-                        continue
-                    self.connects[key] += 1
-                    buf, scan = b"", 0
-                    async for chunk in resp.aiter_raw():
-                        now = time.time()
-                        buf += chunk
-                        while True:
-                            m = SSE_SEP.search(buf, scan)
-                            if m is None:
-                                scan = max(0, len(buf) - 3)
-                                break
-                            block, buf, scan = buf[:m.start()], buf[m.end():], 0
-                            fields: dict = {}
-                            for line in SSE_LINE.split(block):
-                                if not line or line.startswith(b":"):
-                                    continue
-                                name, _, value = line.partition(b":")
-                                value = value[1:] if value.startswith(b" ") else value
-                                fields[name] = fields[name] + b"\n" + value if name in fields else value
-                            if b"data" not in fields:
-                                continue  # a comment (": ping")
-                            kind = fields.get(b"event", b"message")
-                            if kind == b"gap":
-                                self.gaps[key] += 1
-                                continue
-                            ident = fields.get(b"id", b"").decode()
-                            events.append((ident, now, hashlib.blake2b(fields[b"data"], digest_size=8).digest()))
-                            if keep is not None:
-                                keep[ident] = fields[b"data"].decode("utf-8")
-                            last = ident
-                if not self._stop.is_set():
-                    self.ended[key] += 1
-            except asyncio.CancelledError:
-                raise
-            except hx.HTTPError as exc:
-                if self._stop.is_set():
-                    return
-                self.errors.append((time.time(), query, i, f"{type(exc).__name__}: {exc}"[:200]))
-                await asyncio.sleep(0.5)
 
 
 # ------------------------------------------------------------------------------------------------------ one case

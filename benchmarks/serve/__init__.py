@@ -1,0 +1,18 @@
+"""serve_load.py's parts: :mod:`serve.server` (``rspark serve`` in a subprocess and its memory) and
+:mod:`serve.clients` (the SSE clients). The stream and the queries are in :mod:`workloads.sensors`."""
+
+from __future__ import annotations
+
+from harness import number
+
+
+def httpx():
+    import httpx2
+
+    return httpx2
+
+
+def instant(value) -> int | None:
+    """An event id or a record's time (numeric stream: ms since the case's start) as an int."""
+    value = number(value)
+    return None if value is None else int(value)
