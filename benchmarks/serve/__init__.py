@@ -1,5 +1,6 @@
-"""serve_load.py's parts: :mod:`serve.server` (``rspark serve`` in a subprocess and its memory) and
-:mod:`serve.clients` (the SSE clients). The stream and the queries are in :mod:`workloads.sensors`."""
+"""serve_load.py's parts: :mod:`serve.server` (``rspark serve`` in a subprocess and its memory),
+:mod:`serve.clients` (the SSE clients) and :mod:`serve.driver` (one case: the pushing, the draining, the samplers).
+The stream and the queries are in :mod:`workloads.sensors`."""
 
 from __future__ import annotations
 
