@@ -1,6 +1,8 @@
 """serve_load.py's parts: :mod:`serve.server` (``rspark serve`` in a subprocess and its memory),
-:mod:`serve.clients` (the SSE clients) and :mod:`serve.driver` (one case: the pushing, the draining, the samplers).
-The stream and the queries are in :mod:`workloads.sensors`."""
+:mod:`serve.clients` (the SSE clients), :mod:`serve.driver` (one case: the pushing, the draining, the samplers),
+:mod:`serve.analysis` (latency, loss, the service keeping up, memory), :mod:`serve.replay` (the baseline) and
+:mod:`serve.report` (the table, its notes and the plot). The stream and the queries are in
+:mod:`workloads.sensors`."""
 
 from __future__ import annotations
 
