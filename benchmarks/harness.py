@@ -2,7 +2,8 @@
 session, worker subprocesses, memory samplers (peak RSS, current RSS, a JVM's heap) and PNG plots.
 
 A script keeps only what it measures; the workloads it measures on are in :mod:`workloads`, the writing of its
-section of ``RESULTS.md`` in :mod:`_results`.
+section of ``RESULTS.md`` in :mod:`_results`, the baselines written here in :mod:`baselines`; a long script's own
+parts (its workers, its server and clients, its report) in a package named after it (:mod:`cep`, :mod:`serve`).
 
 Memory, all in MB (2**20 bytes), Linux's ``/proc`` where a process other than this one is read:
 

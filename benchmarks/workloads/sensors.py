@@ -1,7 +1,7 @@
 """The live sensor workload: observations (and every so often an alarm) of a few sensors, three triples an
 element with integer millisecond timestamps, generated in chunks stamped at their push time; and the three queries
 over a tumbling one-second window (a filter, an aggregate, a SEQ). Read by ``live_latency.py`` and
-``serve_load.py``."""
+``serve_load.py`` (its ``serve/`` parts)."""
 
 from __future__ import annotations
 

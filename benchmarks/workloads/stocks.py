@@ -1,6 +1,7 @@
 """The stock-event workload: one price event an element (``:cK :price P``) at ticks 1..n, companies and prices
 drawn with a fixed seed, and the three-event SEQ query over a tumbling window under each selection and consumption
-policy (RSEP-QL, eqs. 7-11, Def. 10). Read by ``cep_throughput.py`` and ``live_consumption.py``."""
+policy (RSEP-QL, eqs. 7-11, Def. 10). Read by ``cep_throughput.py`` (its ``cep/`` and ``baselines/`` parts) and
+``live_consumption.py``."""
 
 from __future__ import annotations
 
