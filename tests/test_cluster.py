@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -79,7 +78,6 @@ def test_a_live_query_on_a_standalone_cluster_matches_local_mode(tmp_path, spark
     from rspark.spark.jvm import jar_path
 
     cluster = _cluster_script()
-    started = time.monotonic()
     workdir = tmp_path / "cluster"
     pids: dict[str, int] = {}
     # the local replay (in this process's local session) goes on in a thread meanwhile
@@ -117,7 +115,6 @@ def test_a_live_query_on_a_standalone_cluster_matches_local_mode(tmp_path, spark
     assert len(live_on_cluster) == len(local)
     for instant, (live, expected) in enumerate(zip(live_on_cluster, local)):
         assert live == expected, f"live record {instant} differs"
-    assert time.monotonic() - started < 600
 
 
 def test_a_loopback_master_s_executors_run_the_driver_s_python(monkeypatch):
