@@ -172,6 +172,8 @@ def settle(ap: argparse.ArgumentParser, args) -> tuple[list[str], list[int]]:
 def run_cases(rates: list[int], names: list[str], args, works: dict, cases: list, failed: list) -> None:
     """Each rate on a fresh server (:func:`serve.driver.run_case`), in a folder of its own (``works``); a failed
     case is recorded in ``cases`` and ``failed`` and the others go on."""
+    if args.tmp:  # a folder named on the command line is made when missing
+        Path(args.tmp).mkdir(parents=True, exist_ok=True)
     for rate in rates:
         work = Path(tempfile.mkdtemp(prefix="rspark-serve-load-", dir=args.tmp))
         works[rate] = work
