@@ -16,14 +16,14 @@ from pyspark.sql import functions as F
 from rspark.model.codec import encode
 from rspark.model.terms import IRI
 from rspark.model.time import Timeline
-from rspark.spark.loading.loader import quoted_table
+from rspark.spark.loading.loader import PROV_GENERATED_AT_TIME, quoted_table
 from rspark.spark.streaming.keys import KEY
 
 if TYPE_CHECKING:
     from rspark.spark.loading.loader import LoadedStream
 
 # the timestamp predicate of a registered stream's elements (as --format trig writes them), encoded
-GENERATED_AT_TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"
+GENERATED_AT_TIME = encode(IRI(PROV_GENERATED_AT_TIME))
 
 
 @dataclass
