@@ -393,9 +393,12 @@ def definitional_instants(w: TimeWindow, policies, first: int, until: int, every
     close reports window k at its close (plus the offset, plus a tick under the strict close rule) from the first
     window that does not end before ``first``; periodic reports every ``t0 + j*period`` at or after ``first`` (and
     an explicit start); non-empty keeps an instant whose content holds one of ``stamps``."""
-    from rspark.rsp.profiles import NON_EMPTY, PERIODIC, WINDOW_CLOSE
+    from rspark.rsp.profiles import CONTENT_CHANGE, NON_EMPTY, PERIODIC, WINDOW_CLOSE
 
     found = set()
+    if CONTENT_CHANGE in policies:  # every element's timestamp (from the explicit start on)
+        start = w.t0 if (w.explicit_start or not w.windows_before_t0) else None
+        found |= {s for s in stamps if start is None or s >= start}
     if WINDOW_CLOSE in policies:
         ks = [k for k in range(-300, 300) if w.window_bounds(k)[1] >= first]
         if not w.windows_before_t0 or w.explicit_start:
@@ -442,14 +445,16 @@ def test_may_report_agrees_with_the_instants(rng, slide, t0, offset, bounds, clo
 
 @settings(max_examples=200, deadline=None)
 @given(rng=st.integers(1, 9), slide=st.integers(1, 9), t0=st.integers(-5, 5), offset=st.integers(0, 3),
-       profile=st.sampled_from(["default", "csparql", "rspql-star", "sparqlstream"]),
+       profile=st.sampled_from(["default", "csparql", "rspql-star", "sparqlstream", "cqels",
+                                "epsparql-unrestricted"]),
        every=st.one_of(st.none(), st.integers(1, 7)), stamps=st.lists(st.integers(-5, 40), min_size=1, max_size=10))
 def test_instants_after_agrees_with_the_instants(rng, slide, t0, offset, profile, every, stamps):
     """The instants a live micro-batch asks for, found from the elements' timestamps (instants_after), against
-    the instants the definitions give, the non-empty filter included, for every (after, until) of a grid."""
+    the instants the definitions give, content change and the non-empty filter included, for every (after,
+    until) of a grid and from the start (after None)."""
     from types import SimpleNamespace
 
-    from rspark.rsp.profiles import NON_EMPTY
+    from rspark.rsp.profiles import CONTENT_CHANGE, NON_EMPTY
     from rspark.rsp.report import instants_after, report_policies
 
     p = get_profile(profile)
@@ -462,18 +467,23 @@ def test_instants_after_agrees_with_the_instants(rng, slide, t0, offset, profile
     seen = SimpleNamespace(window=w, bounds=bounds, stamps=sorted(stamps))
     blind = SimpleNamespace(window=w, bounds=bounds, stamps=None)  # without the timestamps
     filtered = NON_EMPTY in chosen
+    for until in range(-10, last + 1, 7):
+        assert instants_after([seen], p, None, until, every) == [t for t in values if t <= until], until
     for after in range(-10, last - 5, 4):
         for span in SPANS:
             until = min(last, after + span)
             expected = [t for t in values if after < t <= until]
             assert instants_after([seen], p, after, until, every) == expected, (after, until)
             got = instants_after([blind], p, after, until, every)
-            # the non-empty filter cannot be applied on the driver without them: None, unless nothing closes there
-            assert (got is None or (got == [] and expected == [])) if filtered else got == expected
+            if CONTENT_CHANGE in chosen:  # the elements' timestamps are the instants: not known without them
+                assert got is None
+            else:  # the non-empty filter cannot be applied without them: None, unless nothing closes there
+                assert (got is None or (got == [] and expected == [])) if filtered else got == expected
 
 
 @pytest.mark.parametrize("profile,every,explicit", [("default", None, False), ("csparql", None, True),
-                                                    ("rspql-star", 3, False), ("sparqlstream", None, False)])
+                                                    ("rspql-star", 3, False), ("sparqlstream", None, False),
+                                                    ("cqels", None, False)])
 def test_the_frame_of_instants_agrees_with_the_arithmetic(spark, profile, every, explicit):
     """The DataFrame form (evaluation_instants: spark.range sequences and the non-empty semi-join) gives the
     instants of the pure arithmetic (rsp.report) and of the definitions."""

@@ -20,7 +20,7 @@ service asks it how many instants a push would make due, without a Spark job.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -141,12 +141,17 @@ class OnContentChange:
         """None: the instants are the elements' timestamps, not known from the window and the bounds alone."""
         return None
 
-    def instants(self, window: ResolvedWindow, stamps: Iterable[int], after: int | None, until: int) -> list[int]:
-        """The distinct timestamps of ``stamps`` in ``(after, until]`` that this policy reports, sorted."""
+    def instants(self, window: ResolvedWindow, stamps: Sequence[int], after: int | None, until: int) -> list[int]:
+        """The distinct timestamps of ``stamps`` (sorted) in ``(after, until]`` that this policy reports, sorted."""
         lo = explicit_start(window)
         hi = window.end if isinstance(window, IntervalWindow) else None
-        return sorted({t for t in stamps if t <= until and (after is None or t > after)
-                       and (lo is None or t >= lo) and (hi is None or t <= hi)})
+        if after is not None:
+            lo = after + 1 if lo is None else max(lo, after + 1)
+        hi = until if hi is None else min(hi, until)
+        # ``stamps`` sorted (a live buffer's timestamps): only the slice in [lo, hi] is read
+        start = 0 if lo is None else bisect_left(stamps, lo)
+        stop = bisect_right(stamps, hi)
+        return sorted({int(t) for t in stamps[start:stop]})
 
 
 @dataclass(frozen=True)
@@ -220,12 +225,12 @@ class WindowFacts(Protocol):
     stamps: object | None
 
 
-def instants_after(windows: Sequence[WindowFacts], profile: Profile | str | None, after: int, until: int,
+def instants_after(windows: Sequence[WindowFacts], profile: Profile | str | None, after: int | None, until: int,
                    every: int | None = None) -> list[int] | None:
-    """The evaluation instants in ``(after, until]``, sorted, without a Spark job; None when they cannot be found
-    so: a window that is not time-based or reports on content change, unknown bounds, a non-empty filter without
-    the window's ``stamps``, or more than DRIVER_INSTANTS candidates. Live mode's micro-batches ask for the few
-    instants since the last one reported."""
+    """The evaluation instants in ``(after, until]`` (``after`` None: from the start), sorted, without a Spark
+    job; None when they cannot be found so: a window that is not time-based, unknown bounds, content change or a
+    non-empty filter without the window's ``stamps``, or more than DRIVER_INSTANTS candidates. Live mode's
+    micro-batches ask for the few instants since the last one it reported."""
     profile = get_profile(profile)
     found: set[int] = set()
     for w in windows:
@@ -235,16 +240,20 @@ def instants_after(windows: Sequence[WindowFacts], profile: Profile | str | None
         if first is None:  # no element: no instant
             continue
         policies = report_policies(profile, w.window, every)
-        if CONTENT_CHANGE in policies or not isinstance(w.window, TimeWindow):
+        if not isinstance(w.window, TimeWindow):
             return None
         ranges = candidates(w.window, policies, first, after, until, every)
         if any(len(r) > DRIVER_INSTANTS for r in ranges):
             return None
         instants = set().union(*ranges)
+        if CONTENT_CHANGE in policies:
+            if w.stamps is None:
+                return None
+            instants.update(OnContentChange().instants(w.window, w.stamps, after, until))
         if NON_EMPTY in policies and instants:
             if w.stamps is None:
                 return None
-            instants = set(NonEmptyContent().keep(w.window, instants, w.stamps))
+            instants = set(NonEmptyContent().keep(w.window, sorted(instants), w.stamps))
         found |= instants
     return sorted(found)
 

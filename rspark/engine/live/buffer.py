@@ -396,6 +396,27 @@ class LiveBuffer:
             out = out.distinct()
         return out
 
+    def driver_triples_unique(self, predicates: frozenset | None = None) -> bool | None:
+        """Whether every triple of the buffer (with one of ``predicates``, encoded IRIs) occurs once, found by
+        Arrow when the driver holds every segment's quads (None when Spark holds one). Quads before ``low`` are
+        counted too: a duplicate there only costs the DISTINCT it would have saved."""
+        import pyarrow.compute as pc
+
+        tables = []
+        for seg in self.segments:
+            table = seg.tables.get("quads")
+            if table is None:
+                continue
+            if not isinstance(table, pa.Table):
+                return None
+            tables.append(table.select(["s", "p", "o"]))
+        if not tables:
+            return True
+        triples = pa.concat_tables(tables)
+        if predicates is not None:
+            triples = triples.filter(pc.is_in(triples["p"], value_set=pa.array(sorted(predicates), pa.string())))
+        return triples.group_by(["s", "p", "o"]).aggregate([]).num_rows == triples.num_rows
+
     def driver_rows(self) -> int:
         """The quads the buffer holds on the driver (in the Arrow tables of the segments written from there)."""
         return sum(seg.tables["quads"].num_rows for seg in self.segments
@@ -434,7 +455,8 @@ class LiveBuffer:
 
         return Stream.from_buffer(self.iri, Timeline.of(self.kind, self.scale), table,
                                   bounds=(self.first, self.last), has_metadata=any(seg.meta for seg in self.segments),
-                                  stamps=self.driver_stamps(), timestamp_predicate=self.timestamp_predicate)
+                                  stamps=self.driver_stamps(), timestamp_predicate=self.timestamp_predicate,
+                                  unique=self.driver_triples_unique)
 
 
 def _write_nquads(quads: DataFrame, loaded, path: str, predicate: str, kind: TimeKind, scale: int) -> None:

@@ -52,7 +52,8 @@ from rspark.spark.streaming.stream import Stream
 from rspark.spark.streaming.windows import LocalInstants
 
 # a query evaluated at this many instants or fewer has its answers fetched by one job (no cache, no count of rows
-# per instant); an evaluation after a reported instant (live mode's micro-batch) up to LIVE_FEW_INSTANTS
+# per instant); an evaluation of a live micro-batch (after a reported instant, or over a live buffer) up to
+# LIVE_FEW_INSTANTS
 FEW_INSTANTS = 4
 LIVE_FEW_INSTANTS = 1_000
 # ``hold`` of a carried consumption state: taken just before the evaluation's last instant
@@ -193,24 +194,28 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
     comp = StreamCompiler(spark, StreamDataset(static, merged, named, stream_quoted), env, context)
     sols = S.align(comp.compile(plan.op), (KEY,), domain)
     new_state = carry.saved() if carry is not None else None
-    few = len(values) <= (FEW_INSTANTS if instants.after is None else LIVE_FEW_INSTANTS)
-    records, output = _records(plan, label, sols, domain, values, timeline, profile, sources[0], few)
+    live = instants.after is not None or isinstance(values, LocalInstants)
+    few = len(values) <= (LIVE_FEW_INSTANTS if live else FEW_INSTANTS)
+    records, output = _records(plan, label, sols, values, timeline, profile, sources[0], few)
     return EvaluationResult(records, values, new_state, output)
 
 
 def _instant_values(spark, plan: ops.QueryPlan, inputs: list, profile, every, instants: Instants, carry):
     """The instants to evaluate (ticks); None when an evaluation after a reported instant has none due (and the
-    query registers no stream, which is registered from the reported instant then)."""
+    query registers no stream, which is registered from the reported instant then). Found on the driver when they
+    can be (time windows and, for content change and the non-empty filter, the timestamps held there: a live
+    buffer's), else by a job."""
     r2s = plan.r2s or profile.r2s
+    on_driver = isinstance(instants.until, int) and not instants.times
     if instants.after is None or (carry is None and consumes_events(plan.op, profile)):
-        return evaluation_instants(inputs, profile, every=every, times=instants.times, until=instants.until,
-                                   spark=spark).values()
-    # the later instants only are collected (a live query's instants since its stream began can be many): on the
-    # driver when they can be (time windows, timestamps held there), else by a job
+        found = instants_after(inputs, profile, None, instants.until, every) if on_driver else None
+        if found is None:
+            found = evaluation_instants(inputs, profile, every=every, times=instants.times, until=instants.until,
+                                        spark=spark).values()
+        return found
+    # the later instants only are collected (a live query's instants since its stream began can be many)
     reported = instants.after
-    later = None
-    if isinstance(instants.until, int) and not instants.times:
-        later = instants_after(inputs, profile, reported, instants.until, every)
+    later = instants_after(inputs, profile, reported, instants.until, every) if on_driver else None
     if later is None:
         et = evaluation_instants(inputs, profile, every=every, times=instants.times, until=instants.until,
                                  spark=spark)
@@ -236,7 +241,7 @@ def _resume_instant(instants, hold) -> int:
     return max(below) if below else min(instants)
 
 
-def _records(plan: ops.QueryPlan, label: str, sols, domain, values, timeline: Timeline, profile, like: Stream,
+def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, profile, like: Stream,
              few: bool) -> tuple[Iterator[Record], Stream | None]:
     """R2S and the query form: the records at every instant, and the query's output stream (REGISTER STREAM)."""
     form, r2s = plan.form, plan.r2s or profile.r2s
@@ -247,7 +252,7 @@ def _records(plan: ops.QueryPlan, label: str, sols, domain, values, timeline: Ti
         names = projected_names(sols)
         cols = [var_col(n) for n in names]
         df = sols.df.select(KEY, *cols, *[c for c, _ in sols.order])
-        df = relation_to_stream(df, cols + [c for c, _ in sols.order] if sols.order else cols, r2s, domain)
+        df = relation_to_stream(df, cols + [c for c, _ in sols.order] if sols.order else cols, r2s, values)
         order = S.sort_columns(sols) if sols.order else []
         df = df.select(KEY, *cols, *[c for c, _ in sols.order])  # the order's hidden columns last
         columns = [(i + 1, n) for i, n in enumerate(names)]  # (the row's column, the variable)
@@ -266,7 +271,7 @@ def _records(plan: ops.QueryPlan, label: str, sols, domain, values, timeline: Ti
         # sequences of solution mappings), then the template is instantiated: so a template with blank nodes (fresh
         # per solution) still gives ISTREAM only what is new
         cols = [var_col(n) for n in sols.vars]
-        chosen = relation_to_stream(sols.df.select(KEY, *cols), cols, r2s, domain)
+        chosen = relation_to_stream(sols.df.select(KEY, *cols), cols, r2s, values)
         quads = has_graphs(plan.template)
         df = construct_frame(dataclasses.replace(sols, df=chosen, keys=(KEY,), order=()), plan.template)
         reg = plan.register

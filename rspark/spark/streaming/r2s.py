@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from collections.abc import Sequence
+
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from rspark.errors import RsparkError
 from rspark.rsp.policies import R2S, setting
+from rspark.spark.frames import local_frame
 from rspark.spark.streaming.keys import KEY
 
 
-def relation_to_stream(df: DataFrame, cols: list[str], kind: R2S | str | None, instants: DataFrame) -> DataFrame:
+def relation_to_stream(df: DataFrame, cols: list[str], kind: R2S | str | None, instants: Sequence[int]) -> DataFrame:
     """RSTREAM (everything), ISTREAM (what is new since the previous instant) or DSTREAM (what is gone), as
-    multiset differences between consecutive evaluation instants, computed in Spark."""
+    multiset differences between consecutive evaluation instants, computed in Spark. ``instants``: the evaluation
+    instants (the driver holds them): each one's previous instant is a small local relation joined in."""
     try:
         kind = setting(R2S, str(kind or R2S.RSTREAM).upper())
     except ValueError as exc:
         raise RsparkError(f"R2S operator {exc}") from None
     if kind == R2S.RSTREAM:
         return df
-    order = Window.orderBy(KEY)
-    pairs = instants.select(KEY).distinct().withColumn("__prev", F.lag(KEY).over(order))
+    ordered = sorted({int(t) for t in instants})
+    pairs = local_frame(df.sparkSession, list(zip(ordered[1:], ordered[:-1])), f"{KEY} long, __prev long")
     counts = df.groupBy(KEY, *cols).agg(F.count(F.lit(1)).alias("__n"))
     # the previous instant's counts, moved to the instant that follows it
     shifted = counts.join(pairs.withColumnRenamed(KEY, "__next"), counts[KEY] == F.col("__prev")) \

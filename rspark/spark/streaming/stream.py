@@ -67,7 +67,10 @@ class Stream:
     end: int | None = None
 
     # what selects the content:
-    checks_duplicates: bool = True  # False: triples_unique() is not computed and says False
+    checks_duplicates: bool = True  # False: triples_unique() runs no job and says False (unless unique_on_driver)
+    # a check of triples_unique() without Spark (a live buffer's, by Arrow on the driver): True or False, or None
+    # when it cannot tell
+    unique_on_driver: Callable[[frozenset | None], bool | None] | None = None
     # a superset of the content's triples (s, p, o: a file's named graphs before the rejected elements are dropped),
     # which triples_unique() reads instead of ``quads`` when given: no element join
     candidates: DataFrame | None = None
@@ -95,19 +98,22 @@ class Stream:
 
     @classmethod
     def from_buffer(cls, iri: str, timeline: Timeline, table: Callable[..., DataFrame], *,
-                    bounds: tuple[int, int], has_metadata: bool, stamps, timestamp_predicate: str) -> Stream:
+                    bounds: tuple[int, int], has_metadata: bool, stamps, timestamp_predicate: str,
+                    unique: Callable[[frozenset | None], bool | None] | None = None) -> Stream:
         """A live buffer (``rspark.engine.live.buffer.LiveBuffer.source``): ``table(name)`` gives its table
         ``name`` (elements, quads, metadata, quoted) and ``table("quads", predicates)`` its quads with one of
         ``predicates``, selected by Arrow on the driver. Its whole quads are given to Spark only when a plan first
         reads them all: a query whose triple patterns all have constant predicates reads ``content(predicates)``
         instead, and an event pattern its own predicates' quads. ``stamps``: the elements' timestamps when the
         driver holds them all (:attr:`stamps`). The buffer changes every batch: a DISTINCT over each window's
-        content costs less than a job over the whole buffer finding whether it may be left out (no duplicate
-        check)."""
+        content costs less than a job over the whole buffer finding whether it may be left out, so the duplicate
+        check is ``unique(predicates)``, the buffer's own on the driver (None: it cannot tell, and the DISTINCT
+        stays)."""
         stream = cls(iri=iri, timeline=timeline, elements=table("elements"), read_quads=lambda: table("quads"),
                      metadata=table("metadata"), quoted=table("quoted"),
                      stamp_predicate=encode(IRI(timestamp_predicate)), stamps=stamps, checks_duplicates=False,
-                     restricted=lambda predicates: table("quads", predicates), selects_cheaply=True)
+                     restricted=lambda predicates: table("quads", predicates), selects_cheaply=True,
+                     unique_on_driver=unique)
         stream.stats.bounds, stream.stats.has_metadata = bounds, has_metadata
         return stream
 
@@ -133,7 +139,7 @@ class Stream:
         elements = self.elements.unionByName(derived.select("element", "ts", "seq").distinct(),
                                              allowMissingColumns=True)
         return dataclasses.replace(self, elements=elements, read_quads=lambda: quads, candidates=None,
-                                   restricted=None, selects_cheaply=False,
+                                   restricted=None, selects_cheaply=False, unique_on_driver=None,
                                    starts=derived.select("element", "start").distinct())
 
     @cached_property
@@ -143,7 +149,8 @@ class Stream:
 
     def triples_unique(self, predicates: frozenset | None = None) -> bool:
         """Whether every triple of the stream occurs once, in one element (one aggregate job, once per predicate
-        set). Then a time-selected window's content is a set without a DISTINCT over all its copies.
+        set, or :attr:`unique_on_driver`'s answer). Then a time-selected window's content is a set without a
+        DISTINCT over all its copies.
 
         ``predicates`` (encoded IRIs): only the triples with one of these predicates are checked, for a query
         whose triple patterns all have one of them: the other triples never match, so their duplicates do not
@@ -152,18 +159,21 @@ class Stream:
         if predicates is not None and not predicates:
             return True
         if predicates not in self.stats.unique:
-            unique = self.checks_duplicates
-            if unique:
-                if predicates is not None and self.restricted is not None:
-                    triples = self.content(predicates)
-                else:
-                    triples = self.candidates if self.candidates is not None else self.quads
-                    if predicates is not None:
-                        triples = triples.filter(F.col("p").isin(*sorted(predicates)))
-                # by a 64-bit hash of the triple (a collision only costs the DISTINCT it would have saved)
-                unique = triples.groupBy(F.xxhash64("s", "p", "o")).count().filter(F.col("count") > 1).isEmpty()
-            self.stats.unique[predicates] = unique
+            known = self.unique_on_driver(predicates) if self.unique_on_driver is not None else None
+            if known is None:
+                known = self.checks_duplicates and self._unique_by_job(predicates)
+            self.stats.unique[predicates] = known
         return self.stats.unique[predicates]
+
+    def _unique_by_job(self, predicates: frozenset | None) -> bool:
+        if predicates is not None and self.restricted is not None:
+            triples = self.content(predicates)
+        else:
+            triples = self.candidates if self.candidates is not None else self.quads
+            if predicates is not None:
+                triples = triples.filter(F.col("p").isin(*sorted(predicates)))
+        # by a 64-bit hash of the triple (a collision only costs the DISTINCT it would have saved)
+        return triples.groupBy(F.xxhash64("s", "p", "o")).count().filter(F.col("count") > 1).isEmpty()
 
     def content(self, predicates: frozenset | None = None) -> DataFrame:
         """The quads (``quads``' columns) a query reads whose triple patterns all have one of ``predicates``
