@@ -262,3 +262,32 @@ def test_a_buffer_gives_the_quads_of_some_predicates_apart(spark, tmp_path, monk
     buf.prune(2)  # e1 hidden
     got = {r["element"] for r in buf.source().restricted(frozenset({f"<{EX}x>"})).collect()}
     assert got == {f"<{EX}e2>", f"<{EX}e3>"}
+
+
+def test_a_buffer_held_on_the_driver_says_whether_its_triples_are_unique(spark, tmp_path):
+    """``driver_triples_unique(predicates)``: whether a triple (with one of the predicates) occurs in two elements,
+    found by Arrow while the driver holds every segment's quads (the stream then says so without a job, and a
+    window's content needs no DISTINCT); None once a segment is Spark's, where the stream keeps the DISTINCT."""
+    from rspark.engine.live.ingest import read_small
+
+    def element(name: str, ts: int, triples) -> str:
+        return "".join(f"<{EX}{s}> <{EX}{p}> <{EX}o> <{EX}{name}> .\n" for s, p in triples) + \
+            f"<{EX}{name}> <{PROV}> {_stamp('integer', ts)} .\n"
+
+    x, y = frozenset({f"<{EX}x>"}), frozenset({f"<{EX}y>"})
+    buf = new_buffer(spark, tmp_path, "b")
+    path = tmp_path / "b0.nq"
+    path.write_text(element("e1", 1, [("a", "x"), ("b", "y")]) + element("e2", 2, [("c", "x")]))
+    buf.append_small(read_small(str(path), PROV), None)
+    assert [buf.driver_triples_unique(p) for p in (None, x, y)] == [True, True, True]
+    path = tmp_path / "b1.nq"
+    path.write_text(element("e3", 3, [("b", "y"), ("d", "x")]))  # (b, y, o) again, in another element
+    buf.append_small(read_small(str(path), PROV), None)
+    assert [buf.driver_triples_unique(p) for p in (None, x, y)] == [False, True, False]
+    src = buf.source()
+    assert (src.triples_unique(x), src.triples_unique(y)) == (True, False)
+    path = tmp_path / "b2.nq"
+    path.write_text(element("e4", 4, [("e", "z")]))
+    slow_append(spark, buf, str(path))  # a segment written by Spark
+    assert buf.driver_triples_unique(x) is None
+    assert buf.source().triples_unique(x) is False  # a live buffer's stream runs no job: the DISTINCT stays
