@@ -112,6 +112,9 @@ def test_local_tunables_come_from_the_local_cores(monkeypatch):
         assert (conf["spark.ui.retainedJobs"], conf["spark.ui.retainedStages"], conf["spark.ui.retainedTasks"],
                 conf["spark.sql.ui.retainedExecutions"]) == ("100", "100", "10000", "100")
         assert conf["spark.sql.codegen.cache.maxEntries"] == "1000"
+        assert conf["spark.sql.optimizer.excludedRules"] == \
+            "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation"
+        assert conf["spark.sql.constraintPropagation.enabled"] == "false"
 
 
 def test_the_same_plans_again_compile_no_generated_code_again(spark):

@@ -37,6 +37,15 @@ Every session rspark creates:
   with a cache of 100 the least recently used are evicted before they are asked for again, so a live micro-batch
   (the same plans each batch) or a second replay recompiles them all (Janino: a second or more a batch on 2 cores).
   A compiled class takes some tens of KB of the JVM's metaspace.
+- ``spark.sql.optimizer.excludedRules=...ConvertToLocalRelation``: Spark's optimizer evaluates a projection or a
+  filter over a local relation (a live buffer's batches, the instants of an evaluation, small static data) on the
+  driver while it plans, compiling each projection apart; rspark's plans hold dozens of them, and in a live
+  micro-batch that costs more than running them in the plan's tasks, where they are compiled once with the stage
+  (docs/evaluation.md, The optimizer). A value given for this setting replaces rspark's.
+- ``spark.sql.constraintPropagation.enabled=false``: the optimizer infers the constraints every operator's rows
+  satisfy to add or drop filters; over the wide plans a continuous query compiles to (a join and an R2S
+  comparison per instant-keyed operator) that inference costs more planning time than the filters it finds save
+  (docs/evaluation.md, The optimizer).
 - ``spark.pyspark.python`` / ``spark.pyspark.driver.python``: the Python of Spark's Python workers (rspark parses
   RDF in them) and of the driver's Python tasks. In local mode both are the interpreter running rspark
   (``sys.executable``) unless ``spark.pyspark.python`` (conf) or ``PYSPARK_PYTHON`` (environment) names another:
@@ -141,6 +150,8 @@ _SESSION_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.python.sql.dataFrameDebugging.enabled": "false",
     "spark.sql.codegen.cache.maxEntries": "1000",
+    "spark.sql.optimizer.excludedRules": "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation",
+    "spark.sql.constraintPropagation.enabled": "false",
 }
 
 # Tunables of a local session (module docstring); partitions and parallelism come from local_cores

@@ -353,8 +353,8 @@ class LiveBuffer:
         ``everything``), quoted triples distinct; ``predicates`` (encoded IRIs; ``quads`` only): the quads with one
         of them. None: no segment has it. The segments written from the driver are given to Spark as one local
         relation (their Arrow tables concatenated, and cut by Arrow): a plan over one relation is planned and run
-        about twice as fast as over a union of one a batch, and Spark's optimizer evaluates a filter over a local
-        relation on the driver, row by row, where Arrow selects by ``predicates`` and ``low`` in bulk."""
+        about twice as fast as over a union of one a batch, and Arrow selects by ``predicates`` and ``low`` in
+        bulk before Spark reads a row."""
         import pyarrow.compute as pc
         from pyspark.sql.types import _parse_datatype_string
 

@@ -28,8 +28,8 @@ aggregates are: a ``min``/``max`` row, and for count windows a histogram of at m
   join below (buckets of ``range`` ticks) pairs them with the elements.
 * time-based windows, strategy ``bounds``: when the instants are a few values known on the driver and the data is
   held there too (a live micro-batch's, :class:`LocalInstants`), each instant's window is a selection
-  ``lo <= ts <= hi`` with the instant as a literal, and the selections are a union: no join, and over a local
-  relation Spark's optimizer applies them itself (no job).
+  ``lo <= ts <= hi`` with the instant as a literal, and the selections are a union: no join (nor the broadcast
+  of the instants).
 * landmark and interval windows: a range join ``lo <= ts <= hi`` per instant. An un-keyed non-equi join is a
   cartesian product, so both sides get a bucket key (``ts`` cut into ~256 buckets over the data's span): the
   instant side is exploded over the buckets its range covers, the join is an equi-join on the bucket, and the
@@ -67,8 +67,8 @@ RANK_BUCKETS = 64  # ts buckets of the rank pass (count windows)
 
 class LocalInstants(list):
     """Instant values for windows over data the driver holds (Spark local relations, a live buffer's): at
-    BOUNDS_INSTANTS or fewer, ``auto`` assigns a time window by bounds, which Spark's optimizer applies to the
-    local relation itself. (Over data Spark reads, a union of one scan an instant costs more than the join.)"""
+    BOUNDS_INSTANTS or fewer, ``auto`` assigns a time window by bounds, a union of one selection an instant over
+    the local relation. (Over data Spark reads, a union of one scan an instant costs more than the join.)"""
 
 
 def _floordiv(expr: Column, divisor: int) -> Column:
