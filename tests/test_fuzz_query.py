@@ -546,6 +546,7 @@ def test_mutated_corpus():
 
 
 @pytest.mark.slow
+@pytest.mark.testdata
 def test_mutated_corpus_long():
     outcomes = _run_mutations(25_000, seed=2023)
     assert outcomes.get("ok", 0) > 1000

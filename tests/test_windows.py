@@ -638,6 +638,7 @@ def _local(name: str) -> str:
     return name.split("/")[-1]
 
 
+@pytest.mark.testdata
 @pytest.mark.parametrize("scenario_id", sorted(RSP4J_CONTENTS))
 def test_rsp4j_scenario(spark, scenario_id):
     """Each RSP4J scenario under the rsp4j profile: evaluation instants, window contents, and (evaluating the
