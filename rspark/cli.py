@@ -461,17 +461,40 @@ def _stdout_is_terminal() -> bool:
 def cmd_explain(args: argparse.Namespace) -> int:
     """Print the algebra of each query file."""
     from rspark.algebra.sse import to_sse
+    from rspark.rsp.profiles import get_profile
 
+    profile = get_profile(args.profile)  # an unknown name: ProfileError, listing the known ones
     queries = _queries(args.queries, args.base, evaluated=False)
     for i, q in enumerate(queries):
         if len(queries) > 1:
             print(("\n" if i else "") + f"# {q.path}")
         print(to_sse(q.plan))
+        for line in _report_lines(q.plan, profile):
+            print(line)
         for r in q.plan.refusals:  # the algebra is printed; that it would not run is said
             where = f"{q.path}:{r.line}:{r.column}" if r.line else q.path
             log.warning("%s: not supported%s: %s: %s", where, " in a continuous query" if r.continuous_only else "",
                         r.construct, r.reason)
     return EXIT_OK
+
+
+def _report_lines(plan, profile) -> list[str]:
+    """One comment line per window: the report policies it is evaluated under and where they come from."""
+    from rspark.rsp.policies import ReportPolicy
+    from rspark.rsp.report import policies_in_force
+    from rspark.rsp.windows import TimeWindowSpec
+
+    every = plan.register is not None and plan.register.every is not None
+    lines = []
+    for d in plan.dataset.windows:
+        report = d.spec.report if d.spec is not None else None
+        policies, source = policies_in_force(report, isinstance(d.spec, TimeWindowSpec), profile, every)
+        name = f"window <{d.name.value}>" if d.name is not None else "the window"
+        origin = "the query's REPORT clause" if source == "query" else \
+            f"profile {profile.name}" + (" with COMPUTED EVERY" if every else "")
+        lines.append(f"; {name} on <{d.stream.value}> reports: "
+                     f"{' '.join(p for p in ReportPolicy if p in policies)} ({origin})")
+    return lines
 
 
 def _load_static(engine, data: list[str], graphs: list[tuple[str, str]]) -> None:
@@ -780,6 +803,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "graphs), registration, R2S operator, and the operator tree. Spark is not started."))
     explain.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query file(s); '-' reads standard input")
     explain.add_argument("--base", metavar="IRI", default=None, help="base IRI for relative IRIs in the query")
+    explain.add_argument("--profile", metavar="NAME", default="default",
+                         help="engine profile whose report policies apply to the windows without a REPORT clause "
+                              "(printed after the algebra; default: default)")
     _logging_options(explain, "sub_")
     explain.set_defaults(run=cmd_explain)
 

@@ -354,6 +354,18 @@ COVERAGE: dict[str, tuple[str, Evaluated | Refused]] = {
     "time_window": (EXAMPLE6, evaluated("tests/test_replay.py::test_seed000_example6_window_graph_pattern_at_12")),
     "duration": (EXAMPLE6, evaluated("tests/test_replay.py::test_seed000_example6_window_graph_pattern_at_12")),
     "number_value": (EXAMPLE6, evaluated("tests/test_replay.py::test_seed000_example6_window_graph_pattern_at_12")),
+    "report_clause": (windowed("[RANGE 4 SLIDE 4 REPORT ON CONTENT CHANGE NON EMPTY]"), evaluated(
+        "tests/test_report_clause.py::test_content_change_written_in_the_query_under_the_default_profile")),
+    "report_policy": (windowed("[RANGE 4 SLIDE 4 REPORT ON CONTENT CHANGE]"), evaluated(
+        "tests/test_report_clause.py::test_content_change_written_in_the_query_under_the_default_profile")),
+    "report_content_change": (windowed("[RANGE 4 SLIDE 4 REPORT ON CONTENT CHANGE]"), evaluated(
+        "tests/test_report_clause.py::test_content_change_written_in_the_query_under_the_default_profile")),
+    "report_non_empty": (windowed("[RANGE 4 SLIDE 4 REPORT ON CONTENT CHANGE NON EMPTY]"), evaluated(
+        "tests/test_report_clause.py::test_content_change_written_in_the_query_under_the_default_profile")),
+    "report_window_close": (windowed("[RANGE 4 SLIDE 4 REPORT ON WINDOW CLOSE]"), evaluated(
+        "tests/test_report_clause.py::test_window_close_written_in_the_query_under_cqels")),
+    "report_periodic": (windowed("[RANGE 4 SLIDE 4 REPORT PERIODIC]"), evaluated(
+        "tests/test_report_clause.py::test_periodic_with_computed_every")),
     "starting": (CSRBENCH_Q1_STARTING, evaluated("tests/test_csrbench.py::test_reproduced_with_the_engines_window")),
     "landmark_window": (TWO_WINDOWS, evaluated("tests/test_replay.py::test_two_windows_on_one_stream_join")),
     "instant": (TWO_WINDOWS, evaluated("tests/test_replay.py::test_two_windows_on_one_stream_join")),

@@ -489,6 +489,8 @@ PROFILE_QUERIES = {
               "WHERE { WINDOW :w { ?s :v ?o } }"),
     "landmark": "SELECT DISTINCT ?s ?x FROM NAMED WINDOW :w ON :S [LANDMARK 3] WHERE { WINDOW :w { ?s :seen ?x } }",
     "elements": "SELECT ?s ?o FROM NAMED WINDOW :w ON :S [RANGE ELEMENTS 3] WHERE { WINDOW :w { ?s :v ?o } }",
+    "written": ("SELECT ?s ?o FROM NAMED WINDOW :w ON :S [RANGE 4 SLIDE 2 REPORT ON CONTENT CHANGE, NON EMPTY] "
+                "WHERE { WINDOW :w { ?s :v ?o } }"),
 }
 
 
@@ -496,8 +498,8 @@ PROFILE_QUERIES = {
 @pytest.mark.parametrize("profile", ["csparql", "cqels", "rspql-star"])
 def test_live_equals_replay_under_every_profile(spark, tmp_path, profile):
     """The report policies (window close + non-empty under csparql, content change + ISTREAM under cqels,
-    periodic with [l, u) windows under rspql-star; the default profile's in the tests above), over time, landmark and
-    count windows: pushed in three batches (the second out of order), the live records
+    periodic with [l, u) windows under rspql-star; the default profile's in the tests above; a REPORT clause's under
+    each), over time, landmark and count windows: pushed in three batches (the second out of order), the live records
     are the replay's."""
     from rspark.engine.engine import Engine
 

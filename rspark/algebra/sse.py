@@ -38,6 +38,7 @@ from rspark.model.terms import (
     Variable,
     escape_string,
 )
+from rspark.rsp.policies import ReportPolicy
 from rspark.rsp.windows import CountWindowSpec, IntervalWindowSpec, LandmarkWindowSpec, NowWindowSpec, TimeWindowSpec
 
 _LOCAL = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_\-.]*[A-Za-z0-9_\-])?$")
@@ -208,6 +209,12 @@ class Printer:
     def window_spec(self, spec) -> str:
         if spec is None:
             return "(default)"
+        text = self._window_body(spec)
+        if spec.report is not None:  # the window's REPORT clause
+            text += " (report " + " ".join(p for p in ReportPolicy if p in spec.report) + ")"
+        return text
+
+    def _window_body(self, spec) -> str:
         if isinstance(spec, TimeWindowSpec):
             text = f"(range {spec.range.sse()}"
             if spec.slide is not None:  # not written: the profile's implicit slide

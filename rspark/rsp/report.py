@@ -175,17 +175,29 @@ ReportRule = OnWindowClose | Periodic | OnContentChange | NonEmptyContent
 
 
 def report_policies(profile: Profile | str | None, window: ResolvedWindow, every: int | None = None) -> set:
-    """The report policies a window is evaluated under (before the non-empty filter): the profile's, periodic with
-    ``COMPUTED EVERY`` (keeping the profile's non-empty filter), content change for a window with no close or no
-    period."""
-    policies = set(get_profile(profile).report_policies(is_time_based(window)))
-    if every is not None:
-        policies = {PERIODIC} | (policies & {NON_EMPTY})
-    if PERIODIC in policies and every is None and not isinstance(window, TimeWindow):
+    """The report policies a window is evaluated under (:func:`policies_in_force`)."""
+    return set(policies_in_force(window.report, is_time_based(window), profile, every is not None)[0])
+
+
+def policies_in_force(report: frozenset | None, time_based: bool, profile: Profile | str | None,
+                      every: bool = False) -> tuple[frozenset, str]:
+    """The report policies of a window and where they come from (``"query"`` or ``"profile"``): those of its
+    ``REPORT`` clause when the query writes one (``COMPUTED EVERY`` is then the period of its ``PERIODIC``), else
+    the profile's, periodic with ``COMPUTED EVERY`` (``every``; keeping the profile's non-empty filter); content
+    change added for a window that is not time-based (``time_based``) and would report on a close or a slide it
+    does not have."""
+    if report is not None:
+        policies, source = set(report), "query"
+    else:
+        profile = get_profile(profile)
+        policies, source = set(profile.report_policies(time_based)), "profile"
+        if every:
+            policies = {PERIODIC} | (policies & {NON_EMPTY})
+    if PERIODIC in policies and not every and not time_based:
         policies.add(CONTENT_CHANGE)
-    if WINDOW_CLOSE in policies and not isinstance(window, TimeWindow):
+    if WINDOW_CLOSE in policies and not time_based:
         policies.add(CONTENT_CHANGE)
-    return policies
+    return frozenset(policies), source
 
 
 def rules(policies: Iterable, every: int | None = None) -> list[ReportRule]:

@@ -28,7 +28,16 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from rspark.model.time import Duration, Instant, Timeline, WindowError
-from rspark.rsp.policies import Bounds, CloseRule, CountUnit, DefaultWindow, ImplicitSlide, T0Policy, setting
+from rspark.rsp.policies import (
+    Bounds,
+    CloseRule,
+    CountUnit,
+    DefaultWindow,
+    ImplicitSlide,
+    ReportPolicy,
+    T0Policy,
+    setting,
+)
 
 if TYPE_CHECKING:  # only the profile's attributes are read here
     from rspark.rsp.profiles import Profile
@@ -45,17 +54,20 @@ class TimeWindowSpec:
     slide: Duration | None
     start: Instant | None = None
     offset: Duration | None = None  # [FROM NOW-a TO NOW-b]: the window ends b before the evaluation instant
+    report: frozenset[ReportPolicy] | None = None  # the window's REPORT clause (None: the profile's policies)
 
 
 @dataclass(frozen=True, slots=True)
 class LandmarkWindowSpec:
     start: Instant | None = None
+    report: frozenset[ReportPolicy] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class IntervalWindowSpec:
     start: Instant
     end: Instant
+    report: frozenset[ReportPolicy] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +76,14 @@ class CountWindowSpec:
 
     unit: CountUnit
     size: int
+    report: frozenset[ReportPolicy] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class NowWindowSpec:
     """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
+
+    report: frozenset[ReportPolicy] | None = None
 
 
 # a window as the query writes it (None where a query gives none: the profile's default window)
@@ -90,6 +105,7 @@ class TimeWindow:
     close_rule: CloseRule = CloseRule.AT_OR_BEFORE
     windows_before_t0: bool = True
     explicit_start: bool = False  # t0 came from the query (STARTING AT): nothing is reported before it
+    report: frozenset[ReportPolicy] | None = None  # the report policies the query wrote (None: the profile's)
 
     def __post_init__(self) -> None:
         if self.range <= 0 or self.slide <= 0:
@@ -169,6 +185,7 @@ class LandmarkWindow:
     """Landmark window: ``start <= ts <= t`` (RSEP-QL W^lambda)."""
 
     start: int
+    report: frozenset[ReportPolicy] | None = None
 
     def content_bounds(self, t: int) -> tuple[int, int] | None:
         return (self.start, t) if self.start <= t else None
@@ -180,6 +197,7 @@ class IntervalWindow:
 
     start: int
     end: int
+    report: frozenset[ReportPolicy] | None = None
 
     def __post_init__(self) -> None:
         if self.end < self.start:
@@ -194,6 +212,8 @@ class IntervalWindow:
 class NowWindow:
     """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
 
+    report: frozenset[ReportPolicy] | None = None
+
     def content_bounds(self, t: int) -> tuple[int, int] | None:
         return (t, t)
 
@@ -204,6 +224,7 @@ class CountWindow:
 
     unit: CountUnit
     size: int
+    report: frozenset[ReportPolicy] | None = None
 
     def __post_init__(self) -> None:
         if self.size <= 0:
@@ -260,17 +281,18 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
             close_rule=profile.close_rule,
             windows_before_t0=profile.windows_before_t0,
             explicit_start=explicit,
+            report=spec.report,
         )
     if isinstance(spec, LandmarkWindowSpec):
         if spec.start is not None:
-            return LandmarkWindow(timeline.instant(spec.start, "LANDMARK start"))
-        return LandmarkWindow(resolve_t0(profile, timeline, first_ts))
+            return LandmarkWindow(timeline.instant(spec.start, "LANDMARK start"), spec.report)
+        return LandmarkWindow(resolve_t0(profile, timeline, first_ts), spec.report)
     if isinstance(spec, IntervalWindowSpec):
-        return IntervalWindow(timeline.instant(spec.start, "FROM"), timeline.instant(spec.end, "TO"))
+        return IntervalWindow(timeline.instant(spec.start, "FROM"), timeline.instant(spec.end, "TO"), spec.report)
     if isinstance(spec, CountWindowSpec):
-        return CountWindow(spec.unit, int(spec.size))
+        return CountWindow(spec.unit, int(spec.size), spec.report)
     if isinstance(spec, NowWindowSpec):
-        return NowWindow()
+        return NowWindow(spec.report)
     if isinstance(spec, (TimeWindow, LandmarkWindow, IntervalWindow, NowWindow, CountWindow)):
         return spec
     raise WindowError(f"not a window specification: {spec!r}")

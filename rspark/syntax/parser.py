@@ -64,8 +64,9 @@ from rspark.model.terms import (
 )
 from rspark.model.time import Duration, DurationError, parse_duration, time_number
 from rspark.model.timestamps import DateTimeError, datetime_millis, is_datetime_shaped
-from rspark.rsp.policies import R2S, CountUnit, MatchConsumption, SeqSelection
+from rspark.rsp.policies import R2S, CountUnit, MatchConsumption, ReportPolicy, SeqSelection
 from rspark.syntax import ast
+from rspark.syntax.unparse import REPORT_WORDS
 
 MAX_NESTING = 256  # brackets inside brackets
 MAX_DEPTH = 128  # nodes of the syntax tree inside one another
@@ -148,6 +149,8 @@ def _readable(names) -> list[str]:
         if label not in out:
             out.append(label)
     return out[:24] + (["..."] if len(out) > 24 else [])
+
+
 
 
 def _shown(text: str, limit: int = 40) -> str:
@@ -718,7 +721,34 @@ class _Builder(Transformer):
 
     # -------------------------------------------------------------------------------------------- windows
     def window_spec(self, children):
+        if len(children) == 2:  # a REPORT clause
+            return replace(children[0], report=children[1])
         return children[0]
+
+    def report_clause(self, children):
+        """``REPORT`` and the window's report policies (RSP-QL, Sec. 3): they replace the profile's for it."""
+        keyword, policies = children[0], children[1:]
+        seen = set()
+        for policy in policies:
+            if policy in seen:
+                raise self.error_at(keyword, f"REPORT names {REPORT_WORDS[policy]} twice")
+            seen.add(policy)
+        if seen == {ReportPolicy.NON_EMPTY}:
+            raise self.error_at(keyword, "REPORT NON EMPTY only filters the instants another policy reports: add "
+                                         "ON WINDOW CLOSE, ON CONTENT CHANGE or PERIODIC")
+        return frozenset(seen)
+
+    def report_window_close(self, children):
+        return ReportPolicy.WINDOW_CLOSE
+
+    def report_content_change(self, children):
+        return ReportPolicy.CONTENT_CHANGE
+
+    def report_non_empty(self, children):
+        return ReportPolicy.NON_EMPTY
+
+    def report_periodic(self, children):
+        return ReportPolicy.PERIODIC
 
     def duration(self, children):
         """A duration, with its position (``_At``): whether it may be zero depends on the rule using it."""

@@ -14,6 +14,7 @@ from decimal import Decimal
 from rspark.algebra import ops
 from rspark.algebra.ops import QueryForm, SelectModifier
 from rspark.model.terms import IRI, RDF_TYPE, BlankNode, Literal, QuotedTriple, Variable, variables_of
+from rspark.rsp.policies import ReportPolicy
 from rspark.syntax import ast
 from rspark.syntax.parser import QuerySyntaxError, build_chain, node_children, parse_query
 from rspark.syntax.refusals import refusals
@@ -272,6 +273,18 @@ class _Translator:
             template=template, describe=q.describe, r2s=r2s, register=q.register,
             events=tuple(self.events.values()), prefixes=q.prefixes, base=q.base, refusals=refusals(q))
 
+    @staticmethod
+    def _check_report(source, q) -> None:
+        """A window's REPORT clause says when it reports; ``COMPUTED EVERY`` gives the period of its PERIODIC,
+        and without PERIODIC there the two would say different things."""
+        spec = source.spec
+        if spec is None or spec.report is None or q.register is None or q.register.every is None:
+            return
+        if ReportPolicy.PERIODIC not in spec.report:
+            raise QueryError("COMPUTED EVERY sets the period of a PERIODIC report policy, and the REPORT clause of "
+                             "the window on this line names none: add PERIODIC to it, or leave COMPUTED EVERY out",
+                             line=source.line, column=source.column)
+
     def _template(self, triples, q):
         for t in triples:
             if not ast.is_simple_predicate(t.predicate):
@@ -292,6 +305,7 @@ class _Translator:
             # too once a block reads it by that name (WINDOW :s { ... }, EVENT ON :s)
             self.stream_windows[name] = source
             name = None
+        self._check_report(source, self.query)
         decl = ops.WindowDecl(name, source.stream, source.spec, source.merged)
         self.windows.append(decl)
         return decl

@@ -14,6 +14,7 @@ import re
 from rspark.algebra.ops import QueryForm
 from rspark.model.terms import IRI, XSD_DATETIME, XSD_STRING, BlankNode, Literal, QuotedTriple, Variable
 from rspark.model.time import Duration
+from rspark.rsp.policies import ReportPolicy
 from rspark.syntax import ast
 
 __all__ = ["unparse", "unparse_expr", "unparse_term"]
@@ -281,7 +282,14 @@ def _window_spec(spec) -> str:
         text = "NOW"
     else:
         raise TypeError(f"unknown window specification {type(spec).__name__}")
+    if spec.report is not None:
+        text += " REPORT " + ", ".join(REPORT_WORDS[p] for p in ReportPolicy if p in spec.report)
     return f"[{text}]"
+
+
+# a report policy as the REPORT clause writes it (the parser reads these words)
+REPORT_WORDS = {ReportPolicy.WINDOW_CLOSE: "ON WINDOW CLOSE", ReportPolicy.CONTENT_CHANGE: "ON CONTENT CHANGE",
+                 ReportPolicy.NON_EMPTY: "NON EMPTY", ReportPolicy.PERIODIC: "PERIODIC"}
 
 
 def _source(source) -> str:
