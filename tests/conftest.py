@@ -66,9 +66,11 @@ def spark():
     # the whole suite shares this JVM: more than the 1 GB default driver memory. Spark's storage memory (about
     # 0.6 of the heap) fills with the blocks of finished replays until they are cleaned or evicted (measured: a
     # small replay repeated in one JVM levels off at 0.5 GB of heap with 1g, 2.3 GB with 4g), and with 4g a full
-    # run once failed to build a broadcast late in the run: 6g leaves execution its room
+    # run once failed to build a broadcast late in the run: 6g leaves execution its room. Spark sizes its memory
+    # pages from the heap: 64 MB with 6g on 2 cores, zeroed for every task that aggregates or sorts (a tenth of the
+    # JVM's samples in a live test); 16 MB is what a session with the default 1 GB gets, as users' runs do
     return get_session(conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
-                             "spark.driver.memory": "6g"})
+                             "spark.driver.memory": "6g", "spark.buffer.pageSize": "16m"})
 
 
 
