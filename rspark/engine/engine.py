@@ -500,8 +500,16 @@ class Engine:
 
             with self._lock:
                 if self._live is None:
-                    self._live = LiveRunner(self, self.checkpoint)
+                    self._live = LiveRunner(self.spark, static=self.dataset_for, recorded=self.streams,
+                                            profile=self.profile, replace_graph=self._replace_graph,
+                                            checkpoint=self.checkpoint)
         return self._live
+
+    def _replace_graph(self, iri: str, path: str | None) -> None:
+        """Drops the static graph ``iri`` and loads ``path`` in its place (None: dropped only)."""
+        self.drop_graph(iri)
+        if path is not None:
+            self.load(path, graph=iri)
 
     def live_stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
                     arrival_time: bool = False) -> Engine:

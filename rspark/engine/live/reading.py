@@ -20,7 +20,7 @@ from rspark.rsp.windows import CountWindow, IntervalWindow, LandmarkWindow, NowW
 
 class LiveReading:
     """The read model and the client's changes of :class:`~rspark.engine.live.runner.LiveRunner` (its
-    ``streams``, ``queries``, ``engine`` and ``lock``)."""
+    ``streams``, ``queries``, ``graph_replacer`` and ``lock``)."""
 
     # ------------------------------------------------------------------------------------------------ reading
 
@@ -181,10 +181,10 @@ class LiveReading:
     def replace_graph(self, iri: str, path: str | None) -> None:
         """Drops the static graph ``iri`` and loads ``path`` in its place (None: dropped only), between two
         evaluations: a query sees the old graph or the new one, never half."""
+        if self.graph_replacer is None:
+            raise RsparkError("live mode was started without static graphs to replace")
         with self.lock:
-            self.engine.drop_graph(iri)
-            if path is not None:
-                self.engine.load(path, graph=iri)
+            self.graph_replacer(iri, path)
 
     def failure_text(self) -> str | None:
         """What stopped live mode (a micro-batch that failed), or None while it runs."""

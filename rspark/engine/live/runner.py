@@ -30,7 +30,9 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Mapping
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from rspark.cep.carried import check_saved, occurrence_count
 from rspark.engine.live.evaluation import LiveScheduler
@@ -50,6 +52,11 @@ from rspark.errors import WARNINGS_PER_FILE, InputError, MoreProblems, RsparkErr
 from rspark.model.timestamps import format_time, parse_time
 from rspark.syntax.translate import compile_query, ensure_evaluable
 
+if TYPE_CHECKING:  # (annotations only: the compiler and the stream type need PySpark, imported by the engine)
+    from rspark.algebra import ops
+    from rspark.spark.sparql.compiler import DatasetView
+    from rspark.spark.streaming.stream import Stream
+
 __all__ = ["LiveQuery", "LiveRunner", "LiveStream", "stream_key", "write_inbox"]
 
 log = logging.getLogger("rspark.live")
@@ -65,9 +72,16 @@ class LiveRunner(LiveReading):
     serves them (the HTTP service) reads them through :class:`~rspark.engine.live.reading.LiveReading`'s read model
     (``describe_stream``, ``describe_query``, ``due_instants``)."""
 
-    def __init__(self, engine, checkpoint: str | None = None, trigger: float = 0.1) -> None:
-        self.engine = engine
-        self.spark = engine.spark
+    def __init__(self, spark, *, static: Callable[[ops.QueryPlan], DatasetView], recorded: Mapping[str, Stream],
+                 profile: str | None = None, replace_graph: Callable[[str, str | None], None] | None = None,
+                 checkpoint: str | None = None, trigger: float = 0.1) -> None:
+        """``static``: a query's static dataset; ``recorded``: the recorded streams a live query may read beside
+        live ones; ``profile``: the default profile of registered queries; ``replace_graph(iri, path)``: drops the
+        static graph ``iri`` and loads ``path`` in its place (None: dropped only), for :meth:`replace_graph`."""
+        self.spark = spark
+        self.recorded = recorded
+        self.profile = profile
+        self.graph_replacer = replace_graph
         self.temporary = checkpoint is None
         self.checkpoint = os.path.abspath(checkpoint) if checkpoint else tempfile.mkdtemp(prefix="rspark-live-")
         os.makedirs(self.checkpoint, exist_ok=True)
@@ -84,7 +98,7 @@ class LiveRunner(LiveReading):
         self._closed = False
         self._closing = False  # close() has begun: a micro-batch that starts now is refused (read again on restart)
         self.until = None  # a time value no evaluation passes (rspark run --until)
-        self.scheduler = LiveScheduler(self.spark, engine.dataset_for, engine.streams, self.streams, self.queries)
+        self.scheduler = LiveScheduler(self.spark, static, recorded, self.streams, self.queries)
         self.paced: list = []  # paced replays (rspark.engine.live.sources.PacedReplay) writing into inboxes
 
     # ------------------------------------------------------------------------------------------------ streams
@@ -357,7 +371,7 @@ class LiveRunner(LiveReading):
         with self.lock:
             if qname in self.queries and not self.queries[qname].stopped:
                 raise RsparkError(f"a live query named {qname!r} is registered already")
-            q = LiveQuery(qname, text, plan, profile or self.engine.profile, label)
+            q = LiveQuery(qname, text, plan, profile or self.profile, label)
             saved = self._saved.get("queries", {}).get(qname)
             if saved and saved.get("text") == text:
                 q.restore(saved.get("last"), saved.get("horizon"))
@@ -371,7 +385,7 @@ class LiveRunner(LiveReading):
                 log.warning("live query %s: its text differs from the checkpoint's; it starts afresh", qname)
             for iri in q.reads:
                 if iri not in self.streams and not any(o.writes == iri for o in self.queries.values()) \
-                        and iri not in self.engine.streams:
+                        and iri not in self.recorded:
                     self.stream(iri)  # fed later (push, watch), or by a query registered later
             q.sinks.extend(sinks)
             self.queries[qname] = q
@@ -488,7 +502,7 @@ class LiveRunner(LiveReading):
             for iri in inputs:
                 st = self.streams.get(iri)
                 if st is None:
-                    if iri in self.engine.streams:
+                    if iri in self.recorded:
                         continue
                     return False
                 wm = st.watermark()
