@@ -265,7 +265,7 @@ def instants_after(windows: Sequence[WindowFacts], profile: Profile | str | None
         if NON_EMPTY in policies and instants:
             if w.stamps is None:
                 return None
-            instants = set(NonEmptyContent().keep(w.window, sorted(instants), w.stamps))
+            instants = set(NonEmptyContent().keep(w.window, instants, w.stamps))
         found |= instants
     return sorted(found)
 

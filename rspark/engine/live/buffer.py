@@ -402,20 +402,28 @@ class LiveBuffer:
         counted too: a duplicate there only costs the DISTINCT it would have saved."""
         import pyarrow.compute as pc
 
-        tables = []
+        held = self._driver_tables("quads")
+        if held is None:
+            return None
+        if not held:
+            return True
+        triples = pa.concat_tables([table.select(["s", "p", "o"]) for _, table in held])
+        if predicates is not None:
+            triples = triples.filter(pc.is_in(triples["p"], value_set=pa.array(sorted(predicates), pa.string())))
+        return triples.group_by(["s", "p", "o"]).aggregate([]).num_rows == triples.num_rows
+
+    def _driver_tables(self, name: str) -> list | None:
+        """(segment, Arrow table) of each segment that has table ``name``, when the driver holds all of them;
+        None when Spark holds one."""
+        held = []
         for seg in self.segments:
-            table = seg.tables.get("quads")
+            table = seg.tables.get(name)
             if table is None:
                 continue
             if not isinstance(table, pa.Table):
                 return None
-            tables.append(table.select(["s", "p", "o"]))
-        if not tables:
-            return True
-        triples = pa.concat_tables(tables)
-        if predicates is not None:
-            triples = triples.filter(pc.is_in(triples["p"], value_set=pa.array(sorted(predicates), pa.string())))
-        return triples.group_by(["s", "p", "o"]).aggregate([]).num_rows == triples.num_rows
+            held.append((seg, table))
+        return held
 
     def driver_rows(self) -> int:
         """The quads the buffer holds on the driver (in the Arrow tables of the segments written from there)."""
@@ -427,14 +435,10 @@ class LiveBuffer:
         out) when every segment holding elements is held on the driver; else None."""
         import numpy as np
 
-        parts = []
-        for seg in self.segments:
-            table = seg.tables.get("elements")
-            if table is None:
-                continue
-            if not isinstance(table, pa.Table):
-                return None
-            parts.append(table["ts"].to_numpy().astype(np.int64) * (self.scale // seg.scale))
+        held = self._driver_tables("elements")
+        if held is None:
+            return None
+        parts = [table["ts"].to_numpy().astype(np.int64) * (self.scale // seg.scale) for seg, table in held]
         stamps = np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
         if self.low is not None:
             stamps = stamps[int(np.searchsorted(stamps, self.low)):]
