@@ -169,6 +169,19 @@ def test_sample_sparql_writes_only_rspark_lines(tmp_path):
     assert sparql.stdout.splitlines() == ["s"] + [f"{EX}s{i}" for i in range(1, 5)]
 
 
+def test_a_query_whose_job_runs_python_code_ends_quietly(tmp_path):
+    """A FROM STREAM window's query runs Python code in a Spark job, whose accumulator updates open PySpark's
+    accumulator socket: the JVM closing it as the command ends printed an EOFError traceback."""
+    query = tmp_path / "merged.rq"
+    query.write_text(P + "SELECT ?o FROM STREAM :obs [RANGE PT1M SLIDE PT1M] WHERE { ?o :by :s1 } ORDER BY ?o")
+    proc = _run("replay", str(query), "--stream", f"{OBS}={STREAM}", "--format", "jsonl", "--times",
+                "2026-03-01T13:01:00Z")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr == ""
+    # the window (13:00, 13:01] holds s1's observations at 13:00:30 and 13:01:00
+    assert _records(proc.stdout) == [("13:01", [("o5",), ("o9",)])]
+
+
 def test_jvm_that_does_not_start_is_one_error_line(tmp_path):
     """A JVM that cannot start (an invalid heap size) is one error line naming what the JVM said, exit 1 (the JVM's
     own lines, then an "internal error" and PySpark's traceback, before)."""

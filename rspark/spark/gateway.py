@@ -99,6 +99,21 @@ def launch(settings: dict[str, str]) -> None:
     _launched[:] = [gateway.proc]
 
 
+def _end_accumulator_server() -> None:
+    """Tell PySpark's accumulator server (the socket the JVM sends Python tasks' accumulator updates through, opened
+    by the first job that ran Python code) that the end is expected: without it, the JVM closing its end of the
+    socket as it exits makes the server's handler read end-of-file and print a traceback to standard error."""
+    try:
+        from pyspark import SparkContext
+
+        server = getattr(SparkContext._active_spark_context, "_accumulatorServer", None)
+        if server is not None:
+            server.server_shutdown = True
+            server.handle_error = lambda request, client_address: None
+    except Exception:  # noqa: BLE001 - the end of a command must not fail on PySpark's internals
+        pass
+
+
 def shutdown(timeout: float = 30.0) -> int | None:
     """End the JVM :func:`launch` started and wait up to ``timeout`` seconds for it; its exit code, or None (no
     such JVM, or still running). Its standard input is closed, as the end of this process would close it: the JVM
@@ -108,6 +123,7 @@ def shutdown(timeout: float = 30.0) -> int | None:
     if not _launched:
         return None
     proc = _launched.pop()
+    _end_accumulator_server()
     if proc.poll() is None:
         try:
             proc.stdin.close()
