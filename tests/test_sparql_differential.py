@@ -43,9 +43,13 @@ def triple_pattern(draw):
 def group(draw, depth=0):
     parts = [" ".join(draw(st.lists(triple_pattern(), min_size=1, max_size=3)))]
     if depth < 2:
-        extra = draw(st.sampled_from(["", "opt", "union", "minus", "filter", "bind", "path"]))
+        extra = draw(st.sampled_from(["", "opt", "union", "minus", "filter", "bind", "path", "opt-exists"]))
         if extra == "opt":
             parts.append("OPTIONAL { " + draw(group(depth + 1)) + " }")
+        elif extra == "opt-exists":  # the OPTIONAL's filter reads both sides' variables through EXISTS
+            exists = draw(st.sampled_from(["EXISTS", "NOT EXISTS"]))
+            parts.append("OPTIONAL { " + draw(group(depth + 1)) + f" FILTER({exists} {{ " +
+                         draw(triple_pattern()) + " }) }")
         elif extra == "union":
             parts = ["{ " + " ".join(parts) + " } UNION { " + draw(group(depth + 1)) + " }"]
         elif extra == "minus":
@@ -150,6 +154,35 @@ def _by_value(result):
     rows = [{name: Literal(canonical_lexical(t.lexical, t.datatype), t.datatype) if isinstance(t, Literal)
              and t.datatype in (DECIMAL, DOUBLE, FLOAT) else t for name, t in row.items()} for row in result.rows]
     return replace(result, rows=rows)
+
+
+EXISTS_DATA = [(SUBJECTS[0], PREDICATES[0], SUBJECTS[1]), (SUBJECTS[0], PREDICATES[0], SUBJECTS[2]),
+               (SUBJECTS[1], PREDICATES[1], OBJECTS[3]), (SUBJECTS[2], PREDICATES[1], OBJECTS[4]),
+               (SUBJECTS[1], PREDICATES[2], SUBJECTS[0]), (SUBJECTS[3], PREDICATES[0], SUBJECTS[1])]
+
+
+@pytest.mark.parametrize("q", [
+    # the filter reads the left's ?a and the right's ?b: each pair is kept or not on its own
+    "SELECT * WHERE { ?a :p0 ?b OPTIONAL { ?b :p1 ?c FILTER EXISTS { ?b :p2 ?a } } }",
+    "SELECT * WHERE { ?a :p0 ?b OPTIONAL { ?b :p1 ?c FILTER NOT EXISTS { ?b :p2 ?a } } }",
+    # a left solution with duplicates (the projection below keeps the bag): both copies stand or fall together
+    "SELECT ?a WHERE { ?a :p0 ?x OPTIONAL { ?a :p0 ?b FILTER EXISTS { ?b :p1 ?c } } }",
+    # the right binds ?x, which the left leaves unbound (an inner OPTIONAL): the left solution is still known
+    "SELECT * WHERE { ?a :p0 ?b OPTIONAL { ?a :p2 ?x } OPTIONAL { ?b ?p ?x FILTER EXISTS { ?x ?q ?b } } }",
+    # no variable shared with the left, and an EXISTS that reads neither side
+    "SELECT * WHERE { ?a :p2 ?b OPTIONAL { ?c :p1 ?d FILTER (EXISTS { :s3 :p0 :s1 } && ?d > 1) } }",
+    "ASK { OPTIONAL { ?a :p1 ?b FILTER NOT EXISTS { ?a :p2 ?z } } }",
+])
+def test_exists_in_the_filter_of_an_optional_is_pyoxigraphs(engine, tmp_path, q):
+    """SPARQL 1.1, Sec. 18.5: LeftJoin(A, B, expr) keeps the pairs whose merge passes expr, EXISTS included, and
+    each solution of A none of whose compatible solutions of B passes it."""
+    path = tmp_path / "data.nt"
+    path.write_text("".join(f"{s} {p} {o} .\n" for s, p, o in EXISTS_DATA), encoding="utf-8")
+    engine.clear()
+    engine.load(path)
+    text = f"PREFIX : <{EX}> " + q
+    ok, message = results_equal(engine.sparql(text).value, _oracle(EXISTS_DATA, text), ordered=False)
+    assert ok, f"{text}\n{message}"
 
 
 def test_an_alternative_path_keeps_the_duplicates_of_its_union(engine, tmp_path):

@@ -84,12 +84,6 @@ def refusals(query: ast.Query) -> tuple[Refusal, ...]:
         if isinstance(node, ast.ServicePattern):
             out.append(Refusal(f"SERVICE {node.name.n3()}", "rspark runs no federated query (SPARQL 1.1 "
                                "Federated Query)", **_where(node)))
-        elif isinstance(node, ast.OptionalPattern):
-            for e in node.group.elements:
-                if isinstance(e, ast.FilterPattern) and _has(e.expr, Exists):
-                    out.append(Refusal("EXISTS in the FILTER of an OPTIONAL", "the OPTIONAL's condition is "
-                                       "evaluated per pair of solutions, where rspark evaluates no EXISTS; move the "
-                                       "FILTER out of the OPTIONAL or into a nested group", **_where(e)))
         elif isinstance(node, Aggregate) and node.arg is not None and _has(node.arg, Exists):
             out.append(Refusal(f"EXISTS inside the aggregate {node.name}", "rspark evaluates EXISTS in FILTER "
                                "and BIND only; BIND its value to a variable first and aggregate that", **_where(at)))

@@ -361,7 +361,7 @@ class Compiler:
         if op.expr is not None:
             exprs = op.expr if isinstance(op.expr, tuple) else (op.expr,)
             if any(_exists_nodes(e, []) for e in exprs):
-                raise NotSupportedError("EXISTS inside the filter of an OPTIONAL")
+                return self._left_join_with_exists(left, right, exprs, ctx)
 
             def condition(resolve):
                 scope = self.condition_scope(resolve)
@@ -372,6 +372,32 @@ class Compiler:
                 return out
 
         return S.join(left, right, "left", condition)
+
+    def _left_join_with_exists(self, left: Solutions, right: Solutions, exprs, ctx: Context) -> Solutions:
+        """LeftJoin(left, right, expr) for a filter that reads EXISTS (SPARQL 1.1, section 18.5): Filter(expr,
+        Join(left, right)) and the left solutions none of whose compatible right solutions passes the filter. The
+        filter's EXISTS is evaluated on the joined solutions as in any FILTER; a left solution is known among the
+        joined ones by a copy of its own columns (the join may bind a variable the left left unbound), compared
+        null-safely, so two equal left solutions (a bag) stand or fall together, as they must."""
+        copies = {v: self.fresh("lj") for v in left.vars}
+        df = left.df.select(*left.columns(), *[F.col(var_col(v)).alias(var_col(c)) for v, c in copies.items()])
+        tagged = dataclasses.replace(left, df=df, vars=left.vars + tuple(copies.values()),
+                                     bound=left.bound | {copies[v] for v in left.bound})
+        joined, flags = self.with_exists(S.join(tagged, right), exprs, ctx)
+        scope = self.scope(joined, flags)
+        kept = joined.df
+        for e in exprs:
+            kept = kept.filter(F.coalesce(compile_ebv(e, scope, self.env), F.lit(False)))
+        kept = kept.drop(*flags.values())
+        passed = kept.select(*[F.col(k).alias(f"{k}#m") for k in left.keys],
+                             *[F.col(var_col(c)).alias(f"{var_col(c)}#m") for c in copies.values()]).distinct()
+        same = [F.col(k).eqNullSafe(F.col(f"{k}#m")) for k in left.keys]
+        same += [F.col(var_col(v)).eqNullSafe(F.col(f"{var_col(c)}#m")) for v, c in copies.items()]
+        alone = left.df.join(passed, functools.reduce(Column.__and__, same), "left_anti") if same else \
+            left.df.join(passed.limit(1), F.lit(True), "left_anti")
+        out_vars = tuple(v for v in joined.vars if v not in set(copies.values()))
+        matched = S.project(joined.with_df(kept), out_vars)
+        return S.union(matched, left.with_df(alone))
 
     @compiles(ops.Union)
     def _op_Union(self, op: ops.Union, ctx: Context) -> Solutions:
