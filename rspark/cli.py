@@ -332,10 +332,11 @@ def _read(path: str) -> str:
 
 
 def _queries(paths: list[str], base: str | None = None, *, evaluated: bool = True,
-             sparql: bool = False) -> list[_Query]:
+             sparql: bool = False, profile: str | None = None) -> list[_Query]:
     """Read, parse and translate the query files (a syntax or translation error raises, exit code 2); when they
     are to be ``evaluated``, a construct rspark does not evaluate is refused too (exit code 2). ``sparql``:
-    SPARQL 1.1 queries (their syntax errors name no keyword of continuous queries)."""
+    SPARQL 1.1 queries (their syntax errors name no keyword of continuous queries); ``profile``: the engine
+    profile they run under."""
     from rspark.syntax.translate import compile_query, ensure_evaluable
 
     if paths.count("-") > 1:
@@ -345,7 +346,7 @@ def _queries(paths: list[str], base: str | None = None, *, evaluated: bool = Tru
         text = _read(path)
         plan = compile_query(text, base_iri=base, source=path, sparql=sparql)
         if evaluated:
-            ensure_evaluable(plan, source=path)
+            ensure_evaluable(plan, source=path, profile=profile)
         out.append(_Query(path, text, plan))
     return out
 
@@ -461,6 +462,7 @@ def _stdout_is_terminal() -> bool:
 def cmd_explain(args: argparse.Namespace) -> int:
     """Print the algebra of each query file."""
     from rspark.algebra.sse import to_sse
+    from rspark.rsp.policies import DefaultWindow
     from rspark.rsp.profiles import get_profile
 
     profile = get_profile(args.profile)  # an unknown name: ProfileError, listing the known ones
@@ -472,6 +474,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         for line in _report_lines(q.plan, profile):
             print(line)
         for r in q.plan.refusals:  # the algebra is printed; that it would not run is said
+            if r.windowless and profile.default_window is not DefaultWindow.ELEMENT:
+                continue
             where = f"{q.path}:{r.line}:{r.column}" if r.line else q.path
             log.warning("%s: not supported%s: %s: %s", where, " in a continuous query" if r.continuous_only else "",
                         r.construct, r.reason)
@@ -480,16 +484,20 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def _report_lines(plan, profile) -> list[str]:
     """One comment line per window: the report policies it is evaluated under and where they come from."""
-    from rspark.rsp.policies import ReportPolicy
+    from rspark.rsp.policies import DefaultWindow, ReportPolicy
     from rspark.rsp.report import policies_in_force
     from rspark.rsp.windows import TimeWindowSpec
 
     every = plan.register is not None and plan.register.every is not None
     lines = []
     for d in plan.dataset.windows:
+        name = f"window <{d.name.value}>" if d.name is not None else "the window"
+        if d.spec is None and profile.default_window is DefaultWindow.ELEMENT:
+            lines.append(f"; {name} reads <{d.stream.value}> with no window: each element alone, reported at its "
+                         "timestamp (stream-to-stream)")
+            continue
         report = d.spec.report if d.spec is not None else None
         policies, source = policies_in_force(report, isinstance(d.spec, TimeWindowSpec), profile, every)
-        name = f"window <{d.name.value}>" if d.name is not None else "the window"
         origin = "the query's REPORT clause" if source == "query" else \
             f"profile {profile.name}" + (" with COMPUTED EVERY" if every else "")
         lines.append(f"; {name} on <{d.stream.value}> reports: "
@@ -597,7 +605,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     times = _times(args.times)
     if args.profile is not None:
         get_profile(args.profile)  # an unknown name: ProfileError, listing the known ones
-    queries = _queries(args.queries)
+    queries = _queries(args.queries, profile=args.profile)
     _check_replay_queries(queries, streams)
     fmt = args.format or ("table" if _stdout_is_terminal() else "jsonl")
     columns = replay_columns(fmt, [Head.of(q.plan, q.path) for q in queries])
@@ -648,7 +656,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--max-seconds must be positive")
     if args.profile is not None:
         get_profile(args.profile)
-    queries = _queries(args.queries)
+    queries = _queries(args.queries, profile=args.profile)
     fmt = args.format or ("table" if _stdout_is_terminal() else "jsonl")
     heads = [Head.of(q.plan, q.path) for q in queries]
     columns = replay_columns(fmt, heads)

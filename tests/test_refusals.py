@@ -51,6 +51,9 @@ REFUSED = {
     "event-on-triple-window": (P + "SELECT * FROM NAMED WINDOW :w ON :s [RANGE TRIPLES 3]\n"
                                "EVENT ON :w { ?a :p ?b } AS E1 WHERE { MATCH { E1 } }", True,
                                "3:29: not supported: EVENT E1 ON <http://example.org/w>, a [RANGE TRIPLES n] window"),
+    # a stream read with no window is read element by element: an aggregate needs a window
+    "aggregate-without-window": (P + "SELECT (COUNT(*) AS ?n)\nFROM STREAM :s WHERE { ?a :p ?b }", True,
+                                 "2:8: not supported: COUNT over a stream read with no window"),
     "rule-over-two-streams": (P + "CONSTRUCT { ?a :r ?b } FROM NAMED WINDOW :w ON :s [LANDMARK 0]\n"
                               "FROM NAMED WINDOW :v ON :t [LANDMARK 0]\n"
                               "WHERE { { WINDOW :w { ?a :p ?b } } SEQ { WINDOW :v { ?a :q ?b } } }", True,

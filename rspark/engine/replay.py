@@ -65,7 +65,7 @@ class Replayer:
         plans = []
         for text, name in queries:
             plan = compile_query(text, source=name)
-            ensure_evaluable(plan, continuous=True, source=name)
+            ensure_evaluable(plan, continuous=True, source=name, profile=self.profile)
             plans.append((plan, query_label(plan, name)))
         rules = [(plan, label) for plan, label in plans if is_rule(plan)]
         if rules:  # EP-SPARQL's CONSTRUCT rules: the streams they read become their Q-closure

@@ -109,8 +109,11 @@ class MatchConsumption(StrEnum):
 
 
 class DefaultWindow(StrEnum):
-    """The window of a stream that a query reads with no window given."""
+    """The window of a stream that a query reads with no window given: ``element``, none (stream-to-stream: each
+    element is read alone, at its timestamp, W3C RSP CG, S2S Operators), ``landmark`` (the stream from t0, as
+    EP-SPARQL reads it) or ``now`` (CQELS ``[NOW]``)."""
 
+    ELEMENT = "element"
     LANDMARK = "landmark"
     NOW = "now"
 

@@ -68,7 +68,8 @@ class Profile:
     implicit_slide: ImplicitSlide = ImplicitSlide.RANGE  # [RANGE r] with no SLIDE: tumbling or every tick
     r2s: R2S = R2S.RSTREAM  # when the query names no R2S operator
     emit_empty: bool = True  # an evaluation instant with no result still produces an output record
-    default_window: DefaultWindow = DefaultWindow.LANDMARK  # the window of a stream read with no window given
+    # the window of a stream read with no window given: none (``element``, stream-to-stream) or the landmark
+    default_window: DefaultWindow = DefaultWindow.ELEMENT
     selection: Selection = Selection.UNRESTRICTED  # the selection policy of a plain ``E1 SEQ E2``
     consumption: Consumption | None = None  # the consumption policy when MATCH names none
     # what WINDOW :w { P } matches P against: "graph", the union of the elements' graphs plus their metadata
@@ -148,6 +149,8 @@ DEFAULT = _register(Profile(
         "time_report": "docs/profiles.md (every slide instant)",
         "other_report": "docs/profiles.md (landmark, count and event windows: every new element)",
         "r2s": "docs/language.md (no R2S operator: RSTREAM)", "emit_empty": "docs/profiles.md (also when it is empty)",
+        "default_window": "W3C RSP CG requirements, S2S Operators (a stream read with no window is filtered "
+                          "element by element)",
         "selection": "RSEP-QL, eq. 7 (unrestricted SEQ)", "consumption": "RSEP-QL, Sec. 4.4 (no consumption)",
     },
 ))

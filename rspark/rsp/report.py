@@ -26,8 +26,16 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from rspark.errors import RsparkError
+from rspark.rsp.policies import R2S
 from rspark.rsp.profiles import CONTENT_CHANGE, NON_EMPTY, PERIODIC, WINDOW_CLOSE, Profile, get_profile
-from rspark.rsp.windows import IntervalWindow, LandmarkWindow, ResolvedWindow, TimeWindow, is_time_based
+from rspark.rsp.windows import (
+    ElementWindow,
+    IntervalWindow,
+    LandmarkWindow,
+    ResolvedWindow,
+    TimeWindow,
+    is_time_based,
+)
 
 END = "end"  # until=END: close the streams at their last element (end_instant)
 DRIVER_INSTANTS = 10_000  # instants_after: at most this many candidate instants per window, else None
@@ -174,8 +182,22 @@ class NonEmptyContent:
 ReportRule = OnWindowClose | Periodic | OnContentChange | NonEmptyContent
 
 
+def stream_operator(written: R2S | None, profile: Profile | str | None, windows: Sequence[ResolvedWindow]) -> R2S:
+    """A query's relation-to-stream operator: the one it names (``written``), else RSTREAM for a query whose
+    streams are all read with no window (stream-to-stream: each element's results are reported once), else the
+    profile's."""
+    if written is not None:
+        return R2S(written)
+    if windows and all(isinstance(w, ElementWindow) for w in windows):
+        return R2S.RSTREAM
+    return get_profile(profile).r2s
+
+
 def report_policies(profile: Profile | str | None, window: ResolvedWindow, every: int | None = None) -> set:
-    """The report policies a window is evaluated under (:func:`policies_in_force`)."""
+    """The report policies a window is evaluated under (:func:`policies_in_force`); a stream read with no window
+    (:class:`~rspark.rsp.windows.ElementWindow`) reports at each element's timestamp under every profile."""
+    if isinstance(window, ElementWindow):
+        return {CONTENT_CHANGE}
     return set(policies_in_force(window.report, is_time_based(window), profile, every is not None)[0])
 
 
@@ -252,6 +274,9 @@ def instants_after(windows: Sequence[WindowFacts], profile: Profile | str | None
         if first is None:  # no element: no instant
             continue
         policies = report_policies(profile, w.window, every)
+        if isinstance(w.window, ElementWindow) and w.stamps is not None:
+            found.update(OnContentChange().instants(w.window, w.stamps, after, until))
+            continue
         if not isinstance(w.window, TimeWindow):
             return None
         ranges = candidates(w.window, policies, first, after, until, every)

@@ -15,6 +15,7 @@ time-based         closes ``c = anchor + k*slide``; at ``t`` the window with the
 landmark           ``t0 <= ts <= t``
 interval           ``t1 <= ts <= t2`` and ``ts <= t`` (at ``t`` only the stream up to ``t`` exists)
 NOW (CQELS)        ``ts == t``
+no window (S2S)    ``ts == t``, evaluated at every element's timestamp and nowhere else (:class:`ElementWindow`)
 count ELEMENTS n   the last ``n`` elements by (ts, seq) with ``ts <= t``
 count TRIPLES n    the last ``n`` triples by (ts, seq, triple order) with ``ts <= t`` (over a quads frame)
 count BGP n        not here: the query compiler assigns it over the BGP matches with :func:`assign_count`
@@ -219,6 +220,19 @@ class NowWindow:
 
 
 @dataclass(frozen=True, slots=True)
+class ElementWindow:
+    """A stream read with no window (stream-to-stream, the W3C RSP CG requirements, S2S Operators): each element
+    is read at its own timestamp and forgotten after, so the query filters and maps the stream element by element
+    and reports each element's results once. The elements stamped with one instant are read together, as every
+    window reads them. Its report policy is fixed (content change: every element timestamp), not the profile's."""
+
+    report: None = None  # no REPORT clause: there is no window to write it in
+
+    def content_bounds(self, t: int) -> tuple[int, int] | None:
+        return (t, t)
+
+
+@dataclass(frozen=True, slots=True)
 class CountWindow:
     """Count-based window: the last ``size`` ELEMENTS, TRIPLES or BGP matches at or before the instant."""
 
@@ -235,7 +249,12 @@ class CountWindow:
             raise WindowError(f"count window unit {exc}") from None
 
 
-ResolvedWindow = TimeWindow | LandmarkWindow | IntervalWindow | NowWindow | CountWindow
+ResolvedWindow = TimeWindow | LandmarkWindow | IntervalWindow | NowWindow | CountWindow | ElementWindow
+
+
+def is_stream_to_stream(window: ResolvedWindow) -> bool:
+    """True for a stream read with no window (:class:`ElementWindow`)."""
+    return isinstance(window, ElementWindow)
 
 
 def is_time_based(window: ResolvedWindow) -> bool:
@@ -257,12 +276,14 @@ def resolve_t0(profile: Profile, timeline: Timeline, first_ts: int | None) -> in
 
 def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int | None = None) -> ResolvedWindow:
     """A window spec of the syntax tree (``TimeWindowSpec``, ``LandmarkWindowSpec``, ``IntervalWindowSpec``,
-    ``CountWindowSpec``, ``NowWindowSpec`` or None: the profile's default window) in ticks, with the profile's
-    conventions applied.
+    ``CountWindowSpec``, ``NowWindowSpec`` or None: the profile's default window, by default none, an
+    :class:`ElementWindow`) in ticks, with the profile's conventions applied.
 
     ``first_ts`` (the stream's first timestamp in ticks) is needed only by a profile whose t0 is the first element.
     """
     if spec is None:
+        if profile.default_window is DefaultWindow.ELEMENT:
+            return ElementWindow()
         spec = NowWindowSpec() if profile.default_window is DefaultWindow.NOW else LandmarkWindowSpec(None)
     if isinstance(spec, TimeWindowSpec):
         explicit = spec.start is not None
@@ -293,6 +314,6 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
         return CountWindow(spec.unit, int(spec.size), spec.report)
     if isinstance(spec, NowWindowSpec):
         return NowWindow(spec.report)
-    if isinstance(spec, (TimeWindow, LandmarkWindow, IntervalWindow, NowWindow, CountWindow)):
+    if isinstance(spec, (TimeWindow, LandmarkWindow, IntervalWindow, NowWindow, CountWindow, ElementWindow)):
         return spec
     raise WindowError(f"not a window specification: {spec!r}")

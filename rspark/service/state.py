@@ -372,7 +372,7 @@ class Service:
             if profile is not None:
                 get_profile(profile)
             plan = compile_query(text, source=name)
-            ensure_evaluable(plan, continuous=True, source=name)
+            ensure_evaluable(plan, continuous=True, source=name, profile=profile or self.engine.profile)
         except QuerySyntaxError as exc:
             raise ServiceError(400, str(exc), line=getattr(exc, "line", None),
                                column=getattr(exc, "column", None)) from None

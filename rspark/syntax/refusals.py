@@ -28,13 +28,16 @@ INTERVAL_FUNCTIONS = {"GETDURATION": "getDURATION", "GETSTARTTIME": "getSTARTTIM
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """A construct the query uses that rspark does not evaluate: ``construct`` as the user wrote it, ``reason``,
-    its position, and ``continuous_only`` when a one-shot SPARQL query may use it."""
+    its position, ``continuous_only`` when a one-shot SPARQL query may use it, and ``windowless`` when it is
+    refused only where a stream read with no window is read element by element (stream-to-stream: the profile's
+    default window is none, ``rspark.rsp.policies.DefaultWindow.ELEMENT``)."""
 
     construct: str
     reason: str
     line: int | None = None
     column: int | None = None
     continuous_only: bool = False
+    windowless: bool = False
 
 
 def _walk(root):
@@ -107,6 +110,7 @@ def refusals(query: ast.Query) -> tuple[Refusal, ...]:
                                    "matches whole elements (RSEP-QL, eq. 4); use a time, landmark or "
                                    "[RANGE ELEMENTS n] window", continuous_only=True, **_where(node)))
     out.extend(_registration(query))
+    out.extend(_stream_to_stream(query, intervals))
     if query.form == QueryForm.CONSTRUCT and reg is None and _uses_ep_operators(query):  # a rule (rspark.engine.rules)
         streams = {src.stream for src in query.dataset if isinstance(src, ast.WindowSource)}
         if len(streams) > 1:
@@ -134,6 +138,47 @@ def _registration(query: ast.Query) -> list[Refusal]:
             out.append(Refusal(f"a query reading its own output stream {reg.name.n3()}", "its records at an "
                                "instant would depend on themselves; register the output under another name and "
                                "read that from a second query", continuous_only=True, **_where(src)))
+    return out
+
+
+_NEEDS_A_WINDOW = ("a stream read with no window is read element by element, each element alone at its timestamp "
+                   "(stream-to-stream)")
+
+
+def _stream_to_stream(query: ast.Query, intervals: bool) -> list[Refusal]:
+    """What a query reading a stream with no window cannot do when such a stream is read element by element: gather
+    solutions over elements (an aggregate), relate elements at different instants (event patterns, EP-SPARQL
+    operators and intervals) or report periodically (COMPUTED EVERY with no window at all)."""
+    sources = [src for src in query.dataset if isinstance(src, ast.WindowSource)]
+    windowless = [src for src in sources if src.spec is None]
+    if not windowless:
+        return []
+    first = windowless[0]
+    stream = f"the stream {first.stream.n3()}"
+    give = f"give {stream} a window (e.g. [RANGE PT1M], or [LANDMARK] for the whole stream)"
+    out = []
+    for node, at in _walk(query):
+        if isinstance(node, Aggregate):
+            out.append(Refusal(f"{node.name} over a stream read with no window", f"{_NEEDS_A_WINDOW}, and an "
+                               f"aggregate gathers the solutions of many elements: {give}", continuous_only=True,
+                               windowless=True, **_where(at)))
+        elif isinstance(node, ast.EventDecl) and any(node.window == src.name for src in windowless):
+            out.append(Refusal(f"EVENT {node.name} ON {node.window.n3()}, a window declared with no window "
+                               "specification", f"{_NEEDS_A_WINDOW}, and an event pattern relates elements at "
+                               f"different instants: give it a window (e.g. [RANGE PT1M] or [LANDMARK]), or use "
+                               "an epsparql-* profile, which reads such a stream from its start",
+                               continuous_only=True, windowless=True, **_where(node)))
+    if intervals:
+        out.append(Refusal(f"EP-SPARQL operators or interval functions over {stream}, read with no window",
+                           f"{_NEEDS_A_WINDOW}, and these relate elements at different instants: {give}, or use an "
+                           "epsparql-* profile, which reads such a stream from its start", continuous_only=True,
+                           windowless=True, **_where(first)))
+    reg = query.register
+    if reg is not None and reg.every is not None and len(windowless) == len(sources):
+        out.append(Refusal("COMPUTED EVERY on a query whose streams are read with no window", f"{_NEEDS_A_WINDOW}, "
+                           "and reported when its element arrives, not periodically: give the stream a window to "
+                           "report it every period", continuous_only=True, windowless=True,
+                           **_where(reg if reg.line else query)))
     return out
 
 

@@ -14,7 +14,8 @@ from decimal import Decimal
 from rspark.algebra import ops
 from rspark.algebra.ops import QueryForm, SelectModifier
 from rspark.model.terms import IRI, RDF_TYPE, BlankNode, Literal, QuotedTriple, Variable, variables_of
-from rspark.rsp.policies import ReportPolicy
+from rspark.rsp.policies import DefaultWindow, ReportPolicy
+from rspark.rsp.profiles import get_profile
 from rspark.syntax import ast
 from rspark.syntax.parser import QuerySyntaxError, build_chain, node_children, parse_query
 from rspark.syntax.refusals import refusals
@@ -47,12 +48,18 @@ def _at(node) -> dict:
     return {"line": line or None, "column": column or None}
 
 
-def ensure_evaluable(plan: ops.QueryPlan, *, continuous: bool | None = None, source: str | None = None) -> None:
+def ensure_evaluable(plan: ops.QueryPlan, *, continuous: bool | None = None, source: str | None = None,
+                     profile=None) -> None:
     """Raise a located QueryError (``not supported: CONSTRUCT: why``) for the first construct of ``plan`` that
     rspark parses but does not evaluate when the query runs continuously (``continuous``; by default when it reads
-    a stream) or once (rspark.syntax.refusals)."""
+    a stream) or once (rspark.syntax.refusals). ``profile`` (a name or a Profile; None: the default one) decides
+    how a stream read with no window is read: element by element (stream-to-stream), where an aggregate or an
+    event pattern over it is refused, or through the profile's landmark window."""
     continuous = plan.is_continuous if continuous is None else continuous
+    element_by_element = get_profile(profile).default_window is DefaultWindow.ELEMENT
     for r in plan.refusals:
+        if r.windowless and not element_by_element:
+            continue
         if continuous or not r.continuous_only:
             raise QueryError(f"not supported: {r.construct}: {r.reason}", line=r.line, column=r.column,
                              source=source)

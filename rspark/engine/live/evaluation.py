@@ -24,9 +24,10 @@ from rspark.engine.rules import close_streams, is_rule
 from rspark.errors import RsparkError
 from rspark.model.time import Timeline
 from rspark.model.timestamps import parse_time
+from rspark.rsp.policies import R2S
 from rspark.rsp.profiles import get_profile
-from rspark.rsp.report import may_report, report_policies
-from rspark.rsp.windows import TimeWindow, resolve_window
+from rspark.rsp.report import may_report, report_policies, stream_operator
+from rspark.rsp.windows import ElementWindow, TimeWindow, resolve_window
 from rspark.spark.sparql.compiler import DatasetView
 from rspark.spark.streaming.evaluate import (
     LAST,
@@ -258,14 +259,16 @@ class LiveScheduler:
         if q.last is None or q.name in seen or (q.consumption is None and consumes_events(q.plan.op, profile)):
             return None
         reach = 0
-        for d in q.plan.dataset.windows:
-            if d.stream.value != iri:
+        resolved = [resolve_window(d.spec, profile, tl, first_ts=first) for d in q.plan.dataset.windows]
+        for d, rw in zip(q.plan.dataset.windows, resolved):
+            if d.stream.value != iri or isinstance(rw, ElementWindow):  # (no window: only the element's instant)
                 continue
-            rw = resolve_window(d.spec, profile, tl, first_ts=first)
             if not isinstance(rw, TimeWindow):
                 return None
             reach = max(reach, rw.reach)
         start = q.last_on(tl)
+        if reach == 0 and stream_operator(q.plan.r2s, profile, resolved) is R2S.RSTREAM:
+            start += 1  # the reported instant is not evaluated again (no R2S reference): nothing of it is read
         if q.consumption is not None:  # the next run starts where its carried state was taken
             resume = resume_ticks(q.consumption, tl.scale)
             if resume is not None:

@@ -15,7 +15,15 @@ from rspark.model.timestamps import format_time, parse_time
 from rspark.rsp.policies import Bounds, CountUnit
 from rspark.rsp.profiles import get_profile
 from rspark.rsp.report import due_count, report_policies
-from rspark.rsp.windows import CountWindow, IntervalWindow, LandmarkWindow, NowWindow, TimeWindow, resolve_window
+from rspark.rsp.windows import (
+    CountWindow,
+    ElementWindow,
+    IntervalWindow,
+    LandmarkWindow,
+    NowWindow,
+    TimeWindow,
+    resolve_window,
+)
 
 
 class LiveReading:
@@ -84,8 +92,9 @@ class LiveReading:
         if isinstance(rw, CountWindow):
             stamps = st.buffer.driver_stamps() if known and rw.unit is CountUnit.ELEMENTS and last is not None else None
             return WindowView(name, iri, "count", size=rw.size, current=_count_band(rw, last, stamps, tl))
-        kind = {LandmarkWindow: "landmark", IntervalWindow: "interval", NowWindow: "now"}[type(rw)]
-        start = _at(rw.start, tl) if kind != "now" else None
+        kind = {LandmarkWindow: "landmark", IntervalWindow: "interval", NowWindow: "now",
+                ElementWindow: "element"}[type(rw)]
+        start = _at(rw.start, tl) if kind in ("landmark", "interval") else None
         end = _at(rw.end, tl) if kind == "interval" else None
         current = None
         if last is not None and (bounds := rw.content_bounds(last)) is not None:

@@ -362,7 +362,7 @@ class LiveRunner(LiveReading):
         from rspark.engine.replay import query_label
 
         plan = compile_query(text, source=name or "query")
-        ensure_evaluable(plan, continuous=True, source=name or "query")
+        ensure_evaluable(plan, continuous=True, source=name or "query", profile=profile or self.profile)
         if not plan.dataset.windows:
             raise RsparkError(f"{name or 'the query'} reads no stream (no window or FROM STREAM); "
                               "use engine.sparql for static data")

@@ -36,7 +36,8 @@ class Band:
 @dataclass(frozen=True)
 class WindowView:
     """One window of a query: its name, stream and kind (``time``, ``count``, ``landmark``, ``interval``,
-    ``now``; None when it cannot be resolved yet), its parameters in the stream's unit, and its bands."""
+    ``now``, ``element``: the stream read with no window, element by element; None when it cannot be resolved
+    yet), its parameters in the stream's unit, and its bands."""
 
     name: str | None
     stream: str

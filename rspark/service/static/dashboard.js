@@ -587,6 +587,7 @@
       return parts.join(" · ");
     }
     if (w.kind === "count") return "last " + (w.size === null || w.size === undefined ? "?" : w.size);
+    if (w.kind === "element") return "no window (each element)";
     return w.kind || "window";
   }
 
@@ -801,10 +802,10 @@
   }
 
   // A window's content bounds as text, each bound open or closed as the window defines it: (a, b] for RSP-QL's
-  // time windows, [a, b] for the others, [b] for NOW.
+  // time windows, [a, b] for the others, [b] for NOW and for a stream read with no window.
   function bandText(b, kind, wkind) {
     const f = (t) => (isFinite(t) ? (kind === "datetime" ? clock(t, t % 1000 !== 0) : num(t)) : "start");
-    if (wkind === "now") return "[" + f(b.hi) + "]";
+    if (wkind === "now" || wkind === "element") return "[" + f(b.hi) + "]";
     return (b.startOpen ? "(" : "[") + f(b.lo) + ", " + f(b.hi) + (b.endOpen ? ")" : "]");
   }
 

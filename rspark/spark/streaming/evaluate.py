@@ -34,14 +34,15 @@ from rspark.model.terms import IRI
 from rspark.model.time import Timeline
 from rspark.model.timestamps import format_time
 from rspark.rsp.policies import R2S, CountUnit, WindowContent
-from rspark.rsp.report import instants_after
-from rspark.rsp.windows import CountWindow, TimeWindow, resolve_window
+from rspark.rsp.report import instants_after, stream_operator
+from rspark.rsp.windows import CountWindow, TimeWindow, is_stream_to_stream, resolve_window
 from rspark.spark.frames import local_frame
 from rspark.spark.sparql import solutions as S
 from rspark.spark.sparql.compiler import Compiler, DatasetView
 from rspark.spark.sparql.query import construct_frame, decode_quads, has_graphs, make_env, projected_names
 from rspark.spark.sparql.solutions import var_col
 from rspark.spark.streaming import diagnostics, s2r
+from rspark.spark.streaming.describe import describe_frame
 from rspark.spark.streaming.fetch import group_by_instant, rows_by_instant
 from rspark.spark.streaming.keys import KEY
 from rspark.spark.streaming.r2r import StreamCompiler, StreamContext, StreamDataset, now_sql, pattern_predicates
@@ -173,7 +174,11 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
     carry = None
     if carried is not None and consumes_events(plan.op, profile):
         carry = CarriedConsumption.load(carried.state, timeline.scale)
-    values = _instant_values(spark, plan, inputs, profile, every, instants, carry)
+    # a query whose streams are all read with no window (stream-to-stream) reports each element's results once: RSTREAM
+    # unless it names another operator, and no record for an element with no result
+    s2s = all(is_stream_to_stream(rw) for rw in resolved)
+    r2s = stream_operator(plan.r2s, profile, resolved)
+    values = _instant_values(spark, plan, inputs, profile, every, instants, carry, r2s)
     if values is None:  # nothing due since the reported instant (a live micro-batch inside a window)
         return EvaluationResult(iter(()), [instants.after], None)
     if all(src.stamps is not None for src in sources):  # a live buffer's local relations
@@ -196,16 +201,17 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
     new_state = carry.saved() if carry is not None else None
     live = instants.after is not None or isinstance(values, LocalInstants)
     few = len(values) <= (LIVE_FEW_INSTANTS if live else FEW_INSTANTS)
-    records, output = _records(plan, label, sols, values, timeline, profile, sources[0], few)
+    emit_empty = (profile.emit_empty and not s2s) or plan.form == QueryForm.ASK
+    default = (static.default, [w.content for w in merged])  # DESCRIBE reads the default graph at each instant
+    records, output = _records(plan, label, sols, values, timeline, r2s, emit_empty, sources[0], few, default)
     return EvaluationResult(records, values, new_state, output)
 
 
-def _instant_values(spark, plan: ops.QueryPlan, inputs: list, profile, every, instants: Instants, carry):
+def _instant_values(spark, plan: ops.QueryPlan, inputs: list, profile, every, instants: Instants, carry, r2s):
     """The instants to evaluate (ticks); None when an evaluation after a reported instant has none due (and the
     query registers no stream, which is registered from the reported instant then). Found on the driver when they
     can be (time windows and, for content change and the non-empty filter, the timestamps held there: a live
-    buffer's), else by a job."""
-    r2s = plan.r2s or profile.r2s
+    buffer's), else by a job. ``r2s``: the query's stream operator."""
     on_driver = isinstance(instants.until, int) and not instants.times
     if instants.after is None or (carry is None and consumes_events(plan.op, profile)):
         found = instants_after(inputs, profile, None, instants.until, every) if on_driver else None
@@ -241,10 +247,12 @@ def _resume_instant(instants, hold) -> int:
     return max(below) if below else min(instants)
 
 
-def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, profile, like: Stream,
-             few: bool) -> tuple[Iterator[Record], Stream | None]:
-    """R2S and the query form: the records at every instant, and the query's output stream (REGISTER STREAM)."""
-    form, r2s = plan.form, plan.r2s or profile.r2s
+def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, r2s: R2S, emit_empty: bool,
+             like: Stream, few: bool, default) -> tuple[Iterator[Record], Stream | None]:
+    """R2S (``r2s``) and the query form: the records at every instant (``emit_empty``: also the instants with no
+    answer), and the query's output stream (REGISTER STREAM). ``default``: the static default graph's builder
+    and the FROM STREAM windows' content builders, which DESCRIBE reads."""
+    form = plan.form
     quads, output = False, None
     names: list[str] = []
     order: list = []
@@ -265,15 +273,18 @@ def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, 
         def item(row):
             return True
     elif form in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
-        if form == QueryForm.DESCRIBE:
-            raise RsparkError(f"{label}: DESCRIBE is not available in continuous queries; use CONSTRUCT")
         # R2S compares the solution mappings of neighbouring instants (RSP-QL, Sec. 2: the streaming operators map
-        # sequences of solution mappings), then the template is instantiated: so a template with blank nodes (fresh
-        # per solution) still gives ISTREAM only what is new
+        # sequences of solution mappings), then the template is instantiated (or the resources described): so a
+        # template with blank nodes (fresh per solution) still gives ISTREAM only what is new
         cols = [var_col(n) for n in sols.vars]
-        chosen = relation_to_stream(sols.df.select(KEY, *cols), cols, r2s, values)
-        quads = has_graphs(plan.template)
-        df = construct_frame(dataclasses.replace(sols, df=chosen, keys=(KEY,), order=()), plan.template)
+        chosen = dataclasses.replace(sols, df=relation_to_stream(sols.df.select(KEY, *cols), cols, r2s, values),
+                                     keys=(KEY,), order=())
+        if form == QueryForm.DESCRIBE:
+            static_default, merged = default
+            df = describe_frame(chosen, plan.describe, static_default(), merged)
+        else:
+            quads = has_graphs(plan.template)
+            df = construct_frame(chosen, plan.template)
         reg = plan.register
         if reg is not None and reg.kind == RegisterKind.STREAM and isinstance(reg.name, IRI):
             if quads:
@@ -290,7 +301,6 @@ def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, 
     else:
         raise RsparkError(f"{label}: {form} is not a continuous query form")
     rows = rows_by_instant(df, order, few=few)
-    emit_empty = profile.emit_empty or form == QueryForm.ASK
 
     def record(t: int, items: list) -> Record:
         out = Record(label, t, format_time(t, timeline), form, names)

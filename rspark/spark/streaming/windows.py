@@ -30,6 +30,7 @@ aggregates are: a ``min``/``max`` row, and for count windows a histogram of at m
   held there too (a live micro-batch's, :class:`LocalInstants`), each instant's window is a selection
   ``lo <= ts <= hi`` with the instant as a literal, and the selections are a union: no join (nor the broadcast
   of the instants).
+* NOW and a stream read with no window (stream-to-stream): an equi-join of ``ts`` with the instants.
 * landmark and interval windows: a range join ``lo <= ts <= hi`` per instant. An un-keyed non-equi join is a
   cartesian product, so both sides get a bucket key (``ts`` cut into ~256 buckets over the data's span): the
   instant side is exploded over the buckets its range covers, the join is an equi-join on the bucket, and the
@@ -52,7 +53,15 @@ from pyspark.sql import functions as F
 
 from rspark.model.time import WindowError
 from rspark.rsp.policies import Bounds, CountUnit
-from rspark.rsp.windows import CountWindow, IntervalWindow, LandmarkWindow, NowWindow, ResolvedWindow, TimeWindow
+from rspark.rsp.windows import (
+    CountWindow,
+    ElementWindow,
+    IntervalWindow,
+    LandmarkWindow,
+    NowWindow,
+    ResolvedWindow,
+    TimeWindow,
+)
 from rspark.spark.frames import local_frame
 
 # ----------------------------------------------------------------------------------------------------- Spark helpers
@@ -135,7 +144,7 @@ def assign_window(elements: DataFrame, window: ResolvedWindow, instants, *, quad
     """
     if isinstance(window, TimeWindow):
         return assign_time_window(elements, window, instants, strategy=strategy)
-    if isinstance(window, (LandmarkWindow, IntervalWindow, NowWindow)):
+    if isinstance(window, (LandmarkWindow, IntervalWindow, NowWindow, ElementWindow)):
         return assign_bounded_window(elements, window, instants)
     if isinstance(window, CountWindow):
         if window.unit is CountUnit.ELEMENTS:
@@ -247,12 +256,13 @@ def _range_join(items: DataFrame, key: str, ranges: DataFrame, lo: str, hi: str,
     return joined.where((F.col(key) >= F.col(lo)) & (F.col(key) <= F.col(hi))).drop(b, lo, hi)
 
 
-def assign_bounded_window(elements: DataFrame, spec: LandmarkWindow | IntervalWindow | NowWindow,
+def assign_bounded_window(elements: DataFrame, spec: LandmarkWindow | IntervalWindow | NowWindow | ElementWindow,
                           instants) -> DataFrame:
-    """Landmark, interval and NOW windows: each instant's content is a timestamp range (a bucketed range join)."""
+    """Landmark, interval and NOW windows: each instant's content is a timestamp range (a bucketed range join);
+    NOW and a stream read with no window: the elements stamped with the instant (an equi-join)."""
     _check_items(elements, ("ts",))
     inst, rows = instants_frame(elements.sparkSession, instants)
-    if isinstance(spec, NowWindow):
+    if isinstance(spec, (NowWindow, ElementWindow)):
         return elements.join(_small(inst, rows), F.col("ts") == F.col(INSTANT))
     lo_ts, hi_ts = stream_bounds(elements)
     if lo_ts is None:
