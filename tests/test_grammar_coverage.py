@@ -315,7 +315,7 @@ COVERAGE: dict[str, tuple[str, Evaluated | Refused]] = {
     "select_modifier": (P + "SELECT DISTINCT ?s WHERE { ?s :p ?o }", W3C),
     "select_item": (AGGREGATED, W3C),
     "construct_query": (TEMPLATE, W3C),
-    "describe_query": (DESCRIBE, refused("DESCRIBE: a continuous query describes nothing per instant yet")),
+    "describe_query": (DESCRIBE, evaluated("tests/test_continuous_describe.py::test_describe_per_instant")),
     "ask_query": (P + "ASK { ?s :p ?o }", W3C),
     "where_clause": (BASIC, W3C),
     "solution_modifier": (AGGREGATED, W3C),
@@ -713,7 +713,7 @@ _SPARQL_OPTIONS: dict[str, Option] = {
     "VALUES UNDEF": (VALUES, W3C, Tok("UNDEF")),
     "CONSTRUCT WHERE (short form)": (P + "CONSTRUCT WHERE { ?s :p ?o }", W3C,
                                      Node("construct_query", lacks=("construct_template",))),
-    # DESCRIBE is refused in continuous queries only (describe_query above); the W3C suites have no DESCRIBE test
+    # DESCRIBE over windows: describe_query above; the W3C suites have no DESCRIBE test
     "DESCRIBE over static data": (P + "DESCRIBE :alice",
                                   evaluated("tests/test_sparql_engine.py::test_describe_over_static_data"),
                                   Node("describe_query", lacks=("dataset_clause",))),

@@ -32,8 +32,6 @@ REFUSED = {
                     "  MINUS { ?a :r ?d } }", False, "3:3: not supported: MINUS inside an EP-SPARQL pattern"),
     "quoted-in-ep": (P + "SELECT * FROM STREAM :s [LANDMARK 0] WHERE { { << ?a :p ?b >> :q ?c } SEQ { ?a :q ?c } }",
                      False, "2:46: not supported: a quoted triple pattern with variables inside an EP-SPARQL pattern"),
-    "describe": (P + "DESCRIBE ?s " + W + "WHERE { WINDOW :w { ?s ?p ?o } }", True,
-                 "2:1: not supported: DESCRIBE: a continuous query describes nothing"),
     # an ASK answers each instant alone: an ISTREAM it would ignore is refused (a one-shot ASK has no instants)
     "istream-ask": (P + "REGISTER ISTREAM QUERY :q AS ASK " + W + "WHERE { WINDOW :w { ?x :q ?y } }", True,
                     "2:30: not supported: ISTREAM on an ASK query: an ASK query answers each instant alone "
@@ -78,10 +76,11 @@ def test_refused_with_position_and_reason(name):
             ensure_evaluable(plan, continuous=False, source="q.rq")
 
 
-def test_describe_over_static_data_is_not_refused():
-    plan = compile_query(P + "DESCRIBE :a")
-    assert plan.refusals[0].construct == "DESCRIBE" and plan.refusals[0].continuous_only
-    ensure_evaluable(plan)  # not continuous: rspark sparql answers it
+def test_describe_is_not_refused_over_static_data_nor_over_windows():
+    for text in (P + "DESCRIBE :a", P + "DESCRIBE ?s " + W + "WHERE { WINDOW :w { ?s ?p ?o } }"):
+        plan = compile_query(text)
+        assert plan.refusals == ()
+        ensure_evaluable(plan)
 
 
 def test_evaluated_queries_have_no_refusal():

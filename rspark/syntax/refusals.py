@@ -77,9 +77,6 @@ def refusals(query: ast.Query) -> tuple[Refusal, ...]:
                            "entailed solutions; write the inferences the query needs as property paths "
                            "(e.g. ?x a/rdfs:subClassOf* :C) or as CONSTRUCT rules", line=reg.line or None,
                            column=reg.column or None))
-    if query.form == QueryForm.DESCRIBE:
-        out.append(Refusal("DESCRIBE", "a continuous query describes nothing per instant yet; write the "
-                           "description it needs as a CONSTRUCT", continuous_only=True, **_where(query)))
     intervals = _interval_mode(query)
     matches = [n for n, _ in _walk(query) if isinstance(n, ast.MatchPattern)]
     windows = {src.name: src for src in query.dataset if isinstance(src, ast.WindowSource) and src.name is not None}
