@@ -176,6 +176,12 @@ def test_seed002_s2s_filter_and_its_bgp_form_give_axels_rooms(social, query):
                                                    (T[4], [(":room2",)])]
 
 
+def test_given_instants_read_the_elements_stamped_then_only(social):
+    # --times: the elements at 13:00:00 and 13:00:50 (not the one at 13:00:20 between them), none at 13:00:30
+    got = table(social.replay(WHO_IS_WHERE, times=[T[0], "2016-03-01T13:00:30Z", T[2]]), "person", "room")
+    assert got == [(T[0], [(":axel", ":RedRoom"), (":darko", ":RedRoom")]), (T[2], [(":minh", ":RedRoom")])]
+
+
 def test_an_element_is_read_alone_and_joined_with_static_data(social):
     # no join across elements (axel's rooms at 13:00:00 and 13:00:20 never meet), but a static graph joins each one
     pairs = P + ("SELECT ?a ?b FROM STREAM :social WHERE { :axel :isIn ?a . :axel :isIn ?b FILTER(?a != ?b) }")

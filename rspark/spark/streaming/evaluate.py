@@ -50,7 +50,7 @@ from rspark.spark.streaming.r2s import relation_to_stream
 from rspark.spark.streaming.record import Record
 from rspark.spark.streaming.report import WindowInput, evaluation_instants
 from rspark.spark.streaming.stream import Stream
-from rspark.spark.streaming.windows import LocalInstants
+from rspark.spark.streaming.windows import LocalInstants, instant_values
 
 # a query evaluated at this many instants or fewer has its answers fetched by one job (no cache, no count of rows
 # per instant); an evaluation of a live micro-batch (after a reported instant, or over a live buffer) up to
@@ -181,8 +181,10 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
     values = _instant_values(spark, plan, inputs, profile, every, instants, carry, r2s)
     if values is None:  # nothing due since the reported instant (a live micro-batch inside a window)
         return EvaluationResult(iter(()), [instants.after], None)
-    if all(src.stamps is not None for src in sources):  # a live buffer's local relations
-        values = LocalInstants(values)
+    # a live buffer's local relations; instants from the report policies hold every timestamp of a stream read
+    # with no window (content change), whose elements are then assigned by range
+    values = instant_values(values, local=all(src.stamps is not None for src in sources),
+                            every_stamp=not instants.times and any(is_stream_to_stream(rw) for rw in resolved))
     if carry is not None and len(values):
         carry.resume = _resume_instant(values, carried.hold)
         carry.floors = {E.encode(d.name): (carry.resume - rw.reach if isinstance(rw, TimeWindow) else None)

@@ -30,7 +30,9 @@ aggregates are: a ``min``/``max`` row, and for count windows a histogram of at m
   held there too (a live micro-batch's, :class:`LocalInstants`), each instant's window is a selection
   ``lo <= ts <= hi`` with the instant as a literal, and the selections are a union: no join (nor the broadcast
   of the instants).
-* NOW and a stream read with no window (stream-to-stream): an equi-join of ``ts`` with the instants.
+* NOW and a stream read with no window (stream-to-stream): an equi-join of ``ts`` with the instants; for a stream
+  read with no window at instants that hold every element timestamp in their range (:class:`StampInstants`, the
+  report policies' instants), a selection of that range, each element at its own timestamp: no join.
 * landmark and interval windows: a range join ``lo <= ts <= hi`` per instant. An un-keyed non-equi join is a
   cartesian product, so both sides get a bucket key (``ts`` cut into ~256 buckets over the data's span): the
   instant side is exploded over the buckets its range covers, the join is an equi-join on the bucket, and the
@@ -78,6 +80,23 @@ class LocalInstants(list):
     """Instant values for windows over data the driver holds (Spark local relations, a live buffer's): at
     BOUNDS_INSTANTS or fewer, ``auto`` assigns a time window by bounds, a union of one selection an instant over
     the local relation. (Over data Spark reads, a union of one scan an instant costs more than the join.)"""
+
+
+class StampInstants(list):
+    """Instant values that hold every element timestamp between the least and the greatest of them: the instants
+    the report policies give a query that reads a stream with no window (content change, every element timestamp,
+    is among them). Such a stream's elements are then assigned by their timestamp's range, with no join."""
+
+
+class LocalStampInstants(LocalInstants, StampInstants):
+    """Both: over data the driver holds, and holding every element timestamp in their range."""
+
+
+def instant_values(values, *, local: bool, every_stamp: bool) -> list:
+    """``values`` marked for the window assignment: :class:`LocalInstants` (``local``), :class:`StampInstants`
+    (``every_stamp``), both, or a plain list."""
+    kind = {(True, True): LocalStampInstants, (True, False): LocalInstants, (False, True): StampInstants}
+    return kind.get((local, every_stamp), list)(values)
 
 
 def _floordiv(expr: Column, divisor: int) -> Column:
@@ -261,6 +280,11 @@ def assign_bounded_window(elements: DataFrame, spec: LandmarkWindow | IntervalWi
     """Landmark, interval and NOW windows: each instant's content is a timestamp range (a bucketed range join);
     NOW and a stream read with no window: the elements stamped with the instant (an equi-join)."""
     _check_items(elements, ("ts",))
+    if isinstance(spec, ElementWindow) and isinstance(instants, StampInstants):
+        if not instants:
+            return elements.withColumn(INSTANT, F.lit(None).cast("long")).limit(0)
+        ts = F.col("ts")
+        return elements.where(ts.between(F.lit(min(instants)), F.lit(max(instants)))).withColumn(INSTANT, ts)
     inst, rows = instants_frame(elements.sparkSession, instants)
     if isinstance(spec, (NowWindow, ElementWindow)):
         return elements.join(_small(inst, rows), F.col("ts") == F.col(INSTANT))
