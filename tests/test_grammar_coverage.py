@@ -406,7 +406,8 @@ COVERAGE: dict[str, tuple[str, Evaluated | Refused]] = {
     "graph_pattern_not_triples": (PATTERNS, W3C),
     "optional_graph_pattern": (PATTERNS, W3C),
     "graph_graph_pattern": (PATTERNS, W3C),
-    "service_graph_pattern": (SERVICE, refused("SERVICE <http://example.org/sparql>: rspark runs no federated query")),
+    "service_graph_pattern": (SERVICE, evaluated(
+        "tests/test_federation.py::test_a_continuous_query_joins_the_endpoints_solutions_at_every_instant")),
     "bind": (PATTERNS, W3C),
     "inline_data": (VALUES, W3C),
     "data_block": (VALUES, W3C),
@@ -722,7 +723,10 @@ _SPARQL_OPTIONS: dict[str, Option] = {
         evaluated("tests/test_sparql_engine.py::test_describe_over_static_data"),
         Node("describe_query", has=("STAR",), lacks=("dataset_clause",))),
     "SERVICE SILENT": (SERVICE.replace("SERVICE", "SERVICE SILENT"),
-                       refused("SERVICE <http://example.org/sparql>: rspark runs no federated query"), Tok("SILENT")),
+                       evaluated("tests/test_federation.py::test_a_failing_endpoint_fails_the_query_unless_silent"),
+                       Tok("SILENT")),
+    "SERVICE ?endpoint": ("SELECT * WHERE { ?e ?p ?x SERVICE ?e { ?s ?p ?o } }",
+                          refused("SERVICE ?e: an endpoint given by a variable"), Node("service_graph_pattern")),
     "COUNT(*)": (P + "SELECT (COUNT(*) AS ?n) WHERE { ?s :p ?o }", W3C, Node("aggregate", has=("COUNT", "STAR"))),
     "COUNT(DISTINCT ...)": (AGGREGATED, W3C, Node("aggregate", has=("COUNT", "DISTINCT"))),
     # the W3C's agg-sum-distinct and agg-avg-distinct are known failures (lexical forms of their numbers)

@@ -185,6 +185,13 @@ def test_a_bad_query_gives_400_with_line_and_column(make):
     r = client.put("/queries/q", content="SELECT * WHERE { ?s ?p ?o }", headers={"Content-Type": SPARQL_Q})
     assert r.status_code == 400 and "reads no stream" in r.json()["error"]
     assert client.put("/queries/bad%20name", content=COUNT).status_code == 400
+    # SERVICE: a client's query would make the server send requests to any address it names
+    federated = ("PREFIX : <http://example.org/> SELECT * FROM NAMED WINDOW :w ON :S [RANGE 4 SLIDE 2] WHERE { "
+                 "WINDOW :w { ?s ?p ?o } SERVICE <http://127.0.0.1:9/sparql> { ?o ?q ?z } }")
+    r = client.put("/queries/q", content=federated, headers={"Content-Type": SPARQL_Q})
+    assert r.status_code == 400 and r.json()["error"].startswith("SERVICE is refused by rspark serve")
+    r = client.get("/sparql", params={"query": "SELECT * WHERE { SERVICE <http://127.0.0.1:9/x> { ?s ?p ?o } }"})
+    assert r.status_code == 400 and r.json()["error"].startswith("SERVICE is refused by rspark serve")
 
 
 def test_limits_on_queries_windows_and_instants(make):

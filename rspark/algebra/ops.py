@@ -95,9 +95,13 @@ class Graph(Op):
 
 @dataclass(frozen=True, slots=True)
 class Service(Op):
+    """``SERVICE [SILENT] name { P }``; ``query``: the SPARQL query sent to the endpoint, ``SELECT * WHERE { P }``
+    as text (written by the translation, which has the syntax tree)."""
+
     name: IRI | Variable
     op: Op
     silent: bool = False
+    query: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,3 +306,9 @@ def descendants(node) -> Iterator:
     if dataclasses.is_dataclass(node) and not isinstance(node, type):
         for f in dataclasses.fields(node):
             yield from descendants(getattr(node, f.name))
+
+
+def calls_a_service(op: Op) -> bool:
+    """Whether ``op`` holds a SERVICE pattern (its evaluation sends a request to another address)."""
+    return any(isinstance(node, Service) for node in descendants(op))
+

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from rspark import results as R
 from rspark.errors import RsparkError
-from rspark.service.state import ServiceError
+from rspark.service.state import ServiceError, refuse_service_calls
 
 SELECT_TYPES = {  # media type -> result format
     "application/sparql-results+json": "json",
@@ -27,7 +27,7 @@ MEDIA = {"json": "application/sparql-results+json", "xml": "application/sparql-r
 
 
 async def sparql_request(request: Request, service) -> Response:
-    from rspark.syntax.translate import QuerySyntaxError
+    from rspark.syntax.translate import QuerySyntaxError, compile_query
 
     if request.method == "GET":
         query = request.query_params.get("query")
@@ -45,6 +45,7 @@ async def sparql_request(request: Request, service) -> Response:
     if not query:
         raise ServiceError(400, "no query: give query=... (the SPARQL 1.1 Protocol)")
     try:
+        refuse_service_calls(compile_query(query, sparql=True))
         result = await run_in_threadpool(service.engine.sparql, query)
     except QuerySyntaxError as exc:
         raise ServiceError(400, str(exc), line=getattr(exc, "line", None), column=getattr(exc, "column", None)) \

@@ -48,6 +48,19 @@ class ServiceError(RsparkError):
         self.fields = {k: v for k, v in fields.items() if v is not None}
 
 
+SERVICE_REFUSED = ("SERVICE is refused by rspark serve: a client's query would make the server send requests to "
+                   "any address it names; run federated queries with rspark sparql, rspark replay or the Python API")
+
+
+def refuse_service_calls(plan) -> None:
+    """A query sent to the service must not call other endpoints (SERVICE): the server would make requests to
+    any address a client names."""
+    from rspark.algebra.ops import calls_a_service
+
+    if calls_a_service(plan.op):
+        raise ServiceError(400, SERVICE_REFUSED)
+
+
 @dataclass
 class Limits:
     """What one client may ask of the service (each refused with a 4xx and a message naming the limit)."""
@@ -372,6 +385,7 @@ class Service:
             if profile is not None:
                 get_profile(profile)
             plan = compile_query(text, source=name)
+            refuse_service_calls(plan)
             ensure_evaluable(plan, continuous=True, source=name, profile=profile or self.engine.profile)
         except QuerySyntaxError as exc:
             raise ServiceError(400, str(exc), line=getattr(exc, "line", None),

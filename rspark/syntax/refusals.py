@@ -81,9 +81,9 @@ def refusals(query: ast.Query) -> tuple[Refusal, ...]:
     matches = [n for n, _ in _walk(query) if isinstance(n, ast.MatchPattern)]
     windows = {src.name: src for src in query.dataset if isinstance(src, ast.WindowSource) and src.name is not None}
     for node, at in _walk(query):
-        if isinstance(node, ast.ServicePattern):
-            out.append(Refusal(f"SERVICE {node.name.n3()}", "rspark runs no federated query (SPARQL 1.1 "
-                               "Federated Query)", **_where(node)))
+        if isinstance(node, ast.ServicePattern) and isinstance(node.name, Variable):
+            out.append(Refusal(f"SERVICE {node.name.n3()}", "an endpoint given by a variable (SPARQL 1.1 Federated "
+                               "Query leaves its evaluation open); name the endpoint's IRI", **_where(node)))
         elif isinstance(node, Aggregate) and node.arg is not None and _has(node.arg, Exists):
             out.append(Refusal(f"EXISTS inside the aggregate {node.name}", "rspark evaluates EXISTS in FILTER "
                                "and BIND only; BIND its value to a variable first and aggregate that", **_where(at)))

@@ -19,6 +19,7 @@ from rspark.rsp.profiles import get_profile
 from rspark.syntax import ast
 from rspark.syntax.parser import QuerySyntaxError, build_chain, node_children, parse_query
 from rspark.syntax.refusals import refusals
+from rspark.syntax.unparse import unparse_group
 
 # the operators written between groups, loosest first (translate's _chain)
 _PRECEDENCE = (("UNION",), ("SEQ", "OPTIONALSEQ"), ("EQUALS", "EQUALSOPTIONAL"))
@@ -560,7 +561,8 @@ class _Translator:
         if isinstance(element, ast.GraphPattern):
             return ops.Graph(element.name, self.group(element.group))
         if isinstance(element, ast.ServicePattern):
-            return ops.Service(element.name, self.group(element.group), element.silent)
+            return ops.Service(element.name, self.group(element.group), element.silent,
+                               query=f"SELECT * WHERE {unparse_group(element.group)}")
         if isinstance(element, ast.ValuesPattern):
             return ops.Table(element.vars, element.rows)
         if isinstance(element, ast.WindowPattern):

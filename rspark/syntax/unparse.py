@@ -147,6 +147,11 @@ def _triple(t) -> str:
     return f"{unparse_term(t.subject)} {_path(t.predicate)} {unparse_term(t.object)} ."
 
 
+def unparse_group(group) -> str:
+    """A group graph pattern as query text, ``{ ... }`` (what SERVICE sends to its endpoint)."""
+    return _group(group, 0)
+
+
 def _group(group, indent: int) -> str:
     """``{ ... }`` for a GroupPattern (or a SubSelect, printed as its own group)."""
     pad = _INDENT * (indent + 1)

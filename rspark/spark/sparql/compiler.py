@@ -25,9 +25,10 @@ from rspark.algebra import ops
 from rspark.algebra.expr import Aggregate, Call, Exists, FunctionCall
 from rspark.errors import NotSupportedError
 from rspark.model.codec import encode
-from rspark.model.terms import QuotedTriple, Variable
+from rspark.model.terms import IRI, QuotedTriple, Variable
 from rspark.spark.expr.compile import compile_aggregate, compile_ebv, compile_expr
 from rspark.spark.frames import local_frame
+from rspark.spark.sparql import federation
 from rspark.spark.sparql import solutions as S
 from rspark.spark.sparql.paths import path_solutions
 from rspark.spark.sparql.solutions import Names, Solutions, pattern_variable, var_col
@@ -543,7 +544,19 @@ class Compiler:
 
     @compiles(ops.Service)
     def _op_Service(self, op: ops.Service, ctx: Context) -> Solutions:
-        raise NotSupportedError("SERVICE (federated queries)")
+        """The endpoint's solutions of the pattern (``rspark.spark.sparql.federation``), as an inline table;
+        SERVICE SILENT gives the one empty solution when the endpoint fails."""
+        if not isinstance(op.name, IRI) or op.query is None:
+            raise NotSupportedError("SERVICE with a variable endpoint (SPARQL 1.1 Federated Query leaves it open)")
+        try:
+            names, rows = federation.call(op.name.value, op.query)
+        except federation.ServiceCallError as exc:
+            if not op.silent:
+                raise
+            federation.log.warning("%s (SERVICE SILENT: one empty solution instead)", exc)
+            return self.unit(ctx)
+        table = ops.Table(tuple(Variable(n) for n in names), tuple(tuple(r.get(n) for n in names) for r in rows))
+        return self._op_Table(table, ctx)
 
     # --------------------------------------------------------------------------------------- solution modifiers
 

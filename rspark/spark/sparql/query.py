@@ -96,6 +96,8 @@ def reusable(plan: QueryPlan) -> bool:
     for node in ops.descendants(plan.op):
         if isinstance(node, Call) and node.name in _VOLATILE:
             return False
+        if isinstance(node, ops.Service):  # the endpoint's answer is read when the query is compiled
+            return False
         if isinstance(node, PathMod) and node.mod in ("*", "+"):
             return False
     return True
