@@ -197,6 +197,19 @@ def test_seed002_minus_with_static_graph(engine):
     assert table(engine.replay(q, until=T2), "person") == [(T0, []), (T1, []), (T2, [(":minh",)])]
 
 
+def test_exists_in_the_filter_of_an_optional_per_instant(engine):
+    # each person in the window, with the room they are in when someone else is in that room at that instant
+    # (EXISTS in the OPTIONAL's filter reads the pair and the window): at 13:00 axel and darko share RedRoom; at
+    # 13:01 axel (BlueRoom) and minh (RedRoom) are alone; at 13:02 darko and minh share room1, axel is alone
+    q = P + ("SELECT ?person ?room FROM NAMED WINDOW :win ON :social [RANGE PT1M SLIDE PT1M] WHERE { "
+             "WINDOW :win { ?person :isIn ?any } OPTIONAL { WINDOW :win { ?person :isIn ?room } "
+             "FILTER EXISTS { WINDOW :win { ?other :isIn ?room FILTER(?other != ?person) } } } }")
+    assert table(engine.replay(q, until=T2), "person", "room") == [
+        (T0, [(":axel", ":RedRoom"), (":darko", ":RedRoom")]),
+        (T1, [(":axel", "-"), (":minh", "-")]),
+        (T2, [(":axel", "-"), (":darko", ":room1"), (":minh", ":room1")])]
+
+
 def test_seed002_triple_count_window(engine):
     # C-SPARQL [RANGE TRIPLES 3]: the last 3 triples (within an element in s, p, o order), at every new element
     q = P + "SELECT ?who FROM STREAM :social [RANGE TRIPLES 3] WHERE { ?who :isIn ?room }"

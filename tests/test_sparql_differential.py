@@ -172,10 +172,17 @@ EXISTS_DATA = [(SUBJECTS[0], PREDICATES[0], SUBJECTS[1]), (SUBJECTS[0], PREDICAT
     # no variable shared with the left, and an EXISTS that reads neither side
     "SELECT * WHERE { ?a :p2 ?b OPTIONAL { ?c :p1 ?d FILTER (EXISTS { :s3 :p0 :s1 } && ?d > 1) } }",
     "ASK { OPTIONAL { ?a :p1 ?b FILTER NOT EXISTS { ?a :p2 ?z } } }",
+    # the outer solution reaches filters nested in the EXISTS pattern (SPARQL 1.1, Sec. 18.6: substitution): in a
+    # UNION branch, an OPTIONAL's condition, after a BIND
+    "SELECT * WHERE { ?a :p0 ?b FILTER EXISTS { { ?b :p2 ?c FILTER(?c = ?a) } UNION { ?b :p1 ?c FILTER(?c = ?a) } } }",
+    "SELECT * WHERE { ?a :p0 ?b FILTER NOT EXISTS { ?b ?p ?c OPTIONAL { ?c ?q ?d FILTER(?d != ?a) } "
+    "FILTER(BOUND(?d)) } }",
+    "SELECT * WHERE { ?a :p0 ?b FILTER EXISTS { ?b ?p ?c BIND(?c AS ?e) FILTER(?e = ?a) } }",
 ])
 def test_exists_in_the_filter_of_an_optional_is_pyoxigraphs(engine, tmp_path, q):
     """SPARQL 1.1, Sec. 18.5: LeftJoin(A, B, expr) keeps the pairs whose merge passes expr, EXISTS included, and
-    each solution of A none of whose compatible solutions of B passes it."""
+    each solution of A none of whose compatible solutions of B passes it; and EXISTS patterns whose filters are
+    nested read the outer solution."""
     path = tmp_path / "data.nt"
     path.write_text("".join(f"{s} {p} {o} .\n" for s, p, o in EXISTS_DATA), encoding="utf-8")
     engine.clear()

@@ -699,11 +699,22 @@ def match_positions(df: DataFrame, triple, fresh: Callable[[str], str], position
 
 def _push_seed(pattern: ops.Op, seed: Seed) -> ops.Op:
     """Join the outer solutions into an EXISTS pattern below its filters, so the filters see the outer bindings
-    (the substitution of SPARQL 1.1 section 18.6, for the shapes where joining is the same)."""
+    (the substitution of SPARQL 1.1 section 18.6, for the shapes where joining is the same): through a Filter, the
+    left of a Join or a LeftJoin (whose condition then sees them), both branches of a Union, an Extend that binds
+    no outer variable, and a GRAPH or WINDOW block of a fixed name (a filter inside ``WINDOW :w { ... }`` reads the
+    outer solution too)."""
     if isinstance(pattern, ops.Filter):
         return ops.Filter(pattern.exprs, _push_seed(pattern.op, seed))
     if isinstance(pattern, ops.Join):
         return ops.Join(_push_seed(pattern.left, seed), pattern.right)
+    if isinstance(pattern, ops.LeftJoin):
+        return ops.LeftJoin(_push_seed(pattern.left, seed), pattern.right, pattern.expr)
+    if isinstance(pattern, ops.Union):
+        return ops.Union(_push_seed(pattern.left, seed), _push_seed(pattern.right, seed))
+    if isinstance(pattern, ops.Extend) and pattern.var.name not in seed.sols.vars:
+        return ops.Extend(_push_seed(pattern.op, seed), pattern.var, pattern.expr)
+    if isinstance(pattern, (ops.Graph, ops.Window)) and not isinstance(pattern.name, Variable):
+        return type(pattern)(pattern.name, _push_seed(pattern.op, seed))
     return ops.Join(seed, pattern)
 
 
