@@ -192,12 +192,17 @@ def test_the_session_jvm_runs_with_rspark_s_options(spark):
     assert collectors == {"PS Scavenge", "PS MarkSweep"}  # the parallel collector's young and old generations
 
 
-def test_service_is_reported_not_supported(engine):
-    # refused with its position before any Spark job (a query error: the construct is not evaluated)
+def test_service_with_a_variable_endpoint_is_refused_and_an_unreachable_one_named(engine):
+    # SERVICE ?e is refused with its position before any Spark job; SERVICE <iri> calls the endpoint, and one that
+    # cannot be reached is an error naming it (tests/test_federation.py runs an endpoint)
+    from rspark.spark.sparql.federation import ServiceCallError
     from rspark.syntax.translate import QueryError
 
-    with pytest.raises(QueryError, match=r"^<query>:1:18: not supported: SERVICE <http://example.org/sparql>: "):
-        engine.sparql("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }")
+    with pytest.raises(QueryError, match=r"^<query>:1:28: not supported: SERVICE \?e: "):
+        engine.sparql("SELECT * WHERE { ?e ?p ?x SERVICE ?e { ?s ?p ?o } }")
+    with pytest.raises(ServiceCallError, match=r"^SERVICE <http://127.0.0.1:9/sparql>: the endpoint cannot be "
+                                               r"reached"):
+        engine.sparql("SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }")
 
 
 def test_malformed_data_names_file_and_line(engine, tmp_path):
