@@ -375,6 +375,8 @@ COVERAGE: dict[str, tuple[str, Evaluated | Refused]] = {
                         evaluated("tests/test_windows.py::test_offset_window")),
     "count_window": (TRIPLE_COUNT, evaluated("tests/test_replay.py::test_seed002_triple_count_window")),
     "integer_value": (TRIPLE_COUNT, evaluated("tests/test_replay.py::test_seed002_triple_count_window")),
+    "partition_clause": (windowed("[RANGE ELEMENTS 1 PARTITION BY :p]"), evaluated(
+        "tests/test_partitioned_window.py::test_seed002_partitioned_by_person_the_latest_element_of_each")),
     "now_window": (windowed("[NOW]"), evaluated("tests/test_windows.py::test_now_window")),
     "all_window": (P + "CONSTRUCT { ?s ?p ?o } FROM NAMED WINDOW :w ON :S [ALL] WHERE { WINDOW :w { ?s ?p ?o } }",
                    evaluated("tests/test_replay.py::test_all_and_landmark_without_t0_start_at_the_profile_s_t0")),

@@ -437,7 +437,8 @@ class _Gen:
                               '[FROM "1" TO 1.5]'))
         if kind == "count":
             n = self.draw(st.integers(1, 50))
-            return self.pick((f"[RANGE TRIPLES {n}]", f"[RANGE {n} ELEMENTS]", f"[BGP {n}]"))
+            return self.pick((f"[RANGE TRIPLES {n}]", f"[RANGE {n} ELEMENTS]", f"[BGP {n}]",
+                              f"[RANGE ELEMENTS {n} PARTITION BY ex:p]"))
         if kind == "now":
             return "[NOW]"
         return self.pick(("[1 MINUTES]", "[10 SECONDS SLIDE 5 SECONDS]", "[NOW-10 MINUTES TO NOW]",

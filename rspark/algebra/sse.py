@@ -229,7 +229,8 @@ class Printer:
         if isinstance(spec, IntervalWindowSpec):
             return f"(interval {spec.start.sse()} {spec.end.sse()})"
         if isinstance(spec, CountWindowSpec):
-            return f"(count {spec.unit.lower()} {spec.size})"
+            partition = f" partition {self.term(IRI(spec.partition))}" if spec.partition is not None else ""
+            return f"(count {spec.unit.lower()} {spec.size}{partition})"
         if isinstance(spec, NowWindowSpec):
             return "(now)"
         raise TypeError(f"unknown window {spec!r}")

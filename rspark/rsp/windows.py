@@ -16,7 +16,8 @@ landmark           ``t0 <= ts <= t``
 interval           ``t1 <= ts <= t2`` and ``ts <= t`` (at ``t`` only the stream up to ``t`` exists)
 NOW (CQELS)        ``ts == t``
 no window (S2S)    ``ts == t``, evaluated at every element's timestamp and nowhere else (:class:`ElementWindow`)
-count ELEMENTS n   the last ``n`` elements by (ts, seq) with ``ts <= t``
+count ELEMENTS n   the last ``n`` elements by (ts, seq) with ``ts <= t``; ``PARTITION BY p``: the last ``n`` of each
+                   key (a subject of ``p`` in the element), the union over the keys
 count TRIPLES n    the last ``n`` triples by (ts, seq, triple order) with ``ts <= t`` (over a quads frame)
 count BGP n        not here: the query compiler assigns it over the BGP matches with :func:`assign_count`
 =================  ===================================================================================
@@ -73,11 +74,13 @@ class IntervalWindowSpec:
 
 @dataclass(frozen=True, slots=True)
 class CountWindowSpec:
-    """Count-based window over the last ``size`` TRIPLES, ELEMENTS or BGP matches."""
+    """Count-based window over the last ``size`` TRIPLES, ELEMENTS or BGP matches; ``partition``: the predicate
+    IRI of ``PARTITION BY`` (the last ``size`` elements of each subject of that predicate)."""
 
     unit: CountUnit
     size: int
     report: frozenset[ReportPolicy] | None = None
+    partition: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,11 +237,15 @@ class ElementWindow:
 
 @dataclass(frozen=True, slots=True)
 class CountWindow:
-    """Count-based window: the last ``size`` ELEMENTS, TRIPLES or BGP matches at or before the instant."""
+    """Count-based window: the last ``size`` ELEMENTS, TRIPLES or BGP matches at or before the instant. With a
+    ``partition`` predicate (IRI), a partitioned window: an element's keys are the subjects of its triples with that
+    predicate, and the window holds, for each key, the last ``size`` elements with that key (the union over the
+    keys; an element with no key is in no partition)."""
 
     unit: CountUnit
     size: int
     report: frozenset[ReportPolicy] | None = None
+    partition: str | None = None
 
     def __post_init__(self) -> None:
         if self.size <= 0:
@@ -247,6 +254,8 @@ class CountWindow:
             object.__setattr__(self, "unit", setting(CountUnit, self.unit))
         except ValueError as exc:
             raise WindowError(f"count window unit {exc}") from None
+        if self.partition is not None and self.unit is not CountUnit.ELEMENTS:
+            raise WindowError(f"a partitioned count window counts elements, not {self.unit}")
 
 
 ResolvedWindow = TimeWindow | LandmarkWindow | IntervalWindow | NowWindow | CountWindow | ElementWindow
@@ -311,7 +320,7 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
     if isinstance(spec, IntervalWindowSpec):
         return IntervalWindow(timeline.instant(spec.start, "FROM"), timeline.instant(spec.end, "TO"), spec.report)
     if isinstance(spec, CountWindowSpec):
-        return CountWindow(spec.unit, int(spec.size), spec.report)
+        return CountWindow(spec.unit, int(spec.size), spec.report, spec.partition)
     if isinstance(spec, NowWindowSpec):
         return NowWindow(spec.report)
     if isinstance(spec, (TimeWindow, LandmarkWindow, IntervalWindow, NowWindow, CountWindow, ElementWindow)):

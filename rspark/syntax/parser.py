@@ -843,7 +843,15 @@ class _Builder(Transformer):
             raise self.error_at(size, f"count window size {_shown(size)} is too large (at most {MAX_INTEGER})")
         if value <= 0:
             raise self.error_at(size, f"count window size must be positive, got {size}")
-        return ast.CountWindowSpec(CountUnit(str(unit).upper()), value)
+        partition = next((c for c in children if isinstance(c, IRI)), None)
+        if partition is not None and str(unit).upper() != CountUnit.ELEMENTS:
+            raise self.error_at(unit, f"PARTITION BY partitions elements: write [RANGE ELEMENTS {value} PARTITION BY "
+                                      f"{partition.n3()}]")
+        return ast.CountWindowSpec(CountUnit(str(unit).upper()), value,
+                                   partition=partition.value if partition is not None else None)
+
+    def partition_clause(self, children):
+        return children[0]
 
     def now_window(self, children):
         return ast.NowWindowSpec()

@@ -283,6 +283,8 @@ def _window_spec(spec) -> str:
         text = f"FROM {_instant(spec.start)} TO {_instant(spec.end)}"
     elif isinstance(spec, ast.CountWindowSpec):
         text = f"RANGE {spec.unit} {spec.size}"
+        if spec.partition is not None:
+            text += f" PARTITION BY <{spec.partition}>"
     elif isinstance(spec, ast.NowWindowSpec):
         text = "NOW"
     else:

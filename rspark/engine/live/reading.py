@@ -90,7 +90,8 @@ class LiveReading:
             return WindowView(name, iri, "time", range=_unit(rw.range, tl), slide=_unit(rw.slide, tl),
                               current=_time_band(rw, last, tl), next=_next_band(rw, last, first, tl))
         if isinstance(rw, CountWindow):
-            stamps = st.buffer.driver_stamps() if known and rw.unit is CountUnit.ELEMENTS and last is not None else None
+            plain = rw.unit is CountUnit.ELEMENTS and rw.partition is None  # (a partitioned window: no one band)
+            stamps = st.buffer.driver_stamps() if known and plain and last is not None else None
             return WindowView(name, iri, "count", size=rw.size, current=_count_band(rw, last, stamps, tl))
         kind = {LandmarkWindow: "landmark", IntervalWindow: "interval", NowWindow: "now",
                 ElementWindow: "element"}[type(rw)]

@@ -169,7 +169,9 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
             scanner = scanner or Compiler(spark, StreamDataset(static, [], {}, stream_quoted), env)
             bw = bgp_windows[id(d)] = s2r.bgp_window(scanner.scan_triple, static.default, plan.op, d, rw, src)
             matches = bw.match_times()
-        triples = src.quads if isinstance(rw, CountWindow) and rw.unit == CountUnit.TRIPLES else None  # (its count)
+        # a triple window counts the quads; a partitioned one finds its elements' keys there
+        counted = isinstance(rw, CountWindow) and (rw.unit == CountUnit.TRIPLES or rw.partition is not None)
+        triples = src.quads if counted else None
         inputs.append(WindowInput(rw, src.elements, triples, matches, src.bounds(), src.stamps))
     carry = None
     if carried is not None and consumes_events(plan.op, profile):

@@ -50,7 +50,7 @@ def content(src: Stream, rw, instants, predicates: frozenset | None = None) -> D
         return assigned.select(F.col("instant").alias(KEY), "s", "p", "o").distinct()
     quads = src.content(predicates)  # (a triple window, above, counts every triple: it reads them all)
     if isinstance(rw, CountWindow):
-        assigned = assign_window(src.elements, rw, instants).select("instant", "element")
+        assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element")
         out = assigned.join(quads.select("element", "s", "p", "o"), "element")
     else:
         out = assign_window(quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants)
@@ -58,7 +58,7 @@ def content(src: Stream, rw, instants, predicates: frozenset | None = None) -> D
     out = out.select(F.col("instant").alias(KEY), "s", "p", "o")
     if src.has_metadata():
         if assigned is None:
-            assigned = assign_window(src.elements, rw, instants).select("instant", "element")
+            assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element")
         out = out.unionByName(element_metadata(src, assigned))
     if assigned is None and src.triples_unique(predicates):
         return out  # each triple the query reads is in one element: no duplicate to remove
@@ -73,7 +73,7 @@ def dated(src: Stream, rw, instants, metadata: bool = False) -> DataFrame:
         return assign_window(src.elements, rw, instants, quads=src.quads).select(*cols)
     if not isinstance(rw, CountWindow) and not metadata:
         return assign_window(src.quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants).select(*cols)
-    assigned = assign_window(src.elements, rw, instants).select("instant", "element", "ts")
+    assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
     triples = src.quads.select("element", "s", "p", "o")
     if metadata and src.has_metadata():
         triples = triples.unionByName(src.metadata.select(F.col("s").alias("element"), F.col("s"), "p", "o"))
@@ -107,7 +107,7 @@ def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEven
                 raise NotSupportedError(f"EVENT ON {decl.name.n3()}: a [RANGE {rw.unit} n] window holds parts of "
                                         "elements, and a basic event pattern matches whole elements (RSEP-QL, "
                                         "eq. 4); use a time, landmark or [RANGE ELEMENTS n] window")
-            held = assign_window(src.elements, rw, instants).select("instant", "element")
+            held = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element")
             return held.join(rows, "element")
         return assign_window(rows, rw, instants)
 
@@ -128,7 +128,7 @@ def default_graphs(src: Stream, rw, instants) -> DataFrame:
     if isinstance(rw, CountWindow) and rw.unit == CountUnit.TRIPLES:
         assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
     else:
-        assigned = assign_window(src.elements, rw, instants).select("instant", "element", "ts")
+        assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
     assigned = assigned.distinct()
     out = assigned.select(F.col("instant").alias(KEY), F.col("element").alias("s"),
                           F.lit(src.stamp_predicate).alias("p"), F.expr(now_sql(src.timeline, "ts")).alias("o"))

@@ -37,6 +37,8 @@ aggregates are: a ``min``/``max`` row, and for count windows a histogram of at m
   cartesian product, so both sides get a bucket key (``ts`` cut into ~256 buckets over the data's span): the
   instant side is exploded over the buckets its range covers, the join is an equi-join on the bucket, and the
   exact condition filters the candidates. Landmark windows hold O(elements x instants) pairs by definition.
+* partitioned count windows: each (key, element) is in the window from its timestamp until the ``n``-th later
+  element of its key (a lead over the key's elements): those intervals are range-joined with the instants.
 * count windows: a global rank of the items by (ts, seq[, triple order]) and, for every instant, ``C(t)`` = the
   number of items with ``ts <= t``, both from one pass: items and instants are unioned, cut into ts buckets,
   counted with a running sum inside each bucket plus the bucket's offset (a prefix sum over <= 64 bucket counts,
@@ -53,6 +55,8 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from rspark.model import codec
+from rspark.model.terms import IRI
 from rspark.model.time import WindowError
 from rspark.rsp.policies import Bounds, CountUnit
 from rspark.rsp.windows import (
@@ -166,6 +170,10 @@ def assign_window(elements: DataFrame, window: ResolvedWindow, instants, *, quad
     if isinstance(window, (LandmarkWindow, IntervalWindow, NowWindow, ElementWindow)):
         return assign_bounded_window(elements, window, instants)
     if isinstance(window, CountWindow):
+        if window.unit is CountUnit.ELEMENTS and window.partition is not None:
+            if quads is None:
+                raise WindowError("a partitioned count window needs the stream's quads (its elements' keys)")
+            return assign_partitioned_count(elements, quads, window, instants)
         if window.unit is CountUnit.ELEMENTS:
             return assign_count(elements, window.size, instants, order=("ts", "seq"))
         if window.unit is CountUnit.TRIPLES:
@@ -365,3 +373,35 @@ def assign_count(items: DataFrame, size: int, instants, order: Sequence[str] = (
               .withColumnRenamed("_w_count", "_w_hi"))
     return _range_join(ranked, "_w_rank", ranges, "_w_lo", "_w_hi", size, 0,
                        None if rows is None else 2 * rows).drop("_w_rank")
+
+
+def assign_partitioned_count(elements: DataFrame, quads: DataFrame, window: CountWindow, instants) -> DataFrame:
+    """A partitioned count window (``[RANGE ELEMENTS n PARTITION BY p]``): at each instant ``t``, for every key
+    (a subject of ``p`` in an element), the last ``n`` elements with that key and ``ts <= t``, the union over the
+    keys. An element of key ``k`` is in the window from its own timestamp until, not including, the timestamp of
+    the ``n``-th later element of ``k`` (by ts, seq): that interval (a lead over the key's elements) is joined with
+    the instants by the bucketed range join, each interval clipped to the instants' span. Returns ``elements``'
+    columns plus ``instant``, an element once per instant however many of its keys hold it."""
+    _check_items(elements, ("ts", "seq"))
+    inst, rows = instants_frame(elements.sparkSession, instants)
+    if isinstance(instants, DataFrame):
+        lo_t, hi_t = stream_bounds(inst, INSTANT)
+    else:
+        values = [int(t) for t in instants]
+        lo_t, hi_t = (min(values), max(values)) if values else (None, None)
+    columns = list(elements.columns)
+    if lo_t is None:
+        return elements.withColumn(INSTANT, F.lit(None).cast("long")).limit(0)
+    key = "_w_key"
+    keys = (quads.where(F.col("p") == F.lit(codec.encode(IRI(window.partition))))
+            .select("element", F.col("s").alias(key)).distinct())
+    by_key = Window.partitionBy(key).orderBy("ts", "seq")
+    keyed = elements.join(keys, "element").withColumn("_w_next", F.lead("ts", window.size).over(by_key))
+    intervals = (keyed.withColumn("_w_lo", F.greatest(F.col("ts"), F.lit(lo_t).cast("long")))
+                 .withColumn("_w_hi", F.least(F.coalesce(F.col("_w_next") - F.lit(1), F.lit(hi_t).cast("long")),
+                                              F.lit(hi_t).cast("long")))
+                 .where(F.col("_w_lo") <= F.col("_w_hi")))
+    bucket = max(1, -(-(hi_t - lo_t + 1) // RANGE_BUCKETS))
+    joined = _range_join(inst, INSTANT, intervals, "_w_lo", "_w_hi", bucket, lo_t, None)
+    return joined.select(*columns, INSTANT).distinct()
+
