@@ -134,7 +134,7 @@ def brute_force(stream: list, n: int, t: int) -> set:
 
 
 @pytest.mark.slow
-@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(st.lists(element, min_size=1, max_size=8), st.integers(1, 3), st.lists(st.integers(0, 12), min_size=1,
                                                                              max_size=4, unique=True))
 def test_partitioned_window_equals_its_definition(engine, tmp_path_factory, stream, n, times):
