@@ -198,7 +198,7 @@ def test_service_with_a_variable_endpoint_is_refused_and_an_unreachable_one_name
     from rspark.spark.sparql.federation import ServiceCallError
     from rspark.syntax.translate import QueryError
 
-    with pytest.raises(QueryError, match=r"^<query>:1:28: not supported: SERVICE \?e: "):
+    with pytest.raises(QueryError, match=r"^<query>:1:27: not supported: SERVICE \?e: "):
         engine.sparql("SELECT * WHERE { ?e ?p ?x SERVICE ?e { ?s ?p ?o } }")
     with pytest.raises(ServiceCallError, match=r"^SERVICE <http://127.0.0.1:9/sparql>: the endpoint cannot be "
                                                r"reached"):
