@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from xml.sax.saxutils import quoteattr as _xml_quoteattr
 
 from rspark.model.terms import (
     IRI,
+    RDF_LANGSTRING,
     XSD_STRING,
     BlankNode,
     Literal,
@@ -298,6 +300,44 @@ def to_nquads(result: DatasetResult) -> str:
     )
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Comparison
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------- reading SPARQL JSON
+
+
+def json_term(obj: dict[str, Any]) -> Term:
+    """A term of the SPARQL 1.1 Query Results JSON Format (and the RDF-star CG's ``triple`` terms)."""
+    kind = obj.get("type")
+    if kind == "uri":
+        return IRI(obj["value"])
+    if kind == "bnode":
+        return BlankNode(obj["value"])
+    if kind in ("literal", "typed-literal"):
+        lang = obj.get("xml:lang", obj.get("lang"))
+        if lang is not None:
+            return Literal(obj["value"], RDF_LANGSTRING, lang)
+        return Literal(obj["value"], obj.get("datatype") or XSD_STRING)
+    if kind == "triple":
+        value = obj["value"]
+        s = value.get("subject", value.get("s"))
+        p = value.get("predicate", value.get("p"))
+        o = value.get("object", value.get("o"))
+        if s is None or p is None or o is None:
+            raise ValueError(f"incomplete triple value: {value!r}")
+        return QuotedTriple(json_term(s), json_term(p), json_term(o))
+    raise ValueError(f"unknown term type {kind!r} in SPARQL JSON results")
+
+
+def from_json(data: str | bytes | dict[str, Any]) -> SolutionSequence | BooleanResult:
+    """Parse a SPARQL 1.1 Query Results JSON document (text or already-decoded dict)."""
+    if not isinstance(data, dict):
+        data = json.loads(data)
+    if "boolean" in data:
+        value = data["boolean"]
+        if not isinstance(value, bool):
+            raise ValueError(f"bad boolean value {value!r}")
+        return BooleanResult(value)
+    vars_ = list(data.get("head", {}).get("vars", []))
+    rows = [
+        {name: json_term(term) for name, term in binding.items()}
+        for binding in data.get("results", {}).get("bindings", [])
+    ]
+    return SolutionSequence(complete_vars(vars_, rows), rows)

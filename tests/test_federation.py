@@ -14,6 +14,7 @@ import pyoxigraph as ox
 import pytest
 
 from rspark.model.terms import IRI, BlankNode, Literal, QuotedTriple
+from rspark.results import json_term
 from rspark.spark.sparql import federation
 
 DATA = Path(__file__).parent / "data"
@@ -84,16 +85,16 @@ def test_the_pattern_is_sent_as_a_select_and_its_json_read_into_terms(endpoint):
 
 def test_every_kind_of_json_term_is_read():
     # SPARQL 1.1 Query Results JSON Format, and the RDF-star CG's "triple" terms
-    assert federation._term({"type": "uri", "value": EX + "a"}) == IRI(EX + "a")
-    assert federation._term({"type": "bnode", "value": "b0"}) == BlankNode("b0")
-    assert federation._term({"type": "literal", "value": "x", "xml:lang": "en-GB"}) == Literal("x", language="en-GB")
-    assert federation._term({"type": "literal", "value": "1", "datatype": "http://www.w3.org/2001/XMLSchema#int"}) \
+    assert json_term({"type": "uri", "value": EX + "a"}) == IRI(EX + "a")
+    assert json_term({"type": "bnode", "value": "b0"}) == BlankNode("b0")
+    assert json_term({"type": "literal", "value": "x", "xml:lang": "en-GB"}) == Literal("x", language="en-GB")
+    assert json_term({"type": "literal", "value": "1", "datatype": "http://www.w3.org/2001/XMLSchema#int"}) \
         == Literal("1", "http://www.w3.org/2001/XMLSchema#int")
-    assert federation._term({"type": "literal", "value": "x"}) == Literal("x")
+    assert json_term({"type": "literal", "value": "x"}) == Literal("x")
     triple = {"type": "triple", "value": {"subject": {"type": "uri", "value": EX + "a"},
                                           "predicate": {"type": "uri", "value": EX + "p"},
                                           "object": {"type": "literal", "value": "1"}}}
-    assert federation._term(triple) == QuotedTriple(IRI(EX + "a"), IRI(EX + "p"), Literal("1"))
+    assert json_term(triple) == QuotedTriple(IRI(EX + "a"), IRI(EX + "p"), Literal("1"))
 
 
 def test_each_failure_names_the_endpoint_and_its_cause(endpoint, monkeypatch):

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
@@ -67,6 +66,7 @@ from rspark.results import (
     SolutionSequence,
     Triple,
     complete_vars,
+    from_json,
 )
 
 RS = "http://www.w3.org/2001/sw/DataAccess/tests/result-set#"
@@ -176,45 +176,6 @@ def from_xml(text: str | bytes) -> SolutionSequence | BooleanResult:
 
 
 # --- SPARQL JSON ------------------------------------------------------------------------------------------------
-
-
-def _json_term(obj: dict[str, Any]) -> Term:
-    kind = obj.get("type")
-    if kind == "uri":
-        return IRI(obj["value"])
-    if kind == "bnode":
-        return BlankNode(obj["value"])
-    if kind in ("literal", "typed-literal"):
-        lang = obj.get("xml:lang", obj.get("lang"))
-        if lang is not None:
-            return Literal(obj["value"], RDF_LANGSTRING, lang)
-        return Literal(obj["value"], obj.get("datatype") or XSD_STRING)
-    if kind == "triple":
-        value = obj["value"]
-        s = value.get("subject", value.get("s"))
-        p = value.get("predicate", value.get("p"))
-        o = value.get("object", value.get("o"))
-        if s is None or p is None or o is None:
-            raise ValueError(f"incomplete triple value: {value!r}")
-        return QuotedTriple(_json_term(s), _json_term(p), _json_term(o))
-    raise ValueError(f"unknown term type {kind!r} in SPARQL JSON results")
-
-
-def from_json(data: str | bytes | dict[str, Any]) -> SolutionSequence | BooleanResult:
-    """Parse a SPARQL 1.1 Query Results JSON document (text or already-decoded dict)."""
-    if not isinstance(data, dict):
-        data = json.loads(data)
-    if "boolean" in data:
-        value = data["boolean"]
-        if not isinstance(value, bool):
-            raise ValueError(f"bad boolean value {value!r}")
-        return BooleanResult(value)
-    vars_ = list(data.get("head", {}).get("vars", []))
-    rows = [
-        {name: _json_term(term) for name, term in binding.items()}
-        for binding in data.get("results", {}).get("bindings", [])
-    ]
-    return SolutionSequence(complete_vars(vars_, rows), rows)
 
 
 # --- TSV --------------------------------------------------------------------------------------------------------

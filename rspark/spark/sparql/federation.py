@@ -21,7 +21,7 @@ import urllib.parse
 import urllib.request
 
 from rspark.errors import RsparkError
-from rspark.model.terms import IRI, BlankNode, Literal, QuotedTriple
+from rspark.results import from_json
 
 log = logging.getLogger("rspark.service_call")
 
@@ -62,26 +62,9 @@ def call(endpoint: str, query: str, timeout: float | None = None) -> tuple[list[
         raise ServiceCallError(f"{where}: the answer is larger than {MAX_BYTES // (1024 * 1024)} MB")
     try:
         doc = json.loads(data.decode("utf-8"))
-        names = list(doc["head"].get("vars", []))
-        rows = [{n: _term(t) for n, t in b.items()} for b in doc["results"]["bindings"]]
+        if not isinstance(doc, dict) or "results" not in doc:  # (an ASK's boolean, or no results at all)
+            raise ValueError("no results member")
+        answer = from_json(doc)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ServiceCallError(f"{where}: the answer is not a SPARQL JSON result of a SELECT ({exc})") from None
-    return names, rows
-
-
-def _term(t: dict):
-    kind = t["type"]
-    if kind == "uri":
-        return IRI(t["value"])
-    if kind == "bnode":
-        return BlankNode(t["value"])
-    if kind in ("literal", "typed-literal"):
-        if "xml:lang" in t:
-            return Literal(t["value"], language=t["xml:lang"])
-        if "datatype" in t:
-            return Literal(t["value"], t["datatype"])
-        return Literal(t["value"])
-    if kind == "triple":
-        v = t["value"]
-        return QuotedTriple(_term(v["subject"]), _term(v["predicate"]), _term(v["object"]))
-    raise ValueError(f"unknown term type {kind!r}")
+    return list(answer.vars), answer.rows
