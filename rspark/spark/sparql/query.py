@@ -227,13 +227,23 @@ def describe_frame(comp: Compiler, sols: Solutions, targets) -> DataFrame:
     resources = parts[0]
     for p in parts[1:]:
         resources = resources.unionByName(p)
+    return bounded_description(resources, lambda rs: default.join(rs, default.s == rs.r, "left_semi"))
+
+
+DESCRIBE_DEPTH = 32  # blank-node hops followed from a described resource
+
+
+def bounded_description(resources: DataFrame, triples_of, keys: tuple[str, ...] = ()) -> DataFrame:
+    """The concise bounded descriptions of ``resources`` (columns ``keys`` and ``r``): ``triples_of(rs)`` gives
+    the triples ``(keys, s, p, o)`` whose subject is one of ``rs`` (``keys`` and ``r``), and the blank nodes those
+    lead to are described in turn, up to DESCRIBE_DEPTH hops. Static DESCRIBE has no key; a continuous one is keyed
+    by the instant."""
     resources = resources.filter(F.col("r").isNotNull()).distinct().localCheckpoint()
-    found = default.join(resources, default.s == resources.r, "left_semi").localCheckpoint()
+    found = triples_of(resources).localCheckpoint()
     frontier = found
-    for _ in range(32):
-        nxt = frontier.filter(_is_bnode(F.col("o"))).select(F.col("o").alias("r")).distinct()
-        new = (default.join(nxt, default.s == nxt.r, "left_semi").join(found, ["s", "p", "o"], "left_anti")
-               .localCheckpoint())
+    for _ in range(DESCRIBE_DEPTH):
+        nxt = frontier.filter(_is_bnode(F.col("o"))).select(*keys, F.col("o").alias("r")).distinct()
+        new = triples_of(nxt).join(found, [*keys, "s", "p", "o"], "left_anti").localCheckpoint()
         if new.isEmpty():
             break
         found = found.unionByName(new).localCheckpoint()

@@ -16,11 +16,9 @@ from pyspark.sql import functions as F
 
 from rspark.model import codec as E
 from rspark.model.terms import Variable
-from rspark.spark.sparql.query import projected_names
+from rspark.spark.sparql.query import bounded_description, projected_names
 from rspark.spark.sparql.solutions import Solutions, var_col
 from rspark.spark.streaming.keys import KEY
-
-MAX_DEPTH = 32  # blank-node hops followed from a described resource (as the static DESCRIBE)
 
 
 def describe_frame(sols: Solutions, targets, static_default: DataFrame,
@@ -38,7 +36,7 @@ def describe_frame(sols: Solutions, targets, static_default: DataFrame,
             parts.append(instants.select(KEY, F.lit(E.encode(t)).alias("r")))
     if not parts:
         return sols.df.select(KEY, *[F.lit(None).cast("string").alias(c) for c in ("s", "p", "o")]).limit(0)
-    resources = reduce(DataFrame.unionByName, parts).filter(F.col("r").isNotNull()).distinct().localCheckpoint()
+    resources = reduce(DataFrame.unionByName, parts)
     streamed = [build().select(KEY, "s", "p", "o") for build in merged]
 
     def triples_of(rs: DataFrame) -> DataFrame:
@@ -48,13 +46,4 @@ def describe_frame(sols: Solutions, targets, static_default: DataFrame,
                             .select(rs[KEY], w["s"], w["p"], w["o"]) for w in streamed]
         return reduce(DataFrame.unionByName, found).distinct()
 
-    found = triples_of(resources).localCheckpoint()
-    frontier = found
-    for _ in range(MAX_DEPTH):
-        nodes = frontier.filter(F.col("o").startswith("_:")).select(KEY, F.col("o").alias("r")).distinct()
-        new = triples_of(nodes).join(found, [KEY, "s", "p", "o"], "left_anti").localCheckpoint()
-        if new.isEmpty():
-            break
-        found = found.unionByName(new).localCheckpoint()
-        frontier = new
-    return found
+    return bounded_description(resources, triples_of, (KEY,))
