@@ -462,8 +462,8 @@ def _stdout_is_terminal() -> bool:
 def cmd_explain(args: argparse.Namespace) -> int:
     """Print the algebra of each query file."""
     from rspark.algebra.sse import to_sse
-    from rspark.rsp.policies import DefaultWindow
     from rspark.rsp.profiles import get_profile
+    from rspark.syntax.translate import refusals_under
 
     profile = get_profile(args.profile)  # an unknown name: ProfileError, listing the known ones
     queries = _queries(args.queries, args.base, evaluated=False)
@@ -473,9 +473,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(to_sse(q.plan))
         for line in _report_lines(q.plan, profile):
             print(line)
-        for r in q.plan.refusals:  # the algebra is printed; that it would not run is said
-            if r.windowless and profile.default_window is not DefaultWindow.ELEMENT:
-                continue
+        for r in refusals_under(q.plan, profile):  # the algebra is printed; that it would not run is said
             where = f"{q.path}:{r.line}:{r.column}" if r.line else q.path
             log.warning("%s: not supported%s: %s: %s", where, " in a continuous query" if r.continuous_only else "",
                         r.construct, r.reason)

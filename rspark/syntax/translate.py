@@ -57,13 +57,17 @@ def ensure_evaluable(plan: ops.QueryPlan, *, continuous: bool | None = None, sou
     how a stream read with no window is read: element by element (stream-to-stream), where an aggregate or an
     event pattern over it is refused, or through the profile's landmark window."""
     continuous = plan.is_continuous if continuous is None else continuous
-    element_by_element = get_profile(profile).default_window is DefaultWindow.ELEMENT
-    for r in plan.refusals:
-        if r.windowless and not element_by_element:
-            continue
+    for r in refusals_under(plan, profile):
         if continuous or not r.continuous_only:
             raise QueryError(f"not supported: {r.construct}: {r.reason}", line=r.line, column=r.column,
                              source=source)
+
+
+def refusals_under(plan: ops.QueryPlan, profile=None) -> tuple:
+    """The refusals of ``plan`` that apply under ``profile`` (None: the default one): those about a stream read
+    with no window only where the profile reads such a stream element by element."""
+    element_by_element = get_profile(profile).default_window is DefaultWindow.ELEMENT
+    return tuple(r for r in plan.refusals if element_by_element or not r.windowless)
 
 
 def translate(query: ast.Query) -> ops.QueryPlan:
@@ -709,4 +713,4 @@ def _bnode_labels(term) -> list[str]:
     return []
 
 
-__all__ = ["QueryError", "compile_query", "ensure_evaluable", "in_scope", "translate", "RDF_TYPE"]
+__all__ = ["QueryError", "compile_query", "ensure_evaluable", "in_scope", "refusals_under", "translate", "RDF_TYPE"]
