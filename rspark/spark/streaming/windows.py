@@ -383,12 +383,12 @@ def assign_partitioned_count(elements: DataFrame, quads: DataFrame, window: Coun
     the instants by the bucketed range join, each interval clipped to the instants' span. Returns ``elements``'
     columns plus ``instant``, an element once per instant however many of its keys hold it."""
     _check_items(elements, ("ts", "seq"))
-    inst, rows = instants_frame(elements.sparkSession, instants)
+    inst, _ = instants_frame(elements.sparkSession, instants)
     if isinstance(instants, DataFrame):
         lo_t, hi_t = stream_bounds(inst, INSTANT)
     else:
-        values = [int(t) for t in instants]
-        lo_t, hi_t = (min(values), max(values)) if values else (None, None)
+        values = instants if isinstance(instants, Sequence) else list(instants)
+        lo_t, hi_t = (int(min(values)), int(max(values))) if len(values) else (None, None)
     columns = list(elements.columns)
     if lo_t is None:
         return elements.withColumn(INSTANT, F.lit(None).cast("long")).limit(0)
