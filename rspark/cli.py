@@ -503,14 +503,47 @@ def _report_lines(plan, profile) -> list[str]:
     return lines
 
 
-def _load_static(engine, data: list[str], graphs: list[tuple[str, str]]) -> None:
-    """The static data: --data files into the default graph, --graph IRI=PATH files as named graphs."""
+def _load_static(engine, data: list[str], graphs: list[tuple[str, str]], versions=()) -> None:
+    """The static data: --data files into the default graph, --graph IRI=PATH files as named graphs, and the
+    versions of graphs that change over time (:func:`_versions`)."""
     for path in data:
         log.info("loading %s", path)
         engine.load(path)
     for iri, path in graphs:
         log.info("loading %s as <%s>", path, iri)
         engine.load(path, graph=iri)
+    for iri, path, since in versions:
+        log.info("loading %s as %s from %s", path, f"<{iri}>" if iri else "the default graph", since)
+        engine.load(path, graph=iri, valid_from=since)
+
+
+def _versions(args: argparse.Namespace) -> list[tuple[str | None, str, str]]:
+    """``--data-version PATH@INSTANT`` and ``--graph-version IRI=PATH@INSTANT``: (graph IRI or None, path, the
+    instant the version is valid from), checked before Spark starts (the instant after the last ``@``: a number
+    or an ISO 8601 date-time; the file a triple format)."""
+    from rspark.model.time import Timeline
+    from rspark.model.timestamps import parse_time
+    from rspark.spark.loading import rdf
+
+    wanted = [(None, value, "--data-version") for value in args.data_version or []]
+    wanted += [(iri, value, "--graph-version") for iri, value in _pairs(args.graph_version, "--graph-version")]
+    out = []
+    for iri, value, flag in wanted:
+        path, sep, since = value.rpartition("@")
+        shown = f"{flag} {iri + '=' if iri else ''}{value}"
+        if not sep or not path or not since:
+            raise UsageError(f"{shown}: expected {'IRI=' if iri else ''}PATH@INSTANT (the instant the version is "
+                             "valid from: a number or an ISO 8601 date-time)")
+        try:
+            parse_time(since, Timeline.datetime())
+        except RsparkError as exc:
+            raise UsageError(f"{shown}: {exc}") from None
+        _check_rdf_file(shown, path)
+        if rdf.detect_format(path) in rdf.QUAD_FORMATS:
+            raise UsageError(f"{shown}: a version of a graph is one graph: a triple format (.ttl, .nt, .rdf), "
+                             f"not a dataset ({path})")
+        out.append((iri, path, since))
+    return out
 
 
 def cmd_sparql(args: argparse.Namespace) -> int:
@@ -610,6 +643,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     streams = [(iri, _check_rdf_file(f"--stream {iri}", path, stream=True)) for iri, path in streams]
     data = [_check_rdf_file("--data", path) for path in args.data or []]
     graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in graphs]
+    versions = _versions(args)
     _warn_empty_streams(streams)
 
     from rspark.engine.engine import Engine
@@ -617,7 +651,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     log.info("starting Spark (master %s)", args.master or "local[*]")
     with Engine(master=args.master, profile=args.profile, conf=conf) as engine:
         _INTERRUPTS.install()
-        _load_static(engine, data, graphs)
+        _load_static(engine, data, graphs, versions)
         log.info("loading %s", ", ".join(f"{path} as <{iri}>" for iri, path in streams))
         engine.add_streams(streams, strict=args.strict)  # loaded concurrently
         _report_problems(engine.errors)
@@ -662,13 +696,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(f"--output writes jsonl, csv or tsv, not {fmt}")
     data = [_check_rdf_file("--data", path) for path in args.data or []]
     graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in graphs]
+    versions = _versions(args)
 
     from rspark.engine.engine import Engine
 
     log.info("starting Spark (master %s)", args.master or "local[*]")
     with Engine(master=args.master, profile=args.profile, conf=conf, checkpoint=args.checkpoint) as engine:
         _INTERRUPTS.install()
-        _load_static(engine, data, graphs)
+        _load_static(engine, data, graphs, versions)
         runner = engine.live
         runner.until = until
         sink = FileSink(args.output, fmt, columns) if args.output else TextSink(fmt, sys.stdout, columns)
@@ -855,6 +890,13 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--stream", action="append", metavar="IRI=PATH", help="a recorded stream; repeatable")
     replay.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
     replay.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
+    replay.add_argument("--data-version", action="append", metavar="PATH@INSTANT",
+                        help="a version of the default graph, valid from INSTANT (a number or an ISO 8601 "
+                             "date-time) until the next version; repeatable (docs/language.md, background graphs "
+                             "that change over time)")
+    replay.add_argument("--graph-version", action="append", metavar="IRI=PATH@INSTANT",
+                        help="a version of the named graph IRI, valid from INSTANT until the next version; "
+                             "repeatable")
     replay.add_argument("--until", metavar="T", help="last instant (number or ISO 8601 date-time; default: the "
                                                      "last element's timestamp); 'end' also reports the window still "
                                                      "open at the last element")
@@ -911,6 +953,13 @@ def build_parser() -> argparse.ArgumentParser:
                           "rspark run can watch)")
     run.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
     run.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
+    run.add_argument("--data-version", action="append", metavar="PATH@INSTANT",
+                        help="a version of the default graph, valid from INSTANT (a number or an ISO 8601 "
+                             "date-time) until the next version; repeatable (docs/language.md, background graphs "
+                             "that change over time)")
+    run.add_argument("--graph-version", action="append", metavar="IRI=PATH@INSTANT",
+                        help="a version of the named graph IRI, valid from INSTANT until the next version; "
+                             "repeatable")
     run.add_argument("--profile", metavar="NAME", help="engine profile (see docs/profiles.md)")
     run.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
     run.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting; repeatable")

@@ -286,7 +286,8 @@ def test_graphs_and_the_sparql_protocol(make):
     ttl = "@prefix : <http://example.org/> .\n:s1 :room :r1 .\n:s2 :room :r2 .\n"
     r = client.put("/graphs/rooms?iri=http://example.org/rooms", content=ttl,
                    headers={"Content-Type": "text/turtle"})
-    assert r.status_code == 201 and r.json() == {"name": "rooms", "iri": EX + "rooms", "triples": 2}
+    assert r.status_code == 201 and r.json() == {"name": "rooms", "iri": EX + "rooms", "triples": 2,
+                                                 "versions": [{"valid_from": None, "triples": 2}]}
     q = "SELECT ?s ?r WHERE { GRAPH <http://example.org/rooms> { ?s <http://example.org/room> ?r } } ORDER BY ?s"
     r = client.get("/sparql", params={"query": q}, headers={"Accept": "text/csv"})
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")

@@ -18,7 +18,7 @@ from rspark.model.terms import IRI, Literal
 from rspark.model.xsd import INTEGER_TYPES, XSD_BOOLEAN, XSD_DATETIME, XSD_DECIMAL, XSD_DOUBLE, XSD_FLOAT
 from rspark.spark.failures import jvm_exit_code, jvm_gone, memory_limit_error
 from rspark.spark.session import get_session, use_session
-from rspark.spark.sparql.compiler import DatasetView
+from rspark.spark.sparql.compiler import DatasetView, GraphVersion
 from rspark.syntax.translate import compile_query, ensure_evaluable
 
 QUADS_SCHEMA = "s string, p string, o string, g string"
@@ -169,7 +169,9 @@ class Engine:
         self.errors: list = []
         self.streams: dict[str, Any] = {}
         self._loaded: list = []  # load results, to free their cached parses on clear()
-        self._static: list = []  # (encoded graph name or None, load result) of each static load, for drop_graph
+        # (encoded graph name or None, load result, the instant it is valid from or None) of each static load;
+        # a graph with a load valid from an instant changes over time (load(valid_from=...))
+        self._static: list = []
         # compiled static queries by (text, base IRI, source), executed again when the same query comes back
         # (spark.query.PreparedQuery); emptied whenever the data changes
         self._plans: dict = {}
@@ -233,8 +235,14 @@ class Engine:
     # ---------------------------------------------------------------------------------------------- static data
 
     def load(self, path: str | os.PathLike, *, graph: str | None = None, base_iri: str | None = None,
-             format: str | None = None, strict: bool = True) -> Engine:
+             format: str | None = None, strict: bool = True, valid_from=None) -> Engine:
         """Load an RDF file into the default graph, or into the named graph ``graph`` (an IRI).
+
+        ``valid_from`` (a number or an ISO 8601 date-time, as the streams' timestamps): the file is a version of
+        the graph, which replaces the graph's earlier versions from that instant on, for continuous queries (RSP-QL's
+        time-varying graph G(t); docs/language.md, "Background graphs that change over time"). A static query
+        (``sparql``) reads each graph's latest version. The file then holds triples (Turtle, N-Triples, RDF/XML):
+        a version is one graph.
 
         The format comes from the extension (.ttl .nt .nq .trig .rdf .n3), or ``format=``; relative IRIs resolve
         against ``base_iri``, else the file's URI. ``strict=False`` skips bad lines (listed in ``engine.errors``);
@@ -243,12 +251,16 @@ class Engine:
         ``FileNotFoundError``) before Spark reads anything."""
         from rspark.spark.loading.loader import load_rdf
 
+        since = None if valid_from is None else _version_instant(valid_from, path, format)
         loaded = load_rdf(self.spark, str(path), graph=graph, base_iri=base_iri, format=format, strict=strict)
         self.errors.extend(loaded.errors)
         self._loaded.append(loaded)
         name = encode(IRI(graph)) if graph is not None else None
-        self._static.append((name, loaded))
-        self._add(loaded.quads, loaded.quoted)
+        self._static.append((name, loaded, since))
+        if since is None:
+            self._add(loaded.quads, loaded.quoted)
+        else:  # read through dataset_for's versions
+            self._add(None, loaded.quoted)
         if name is not None:
             self._graphs.add(name)
         return self
@@ -262,11 +274,12 @@ class Engine:
                 return False
             self._plans.clear()
             self._version += 1
-            dropped = [loaded for n, loaded in self._static if n == name]
-            self._static = [(n, loaded) for n, loaded in self._static if n != name]
+            dropped = [loaded for n, loaded, _ in self._static if n == name]
+            self._static = [entry for entry in self._static if entry[0] != name]
             quads = quoted = None
-            for _, loaded in self._static:  # the frames again, without the graph's loads (their files may go)
-                quads = loaded.quads if quads is None else quads.unionByName(loaded.quads)
+            for _, loaded, since in self._static:  # the frames again, without the graph's loads (their files may go)
+                if since is None:
+                    quads = loaded.quads if quads is None else quads.unionByName(loaded.quads)
                 quoted = loaded.quoted if quoted is None else quoted.unionByName(loaded.quoted).distinct()
             # a dataset file (TriG, N-Quads) loaded into the default graph may hold the graph too
             self._quads = None if quads is None else quads.filter(F.col("g") != name)
@@ -283,11 +296,12 @@ class Engine:
 
         return sorted(decode(name).value for name in self._graphs)
 
-    def _add(self, quads: DataFrame, quoted: DataFrame) -> None:
+    def _add(self, quads: DataFrame | None, quoted: DataFrame) -> None:
         with self._lock:  # see __init__
             self._plans.clear()
             self._version += 1
-            self._quads = quads if self._quads is None else self._quads.unionByName(quads)
+            if quads is not None:
+                self._quads = quads if self._quads is None else self._quads.unionByName(quads)
             self._quoted = quoted if self._quoted is None else self._quoted.unionByName(quoted).distinct()
 
     def quads(self) -> DataFrame:
@@ -301,25 +315,55 @@ class Engine:
             return self.spark.createDataFrame([], QUOTED_SCHEMA)
         return self._quoted
 
-    def dataset_for(self, plan: QueryPlan) -> DatasetView:
+    def dataset_for(self, plan: QueryPlan, *, over_time: bool = False) -> DatasetView:
         """The RDF dataset of a query: FROM / FROM NAMED when it has them, else the default graph and every
-        named graph loaded. A FROM graph that is not loaded but names a local file (``file:`` IRI) is loaded."""
+        named graph loaded. A FROM graph that is not loaded but names a local file (``file:`` IRI) is loaded.
+
+        A graph loaded in versions (``load(valid_from=...)``) is read as its latest version, or, ``over_time``
+        (a continuous query), given as its versions (``DatasetView.versions``), which the evaluation reads at each
+        instant; ``default`` and ``named`` then leave it out."""
         ds = plan.dataset
-        if not (ds.default_graphs or ds.named_graphs):
-            quads = self.quads
-            return DatasetView(lambda: quads().filter(F.col("g") == "").select("s", "p", "o"),
-                               lambda: quads().filter(F.col("g") != ""), self.quoted)
+        explicit = bool(ds.default_graphs or ds.named_graphs)
         for iri in list(ds.default_graphs) + list(ds.named_graphs):
             self._ensure_graph(iri)
+        with self._lock:
+            entries = list(self._static)
+        versions = _graph_versions(entries)
+        quads = self.quads
+        if versions:
+            unversioned = self.quads
+            left_out = F.col("g").isin(list(versions))
+            if over_time:
+                def quads() -> DataFrame:
+                    return unversioned().filter(~left_out)
+            else:
+                latest = [(g, _latest(v)) for g, v in versions.items()]
+
+                def quads() -> DataFrame:
+                    out = unversioned().filter(~left_out)
+                    for graph, builder in latest:
+                        out = out.unionByName(builder().select("s", "p", "o", F.lit(graph).alias("g")))
+                    return out
+        if not explicit:
+            dated = [GraphVersion(g, g, since, b) for g, vs in versions.items() for since, b in vs] if over_time else []
+            return DatasetView(lambda: quads().filter(F.col("g") == "").select("s", "p", "o"),
+                               lambda: quads().filter(F.col("g") != ""), self.quoted, tuple(dated))
         defaults = [encode(i) for i in ds.default_graphs]
         named = [encode(i) for i in ds.named_graphs]
-        quads = self.quads
+        dated = []
+        if over_time:
+            dated = [GraphVersion(g, "", since, b) for g in defaults for since, b in versions.get(g, ())]
+            dated += [GraphVersion(g, g, since, b) for g in named for since, b in versions.get(g, ())]
 
         def default() -> DataFrame:
             df = quads().filter(F.col("g").isin(defaults)).select("s", "p", "o")
             return df.distinct() if len(defaults) > 1 else df
 
-        return DatasetView(default, lambda: quads().filter(F.col("g").isin(named)), self.quoted)
+        return DatasetView(default, lambda: quads().filter(F.col("g").isin(named)), self.quoted, tuple(dated))
+
+    def continuous_dataset(self, plan: QueryPlan) -> DatasetView:
+        """The dataset of a continuous query: :meth:`dataset_for` with the graphs' versions."""
+        return self.dataset_for(plan, over_time=True)
 
     def _ensure_graph(self, iri: IRI) -> None:
         name = encode(iri)
@@ -479,7 +523,7 @@ class Engine:
         texts = [queries] if isinstance(queries, str) else list(queries)
         labels = list(names) if names is not None else [f"query{i + 1}" if len(texts) > 1 else "query"
                                                          for i in range(len(texts))]
-        replayer = Replayer(self.spark, self.dataset_for, self.streams, profile or self.profile)
+        replayer = Replayer(self.spark, self.continuous_dataset, self.streams, profile or self.profile)
         try:
             records = replayer.run(list(zip(texts, labels)), until=until, times=times)
         except Exception as exc:
@@ -500,16 +544,17 @@ class Engine:
 
             with self._lock:
                 if self._live is None:
-                    self._live = LiveRunner(self.spark, static=self.dataset_for, recorded=self.streams,
+                    self._live = LiveRunner(self.spark, static=self.continuous_dataset, recorded=self.streams,
                                             profile=self.profile, replace_graph=self._replace_graph,
                                             checkpoint=self.checkpoint)
         return self._live
 
-    def _replace_graph(self, iri: str, path: str | None) -> None:
-        """Drops the static graph ``iri`` and loads ``path`` in its place (None: dropped only)."""
+    def _replace_graph(self, iri: str, versions: list) -> None:
+        """Drops the static graph ``iri`` and loads its ``versions`` ((path, the instant it is valid from or None))
+        in its place (none: dropped only)."""
         self.drop_graph(iri)
-        if path is not None:
-            self.load(path, graph=iri)
+        for path, since in versions:
+            self.load(path, graph=iri, valid_from=since)
 
     def live_stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
                     arrival_time: bool = False) -> Engine:
@@ -573,6 +618,62 @@ class Engine:
     def live_status(self) -> dict:
         """Counters of the live streams and queries (docs/live.md, Status)."""
         return self.live.status()
+
+
+def _version_instant(valid_from, path, format) -> object:
+    """``valid_from`` checked: a number, or a text that is a number or an ISO 8601 date-time (read as an
+    element's timestamp is); the file a triple format."""
+    from rspark.model.time import Timeline
+    from rspark.model.timestamps import parse_time
+    from rspark.spark.loading import rdf
+
+    if isinstance(valid_from, bool) or not isinstance(valid_from, (int, float, str)):
+        raise RsparkError(f"valid_from={valid_from!r}: a number or an ISO 8601 date-time")
+    try:
+        parse_time(valid_from, Timeline.datetime())
+    except RsparkError as exc:
+        raise RsparkError(f"valid_from={valid_from!r}: {exc}") from None
+    if rdf.detect_format(str(path), format) in ("nquads", "trig"):
+        raise RsparkError(f"{path}: a version of a graph is one graph: load it from a triple format (Turtle, "
+                          "N-Triples, RDF/XML), not a dataset (TriG, N-Quads)")
+    return valid_from
+
+
+def _graph_versions(entries) -> dict[str, list]:
+    """The graphs loaded in versions: encoded name ("" the default graph) -> [(the instant it is valid from or
+    None, a builder of its (s, p, o))], one entry per instant (the loads of one instant are one version). A load
+    of such a graph with no instant is its version from the beginning."""
+    dated = {n or "" for n, _, since in entries if since is not None}
+    loads: dict[str, dict] = {}
+    for n, loaded, since in entries:
+        if (n or "") in dated:
+            loads.setdefault(n or "", {}).setdefault(since, []).append(loaded)
+    out: dict[str, list] = {}
+    for graph, by_since in loads.items():
+        out[graph] = [(since, _union_of(graph, group)) for since, group in by_since.items()]
+    return out
+
+
+def _union_of(graph: str, group: list):
+    def build() -> DataFrame:
+        out = None
+        for loaded in group:
+            part = loaded.quads.filter(F.col("g") == graph).select("s", "p", "o")
+            out = part if out is None else out.unionByName(part)
+        return out
+
+    return build
+
+
+def _latest(versions: list):
+    """The builder of the latest of a graph's versions."""
+    from rspark.model.time import Timeline
+    from rspark.model.timestamps import parse_time
+
+    def start(entry):
+        return -(2**63) if entry[0] is None else parse_time(entry[0], Timeline.datetime())
+
+    return max(versions, key=start)[1]
 
 
 def _memory_guarded(records):

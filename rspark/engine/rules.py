@@ -68,7 +68,12 @@ def closure(spark, static, profile, src: Stream, rules: list) -> Stream:
     for round_no in range(1, MAX_ROUNDS + 1):
         derived = None
         for plan, label in rules:
-            part = _derive(spark, static(plan), profile, plan, label, src, occ)
+            dataset = static(plan)
+            if dataset.versions:
+                raise NotSupportedError(f"{label}: a CONSTRUCT rule over graphs that change over time (a rule "
+                                        "derives from every occurrence at once, with no instant to pick a "
+                                        "version by)")
+            part = _derive(spark, dataset, profile, plan, label, src, occ)
             derived = part if derived is None else derived.unionByName(part)
         new = derived.distinct().join(occ, ["s", "p", "o", "start", "end"], "left_anti").localCheckpoint()
         added = new.count()

@@ -156,7 +156,9 @@ class Service:
         with self.lock:
             state = {
                 "streams": {n: s.declaration() for n, s in self.streams.items()},
-                "graphs": {n: {k: g[k] for k in ("iri", "path", "media_type")} for n, g in self.graphs.items()},
+                "graphs": {n: {"iri": g["iri"], "versions": [{k: v[k] for k in ("since", "path", "media_type")}
+                                                             for v in g["versions"]]}
+                           for n, g in self.graphs.items()},
                 "queries": {n: {"text": q.text, "profile": q.profile, "paused": q.paused,
                                 "observers": [o.url for o in q.observers.values()]}
                             for n, q in self.queries.items()},
@@ -300,11 +302,15 @@ class Service:
     # ------------------------------------------------------------------------------------------------ graphs
 
     def put_graph(self, name: str, body: bytes, media_type: str | None, iri: str | None, *,
-                  save: bool = True) -> tuple[bool, int]:
-        """Loads (or replaces) the static graph ``name``; returns whether it is new and its triples."""
+                  valid_from: str | None = None, save: bool = True) -> tuple[bool, int]:
+        """Loads (or replaces) the static graph ``name``; returns whether it is new and its triples. With
+        ``valid_from`` (a number or an ISO 8601 date-time) the body is a version of the graph valid from that
+        instant (docs/language.md, background graphs that change over time), added to its versions (one of the
+        same instant replaced); without, the body replaces the graph and all its versions."""
         import pyoxigraph as ox
 
         _check_name(name, "graph")
+        since = None if valid_from is None else _version_instant(valid_from)
         mt = (media_type or "text/turtle").split(";")[0].strip().lower()
         if mt not in GRAPH_FORMATS:
             raise ServiceError(415, f"Content-Type {mt}: a graph is Turtle (text/turtle), N-Triples "
@@ -333,26 +339,35 @@ class Service:
         tmp = path + ".tmp"
         with open(tmp, "wb") as out:
             out.write(body)
+        version = {"since": since, "path": path, "media_type": mt, "triples": len(triples), "loaded": time.time()}
         with self.lock:
             old = self.graphs.get(name)
             if old is not None and old["iri"] != iri:
                 os.remove(tmp)
                 raise ServiceError(409, f"graph {name} is <{old['iri']}>; delete it first to give it another IRI")
             os.replace(tmp, path)
-            self.live.replace_graph(iri, path)  # between evaluations: queries see the old graph or the new one
-            self.graphs[name] = {"iri": iri, "path": path, "media_type": mt, "triples": len(triples),
-                                 "loaded": time.time()}
-        if old is not None and old["path"] != path:  # the engine no longer reads the old version's file
-            _remove(old["path"])
+            kept = [] if old is None or since is None else \
+                [v for v in old["versions"] if v["since"] is None or _instant_key(v["since"]) != _instant_key(since)]
+            versions = sorted(kept + [version], key=lambda v: _instant_key(v["since"]))
+            # between evaluations: queries see the old graph or the new one
+            self.live.replace_graph(iri, [(v["path"], v["since"]) for v in versions])
+            self.graphs[name] = {"iri": iri, "versions": versions, **_latest_of(versions)}
+        if old is not None:  # the engine no longer reads the files of the versions replaced
+            for v in old["versions"]:
+                if v not in versions:
+                    _remove(v["path"])
         if save:
             self.save()
         return old is None, len(triples)
 
     def _put_graph_file(self, name: str, g: dict, *, save: bool) -> None:
-        with open(g["path"], "rb") as f:
-            self.put_graph(name, f.read(), g["media_type"], g["iri"], save=save)
-        if g["path"] != self.graphs[name]["path"]:
-            _remove(g["path"])  # the saved copy was copied to a new version
+        """A graph saved in the checkpoint, loaded again (its versions in order)."""
+        saved = g.get("versions") or [{"since": None, "path": g["path"], "media_type": g["media_type"]}]
+        for v in saved:
+            with open(v["path"], "rb") as f:
+                self.put_graph(name, f.read(), v["media_type"], g["iri"], valid_from=v["since"], save=save)
+            if all(v["path"] != now["path"] for now in self.graphs[name]["versions"]):
+                _remove(v["path"])  # the saved copy was copied to a new file
 
     def graph(self, name: str) -> dict:
         g = self.graphs.get(name)
@@ -360,12 +375,25 @@ class Service:
             raise ServiceError(404, f"no graph named {name} (load it with PUT /graphs/{name})")
         return g
 
+    def graph_version(self, name: str, valid_from: str | None) -> dict:
+        """The version of graph ``name`` valid from ``valid_from`` (None: its latest version)."""
+        g = self.graph(name)
+        if valid_from is None:
+            return g["versions"][-1]
+        key = _instant_key(_version_instant(valid_from))
+        for v in g["versions"]:
+            if v["since"] is not None and _instant_key(v["since"]) == key:
+                return v
+        raise ServiceError(404, f"graph {name} has no version valid from {valid_from} (its versions: "
+                                f"{', '.join(v['since'] or 'from the beginning' for v in g['versions'])})")
+
     def delete_graph(self, name: str) -> None:
         g = self.graph(name)
         with self.lock:
-            self.live.replace_graph(g["iri"], None)
+            self.live.replace_graph(g["iri"], [])
             self.graphs.pop(name, None)
-        _remove(g["path"])
+        for v in g["versions"]:
+            _remove(v["path"])
         self.save()
 
     # ------------------------------------------------------------------------------------------------ queries
@@ -548,3 +576,30 @@ def _json_time(value):
         except ArithmeticError:
             return value
     return value
+
+
+def _version_instant(valid_from: str) -> str:
+    """A graph version's ``valid_from`` checked (a number or an ISO 8601 date-time), as given."""
+    from rspark.model.time import Timeline
+    from rspark.model.timestamps import parse_time
+
+    try:
+        parse_time(valid_from, Timeline.datetime())
+    except RsparkError as exc:
+        raise ServiceError(400, f"valid_from={valid_from}: {exc}") from None
+    return valid_from
+
+
+def _instant_key(since: str | None) -> int:
+    """A version's instant as a number to order versions by (None, from the beginning: first)."""
+    from rspark.model.time import Timeline
+    from rspark.model.timestamps import parse_time
+
+    return -(2**63) if since is None else parse_time(since, Timeline.datetime())
+
+
+def _latest_of(versions: list[dict]) -> dict:
+    """What the graph's listing shows of it: its latest version's file, format and triples."""
+    latest = versions[-1]
+    return {"path": latest["path"], "media_type": latest["media_type"], "triples": latest["triples"],
+            "loaded": latest["loaded"]}

@@ -5,7 +5,7 @@ client never holds it nor touches a buffer or a plan."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 
 from rspark.engine.live.view import Band, QueryView, StreamView, WindowView, interval_variables
@@ -188,13 +188,14 @@ class LiveReading:
             if q is not None and sink in q.sinks:
                 q.sinks.remove(sink)
 
-    def replace_graph(self, iri: str, path: str | None) -> None:
-        """Drops the static graph ``iri`` and loads ``path`` in its place (None: dropped only), between two
-        evaluations: a query sees the old graph or the new one, never half."""
+    def replace_graph(self, iri: str, versions: Sequence[tuple[str, object]] = ()) -> None:
+        """Drops the static graph ``iri`` and loads its ``versions`` in its place ((path, the instant it is valid
+        from, None: from the beginning); none: dropped only), between two evaluations: a query sees the old graph
+        or the new one, never half."""
         if self.graph_replacer is None:
             raise RsparkError("live mode was started without static graphs to replace")
         with self.lock:
-            self.graph_replacer(iri, path)
+            self.graph_replacer(iri, list(versions))
 
     def failure_text(self) -> str | None:
         """What stopped live mode (a micro-batch that failed), or None while it runs."""

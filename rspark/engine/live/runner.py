@@ -30,7 +30,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -73,11 +73,12 @@ class LiveRunner(LiveReading):
     (``describe_stream``, ``describe_query``, ``due_instants``)."""
 
     def __init__(self, spark, *, static: Callable[[ops.QueryPlan], DatasetView], recorded: Mapping[str, Stream],
-                 profile: str | None = None, replace_graph: Callable[[str, str | None], None] | None = None,
+                 profile: str | None = None, replace_graph: Callable[[str, Sequence], None] | None = None,
                  checkpoint: str | None = None, trigger: float = 0.1) -> None:
         """``static``: a query's static dataset; ``recorded``: the recorded streams a live query may read beside
-        live ones; ``profile``: the default profile of registered queries; ``replace_graph(iri, path)``: drops the
-        static graph ``iri`` and loads ``path`` in its place (None: dropped only), for :meth:`replace_graph`."""
+        live ones; ``profile``: the default profile of registered queries; ``replace_graph(iri, versions)``: drops
+        the static graph ``iri`` and loads its ``versions`` ((path, the instant it is valid from or None), none:
+        dropped only) in its place, for :meth:`replace_graph`."""
         self.spark = spark
         self.recorded = recorded
         self.profile = profile

@@ -63,16 +63,33 @@ class UnionSource:
         return " + ".join(p.label for p in self.parts)
 
 
+@dataclass(frozen=True)
+class GraphVersion:
+    """One version of a background graph that changes over time (RSP-QL's G(t); ``rspark.rsp.versions``):
+    ``source``, the graph it is a version of (encoded IRI, "" for the default graph); ``graph``, where the query
+    reads it (the same graph, or "" when the query's FROM merges it into its default graph); ``since``, the
+    instant it is valid from as given (a number or an ISO 8601 date-time; None: from the beginning);
+    ``triples`` gives its (s, p, o)."""
+
+    source: str
+    graph: str
+    since: object | None
+    triples: Callable[[], DataFrame]
+
+
 @dataclass
 class DatasetView:
     """The RDF dataset a query runs against: the default graph, the named graphs, and the quoted-triple table.
 
     ``default`` gives (s, p, o) of the default graph; ``named`` gives (g, s, p, o) of the named graphs;
-    ``quoted`` gives (t, s, p, o), one row per quoted triple term occurring in the data (for RDF-star patterns)."""
+    ``quoted`` gives (t, s, p, o), one row per quoted triple term occurring in the data (for RDF-star patterns).
+    ``versions``: the versions of the graphs that change over time (:class:`GraphVersion`), which a continuous
+    query reads at each instant beside ``default`` and ``named`` (which then leave those graphs out)."""
 
     default: Callable[[], DataFrame]
     named: Callable[[], DataFrame]
     quoted: Callable[[], DataFrame]
+    versions: tuple = ()
 
     def __post_init__(self) -> None:
         # each frame is built once per query, however many patterns scan it (building one is several JVM calls)
@@ -493,12 +510,9 @@ class Compiler:
     def _op_Graph(self, op: ops.Graph, ctx: Context) -> Solutions:
         """GRAPH over the dataset's named graphs, or over the context's (a window's elements, keyed by instant:
         then the graph names depend on the key, and a graph exists only where the window holds it)."""
-        if ctx.graphs is not None:
-            named, gkeys = ctx.graphs.triples, tuple(ctx.graphs.keys)
-        else:
-            named, gkeys = self.dataset.named, ()
-        if not isinstance(op.name, Variable):
-            iri = encode(op.name)
+        iri = None if isinstance(op.name, Variable) else encode(op.name)
+        named, gkeys = self.named_graphs(ctx, iri)
+        if iri is not None:
             source = GraphSource(lambda: named().filter(F.col("g") == iri).select(*gkeys, "s", "p", "o"), gkeys,
                                  f"graph {iri}")
             inner = self.compile(op.op, dataclasses.replace(ctx, active=source))
@@ -538,6 +552,13 @@ class Compiler:
         out_keys = tuple(k for k in inner.keys if k != key)
         df = df.select(*out_keys, *[var_col(v) for v in names], *[c for c, _ in inner.order])
         return Solutions(df, names, inner.bound | {name}, out_keys, inner.order)
+
+    def named_graphs(self, ctx: Context, iri: str | None) -> tuple[Callable[[], DataFrame], tuple[str, ...]]:
+        """What GRAPH ``iri`` (None: GRAPH ?g) reads: a builder of (keys, g, s, p, o) and its keys: the context's
+        graphs (a window's elements) when it has them, else the dataset's named graphs."""
+        if ctx.graphs is not None:
+            return ctx.graphs.triples, tuple(ctx.graphs.keys)
+        return self.dataset.named, ()
 
     def _graph_names(self) -> DataFrame:
         return self.dataset.named().select("g").distinct()

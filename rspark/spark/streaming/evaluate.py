@@ -42,6 +42,7 @@ from rspark.spark.sparql.compiler import Compiler, DatasetView
 from rspark.spark.sparql.query import construct_frame, decode_quads, has_graphs, make_env, projected_names
 from rspark.spark.sparql.solutions import var_col
 from rspark.spark.streaming import diagnostics, s2r
+from rspark.spark.streaming.background import versions_at
 from rspark.spark.streaming.describe import describe_frame
 from rspark.spark.streaming.fetch import group_by_instant, rows_by_instant
 from rspark.spark.streaming.keys import KEY
@@ -166,7 +167,12 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
     for d, rw, src in zip(decls, resolved, sources):
         matches = None
         if isinstance(rw, CountWindow) and rw.unit == CountUnit.BGP:
-            scanner = scanner or Compiler(spark, StreamDataset(static, [], {}, stream_quoted), env)
+            if any(v.graph == "" for v in static.versions):
+                raise NotSupportedError(f"{label}: a [RANGE BGP n] window over a default graph that changes over "
+                                        "time (its matches are counted over one default graph)")
+            # (the BGP's matches are counted over the default graph, which has no versions: checked above)
+            scanner = scanner or Compiler(spark, StreamDataset(dataclasses.replace(static, versions=()), [], {},
+                                                               stream_quoted), env)
             bw = bgp_windows[id(d)] = s2r.bgp_window(scanner.scan_triple, static.default, plan.op, d, rw, src)
             matches = bw.match_times()
         # a triple window counts the quads; a partitioned one finds its elements' keys there
@@ -200,13 +206,16 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
     interval_mode = has_interval_joins(plan.op) or (
         asks_intervals(plan.op) and not any(isinstance(n, ops.Match) for n in ops.descendants(plan.op)))
     context = StreamContext(timeline, profile, plan.op, domain, interval_mode, carry)
-    comp = StreamCompiler(spark, StreamDataset(static, merged, named, stream_quoted), env, context)
+    by_instant = versions_at(spark, static.versions, timeline, domain) if static.versions else None
+    comp = StreamCompiler(spark, StreamDataset(static, merged, named, stream_quoted, by_instant), env, context)
     sols = S.align(comp.compile(plan.op), (KEY,), domain)
     new_state = carry.saved() if carry is not None else None
     live = instants.after is not None or isinstance(values, LocalInstants)
     few = len(values) <= (LIVE_FEW_INSTANTS if live else FEW_INSTANTS)
     emit_empty = (profile.emit_empty and not s2s) or plan.form == QueryForm.ASK
-    default = (static.default, [w.content for w in merged])  # DESCRIBE reads the default graph at each instant
+    # DESCRIBE reads the default graph at each instant
+    default = (static.default, [w.content for w in merged] + ([comp.dataset.versions_of("")]
+                                                              if "" in comp.dataset.versioned else []))
     records, output = _records(plan, label, sols, values, timeline, r2s, emit_empty, sources[0], few, default)
     return EvaluationResult(records, values, new_state, output)
 

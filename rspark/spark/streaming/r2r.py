@@ -51,19 +51,34 @@ class StreamDataset(DatasetView):
     """The RSP-QL dataset at every instant: static graphs plus the windows' contents keyed by instant
     (``stream_windows``: the FROM STREAM windows, merged into the default graph; ``windows``: the named windows by
     encoded name). The quoted-triple table (what RDF-star patterns decompose quoted triples with) is the static
-    graphs' and the streams' together."""
+    graphs' and the streams' together. ``by_instant``: the static graphs that change over time, at each instant
+    (``(__t, g, s, p, o)``, ``rspark.spark.streaming.background``), None when none does."""
 
     def __init__(self, static: DatasetView, stream_windows: list[WindowContent], windows: dict[str, WindowContent],
-                 stream_quoted: list[DataFrame]) -> None:
+                 stream_quoted: list[DataFrame], by_instant: Callable[[], DataFrame] | None = None) -> None:
         def quoted() -> DataFrame:
             out = static.quoted()
             for extra in stream_quoted:
                 out = out.unionByName(extra)
             return out.distinct() if stream_quoted else out
 
-        super().__init__(static.default, static.named, quoted)
+        super().__init__(static.default, static.named, quoted, static.versions)
         self.stream_windows = tuple(stream_windows)
         self.windows = dict(windows)
+        self.by_instant = by_instant
+        # the graphs (encoded names, "" the default graph) the query reads in versions
+        self.versioned = frozenset(v.graph for v in static.versions) if by_instant is not None else frozenset()
+        if static.versions and by_instant is None:
+            raise NotSupportedError("this evaluation reads graphs that change over time without their versions")
+
+    def versions_of(self, graph: str) -> Callable[[], DataFrame]:
+        """The versions of ``graph`` at each instant, ``(__t, s, p, o)``."""
+        by_instant = self.by_instant
+
+        def build() -> DataFrame:
+            return by_instant().filter(F.col("g") == graph).select(KEY, "s", "p", "o")
+
+        return build
 
     @property
     def window_events(self) -> dict:
@@ -120,11 +135,30 @@ class StreamCompiler(Compiler):
 
         windows = self.dataset.stream_windows
         parts = [GraphSource(self.dataset.default, (), "default graph")]
+        if "" in self.dataset.versioned:
+            parts.append(GraphSource(self.dataset.versions_of(""), (KEY,), "default graph (versions)"))
         if self.interval_mode:
             parts += [OccurrenceSource(w.dated, (KEY,), "stream window occurrences") for w in windows]
         else:
             parts += [GraphSource(w.content, (KEY,), "stream window", w.stamps) for w in windows]
         return Context(UnionSource(tuple(parts)), (KEY,), self.domain)
+
+    def named_graphs(self, ctx, iri):
+        """As the static compiler; a named graph that changes over time is read at each instant as the version
+        valid then (keyed by instant). GRAPH ?g over named graphs some of which have versions reads every named
+        graph keyed by instant (the others' triples at every instant)."""
+        versioned = self.dataset.versioned - {""}
+        if ctx.graphs is not None or not versioned or (iri is not None and iri not in versioned):
+            return super().named_graphs(ctx, iri)
+        by_instant, named, domain = self.dataset.by_instant, self.dataset.named, self.domain
+
+        def keyed() -> DataFrame:
+            mine = by_instant().filter(F.col("g") != "")
+            if iri is not None:
+                return mine
+            return mine.unionByName(domain.crossJoin(named()).select(KEY, "g", "s", "p", "o"))
+
+        return keyed, (KEY,)
 
     def compile(self, op: ops.Op, ctx=None):
         """As the static compiler; an operator whose expressions call NOW() (the evaluation instant in a replay)
