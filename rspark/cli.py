@@ -517,6 +517,29 @@ def _load_static(engine, data: list[str], graphs: list[tuple[str, str]], version
         engine.load(path, graph=iri, valid_from=since)
 
 
+def _refreshed(args: argparse.Namespace) -> list[tuple[str, str, float]]:
+    """``--graph-refresh IRI=SOURCE@PERIOD``: (graph IRI, a file or an http(s) SPARQL endpoint, the period in
+    seconds), checked before Spark starts."""
+    from rspark.engine.live.refresh import is_endpoint
+    from rspark.engine.live.runner import refresh_period
+
+    out = []
+    for iri, value in _pairs(args.graph_refresh, "--graph-refresh"):
+        source, sep, every = value.rpartition("@")
+        shown = f"--graph-refresh {iri}={value}"
+        if not sep or not source or not every:
+            raise UsageError(f"{shown}: expected IRI=SOURCE@PERIOD (a file or a SPARQL endpoint, and a duration: "
+                             "PT20S, 20s, or seconds)")
+        try:
+            seconds = refresh_period(every)
+        except RsparkError as exc:
+            raise UsageError(f"{shown}: {exc}") from None
+        if not is_endpoint(source):
+            _check_rdf_file(shown, source)
+        out.append((iri, source, seconds))
+    return out
+
+
 def _versions(args: argparse.Namespace) -> list[tuple[str | None, str, str]]:
     """``--data-version PATH@INSTANT`` and ``--graph-version IRI=PATH@INSTANT``: (graph IRI or None, path, the
     instant the version is valid from), checked before Spark starts (the instant after the last ``@``: a number
@@ -697,6 +720,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     data = [_check_rdf_file("--data", path) for path in args.data or []]
     graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in graphs]
     versions = _versions(args)
+    refreshed = _refreshed(args)
 
     from rspark.engine.engine import Engine
 
@@ -704,6 +728,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     with Engine(master=args.master, profile=args.profile, conf=conf, checkpoint=args.checkpoint) as engine:
         _INTERRUPTS.install()
         _load_static(engine, data, graphs, versions)
+        for iri, source, every in refreshed:
+            log.info("reading <%s> from %s every %s s", iri, source, every)
+            engine.refresh_graph(iri, source, every)
         runner = engine.live
         runner.until = until
         sink = FileSink(args.output, fmt, columns) if args.output else TextSink(fmt, sys.stdout, columns)
@@ -960,6 +987,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--graph-version", action="append", metavar="IRI=PATH@INSTANT",
                         help="a version of the named graph IRI, valid from INSTANT until the next version; "
                              "repeatable")
+    run.add_argument("--graph-refresh", action="append", metavar="IRI=SOURCE@PERIOD",
+                        help="the named graph IRI read from SOURCE (a file, or an http(s) SPARQL endpoint) now and "
+                             "every PERIOD (PT20S, 20s, or seconds); a changed content is a new version, valid "
+                             "after the streams' watermark (RESCAN); repeatable")
     run.add_argument("--profile", metavar="NAME", help="engine profile (see docs/profiles.md)")
     run.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
     run.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting; repeatable")

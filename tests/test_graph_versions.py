@@ -298,6 +298,12 @@ def test_the_command_line_reads_versions_and_names_bad_ones_before_spark(tmp_pat
                        r"\(.ttl, .nt, .rdf\), not a dataset \(.*s.trig\)")
     fails_before_spark([*base, "--data-version", f"{tmp_path / 'none.ttl'}@3"],
                        r"rspark: error: --data-version .*none.ttl@3: no such file: .*none.ttl")
+    run = ["run", str(tmp_path / "q.rq"), "--source", f"{EX}s={tmp_path}"]
+    fails_before_spark([*run, "--graph-refresh", f"{EX}rooms={f['v0']}@PT0S"],
+                       r"rspark: error: --graph-refresh .*v0.ttl@PT0S: refresh period PT0S: it must be positive")
+    fails_before_spark([*run, "--graph-refresh", f"{EX}rooms={f['v0']}"],
+                       r"rspark: error: --graph-refresh .*v0.ttl: expected IRI=SOURCE@PERIOD \(a file or a SPARQL "
+                       r"endpoint, and a duration: PT20S, 20s, or seconds\)")
 
 
 def test_rspark_replay_with_graph_versions(tmp_path, capsys, spark):
@@ -382,3 +388,113 @@ def test_the_service_takes_versions_by_put_and_keeps_them_across_a_restart(spark
     finally:
         service.close()
         engine.close()
+
+
+# ------------------------------------------------------------------------------------------------ read again (RESCAN)
+
+
+def test_a_refresh_source_is_a_file_or_an_endpoint_asked_for_every_triple(tmp_path):
+    import http.server
+    import threading
+    import urllib.parse
+
+    from rspark.engine.live.refresh import read_source
+    from rspark.engine.live.runner import refresh_period
+
+    asked = []
+
+    class Endpoint(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            asked.append((urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query), self.headers["Accept"]))
+            body = b"<http://e/a> <http://e/b> <http://e/c> .\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/n-triples")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/sparql"
+        assert read_source(url) == (b"<http://e/a> <http://e/b> <http://e/c> .\n", ".nt")
+        assert asked == [({"query": ["CONSTRUCT WHERE { ?s ?p ?o }"]}, "application/n-triples")]
+    finally:
+        server.shutdown()
+    with pytest.raises(RsparkError, match=rf"the SPARQL endpoint {url} did not answer: "):
+        read_source(url)
+    (tmp_path / "g.ttl.gz").write_bytes(b"x")
+    assert read_source(str(tmp_path / "g.ttl.gz")) == (b"x", ".ttl.gz")
+    with pytest.raises(RsparkError, match=r"none.ttl: cannot read it \(No such file or directory\)"):
+        read_source(str(tmp_path / "none.ttl"))
+    assert [refresh_period(v) for v in ("PT20S", "20s", "0.5", 2)] == [20.0, 20.0, 0.5, 2.0]
+    with pytest.raises(RsparkError, match="refresh period PT0S: it must be positive"):
+        refresh_period("PT0S")
+
+
+@pytest.mark.slow
+def test_a_graph_read_again_gives_a_version_from_the_instant_after_the_watermark(spark, tmp_path):
+    """Read at the start (floors 1, 2), the rooms graph is read again after the elements up to 3 arrived: the new
+    content (floors 3, 4) is valid from 4, so the records are the replay's with that version loaded from 4; a
+    third content, read after the element at 7, is valid from 8, and the version from the beginning, which no
+    query can read again (every query reported 6), is dropped."""
+    from rspark.engine.engine import Engine
+
+    f = _files(tmp_path, v0=FLOORS_0, v4=FLOORS_4)
+    (tmp_path / "s.trig").write_text(trig(STREAM), encoding="utf-8")
+    query = P + "SELECT ?who ?floor " + WINDOW + \
+        "WHERE { WINDOW :w { ?who :in ?room } GRAPH :rooms { ?room :floor ?floor } }"
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "s", tmp_path / "s.trig")
+        eng.load(f["v0"], graph=EX + "rooms")
+        eng.load(f["v4"], graph=EX + "rooms", valid_from=4)
+        expected = _table(eng.replay(query), "who", "floor")
+    source = tmp_path / "rooms.ttl"
+    source.write_text(FLOORS_0, encoding="utf-8")
+    lines = trig(STREAM).splitlines()
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        eng.live_stream(EX + "s")
+        assert eng.refresh_graph(EX + "rooms", source, 3600)["versions"] == [None]
+        handle = eng.register(query, name="q")
+        refresh = eng.live.refreshes[EX + "rooms"]
+        for i, content in ((2, None), (4, FLOORS_4), (6, None), (8, FLOORS_6)):  # the elements at 1, 3, 5, 7
+            eng.push(EX + "s", "\n".join(lines[:2] + lines[i:i + 2]) + "\n")
+            assert eng.live.wait_idle(timeout=120)
+            if content is not None:  # read again once the element is in
+                source.write_text(content, encoding="utf-8")
+                assert refresh.check()
+        assert not refresh.check()  # the same content: no new version
+        status = eng.live_status()["refreshed"][EX + "rooms"]
+        assert (status["reads"], status["changes"], status["versions"]) == (4, 3, [4, 8])
+        eng.live.close(flush=True)
+        got = _table(handle.drain(), "who", "floor")
+    assert got == expected == [(2, [("alice", "1")]), (4, [("bob", "4")]), (6, [("alice", "4")])]
+
+
+@pytest.mark.slow
+def test_a_graph_is_read_again_every_period_and_a_failed_read_keeps_its_version(spark, tmp_path):
+    import time
+
+    from rspark.engine.engine import Engine
+
+    source = tmp_path / "rooms.ttl"
+    source.write_text(FLOORS_0, encoding="utf-8")
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        eng.refresh_graph(EX + "rooms", source, "0.2")
+        source.write_text(FLOORS_4, encoding="utf-8")
+        refresh = eng.live.refreshes[EX + "rooms"]
+        deadline = time.time() + 30
+        while refresh.changes < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        assert refresh.changes == 2
+        rows = eng.sparql(P + "SELECT ?f { GRAPH :rooms { :room1 :floor ?f } }").to_json()["results"]["bindings"]
+        assert [b["f"]["value"] for b in rows] == ["3"]
+        source.unlink()
+        while refresh.errors < 1 and time.time() < deadline:
+            time.sleep(0.05)
+        assert refresh.errors >= 1 and "rooms.ttl: cannot read it" in refresh.last_error
+        rows = eng.sparql(P + "SELECT ?f { GRAPH :rooms { :room1 :floor ?f } }").to_json()["results"]["bindings"]
+        assert [b["f"]["value"] for b in rows] == ["3"]

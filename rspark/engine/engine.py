@@ -556,6 +556,14 @@ class Engine:
         for path, since in versions:
             self.load(path, graph=iri, valid_from=since)
 
+    def refresh_graph(self, iri: str, source: str | os.PathLike, every) -> dict:
+        """Live mode: read the named graph ``iri`` from ``source`` (a file, or an ``http(s)://`` SPARQL endpoint,
+        asked ``CONSTRUCT WHERE { ?s ?p ?o }``) now and again every ``every`` (``PT20S``, ``20s``, or a number
+        of seconds), the W3C RSP CG requirements' RESCAN. A read whose content changed is a new version of the
+        graph, valid from the instant after the live streams' watermark (docs/language.md, "Background graphs
+        that change over time"); a failed read is logged and counted in ``live_status()["refreshed"]``."""
+        return self.live.refresh_graph(iri, str(source), every)
+
     def live_stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
                     arrival_time: bool = False) -> Engine:
         """Declare a live stream fed by :meth:`push` (docs/live.md). ``lateness``: how far behind the greatest

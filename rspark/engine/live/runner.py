@@ -101,6 +101,7 @@ class LiveRunner(LiveReading):
         self.until = None  # a time value no evaluation passes (rspark run --until)
         self.scheduler = LiveScheduler(self.spark, static, recorded, self.streams, self.queries)
         self.paced: list = []  # paced replays (rspark.engine.live.sources.PacedReplay) writing into inboxes
+        self.refreshes: dict = {}  # graphs read again every period, by IRI (rspark.engine.live.refresh)
 
     # ------------------------------------------------------------------------------------------------ streams
 
@@ -131,6 +132,30 @@ class LiveRunner(LiveReading):
             if timestamp_predicate:
                 st.timestamp_predicate = st.buffer.timestamp_predicate = timestamp_predicate
             return st
+
+    def refresh_graph(self, iri: str, source: str, every) -> dict:
+        """Reads the static graph ``iri`` from ``source`` (a file, or an ``http(s)://`` SPARQL endpoint) now and
+        again every ``every`` (a duration: ``PT20S``, ``20s``, or seconds); a changed content is a new version of
+        the graph, valid from the instant after the streams' watermark (``rspark.engine.live.refresh``). The
+        first read is the graph from the beginning; its failure is raised. Returns the refresh's counters."""
+        from rspark.engine.live.refresh import GraphRefresh, stream_horizon
+
+        if self.graph_replacer is None:
+            raise RsparkError("live mode was started without static graphs to replace")
+        seconds = refresh_period(every)
+        old = self.refreshes.pop(iri, None)
+        if old is not None:
+            old.stop()
+        folder = os.path.join(self.checkpoint, "refresh", stream_key(iri))
+
+        def horizon() -> tuple:
+            return stream_horizon(list(self.streams.values()), list(self.queries.values()))
+
+        refresh = GraphRefresh(iri, source, seconds, folder, self.replace_graph, horizon, self.lock)
+        refresh.check()
+        self.refreshes[iri] = refresh
+        refresh.start()
+        return refresh.status()
 
     def watch(self, iri: str, directory: str, **options) -> LiveStream:
         """Feeds ``iri`` from the element files that appear in ``directory`` (read once each, in order of
@@ -449,6 +474,7 @@ class LiveRunner(LiveReading):
         """Counters per stream and per query (docs/live.md, Status). Read without waiting for a running batch."""
         # no lock: the counters are plain values, read as they are between two batches' updates
         out: dict = {"streams": {}, "queries": {}, "checkpoint": self.checkpoint,
+                     "refreshed": {iri: r.status() for iri, r in list(self.refreshes.items())},
                      "failure": None if self.failure is None else str(self.failure)}
         for iri, st in list(self.streams.items()):
             tl = st.timeline()
@@ -546,6 +572,8 @@ class LiveRunner(LiveReading):
         """Stops the sources (and with ``flush``, reports every instant up to the last element seen first)."""
         for paced in self.paced:
             paced.stop()
+        for refresh in self.refreshes.values():
+            refresh.stop()
         with self.lock:  # the batch running now ends first: stopping a query interrupts its batch's Spark jobs
             self._closing = True
         for st in list(self.streams.values()):
@@ -585,3 +613,17 @@ def _looks_like_nquads(text: str) -> bool:
             continue
         return s.endswith(".") and "{" not in s and not s.lower().startswith(("@prefix", "prefix", "@base", "base"))
     return False
+
+
+def refresh_period(every) -> float:
+    """A refresh period in seconds: a duration (``PT20S``, ``20s``) or a number (of seconds), positive."""
+    from rspark.model.time import parse_duration
+
+    if isinstance(every, (int, float)) and not isinstance(every, bool):
+        seconds = float(every)
+    else:
+        duration = parse_duration(str(every))  # a plain number: seconds
+        seconds = float(duration.amount) / (1000 if duration.absolute else 1)
+    if not seconds > 0:
+        raise RsparkError(f"refresh period {every}: it must be positive")
+    return seconds
