@@ -15,6 +15,8 @@ from rspark.algebra.ops import QueryPlan
 from rspark.errors import RsparkError
 from rspark.model.codec import encode
 from rspark.model.terms import IRI, Literal
+from rspark.model.time import Timeline
+from rspark.model.timestamps import parse_time
 from rspark.model.xsd import INTEGER_TYPES, XSD_BOOLEAN, XSD_DATETIME, XSD_DECIMAL, XSD_DOUBLE, XSD_FLOAT
 from rspark.spark.failures import jvm_exit_code, jvm_gone, memory_limit_error
 from rspark.spark.session import get_session, use_session
@@ -305,7 +307,8 @@ class Engine:
             self._quoted = quoted if self._quoted is None else self._quoted.unionByName(quoted).distinct()
 
     def quads(self) -> DataFrame:
-        """All static quads (s, p, o, g; g '' for the default graph) as encoded terms."""
+        """The static quads loaded without an instant (s, p, o, g; g '' for the default graph) as encoded terms
+        (the versions of graphs that change over time are read through :meth:`dataset_for`)."""
         if self._quads is None:
             return self.spark.createDataFrame([], QUADS_SCHEMA)
         return self._quads
@@ -631,8 +634,6 @@ class Engine:
 def _version_instant(valid_from, path, format) -> object:
     """``valid_from`` checked: a number, or a text that is a number or an ISO 8601 date-time (read as an
     element's timestamp is); the file a triple format."""
-    from rspark.model.time import Timeline
-    from rspark.model.timestamps import parse_time
     from rspark.spark.loading import rdf
 
     if isinstance(valid_from, bool) or not isinstance(valid_from, (int, float, str)):
@@ -655,11 +656,15 @@ def _graph_versions(entries) -> dict[str, list]:
     loads: dict[str, dict] = {}
     for n, loaded, since in entries:
         if (n or "") in dated:
-            loads.setdefault(n or "", {}).setdefault(since, []).append(loaded)
-    out: dict[str, list] = {}
-    for graph, by_since in loads.items():
-        out[graph] = [(since, _union_of(graph, group)) for since, group in by_since.items()]
-    return out
+            key = None if since is None else _instant_key(since)
+            loads.setdefault(n or "", {}).setdefault(key, (since, []))[1].append(loaded)
+    return {graph: [(since, _union_of(graph, group)) for since, group in by_key.values()]
+            for graph, by_key in loads.items()}
+
+
+def _instant_key(since) -> int:
+    """An instant as given (a number or an ISO 8601 date-time) as a number to compare instants by."""
+    return parse_time(since, Timeline.datetime())
 
 
 def _union_of(graph: str, group: list):
@@ -675,13 +680,7 @@ def _union_of(graph: str, group: list):
 
 def _latest(versions: list):
     """The builder of the latest of a graph's versions."""
-    from rspark.model.time import Timeline
-    from rspark.model.timestamps import parse_time
-
-    def start(entry):
-        return -(2**63) if entry[0] is None else parse_time(entry[0], Timeline.datetime())
-
-    return max(versions, key=start)[1]
+    return max(versions, key=lambda v: -(2**63) if v[0] is None else _instant_key(v[0]))[1]
 
 
 def _memory_guarded(records):

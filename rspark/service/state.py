@@ -21,6 +21,8 @@ from decimal import Decimal
 from rspark.engine.live.files import save_json
 from rspark.engine.live.view import QueryView, to_json
 from rspark.errors import DataError, InputError, RsparkError, printable
+from rspark.model.time import Timeline
+from rspark.model.timestamps import parse_time
 from rspark.service.elements import Element, parse_push
 from rspark.service.observers import ObserverSink
 from rspark.service.results import ResultLog
@@ -440,7 +442,6 @@ class Service:
         return os.path.join(self.folder, "results", f"{name}.jsonl")
 
     def _check_cost(self, name: str, plan, profile: str | None) -> None:
-        from rspark.model.time import Timeline
         from rspark.rsp.profiles import get_profile
         from rspark.rsp.windows import CountWindow, resolve_window
 
@@ -580,9 +581,6 @@ def _json_time(value):
 
 def _version_instant(valid_from: str) -> str:
     """A graph version's ``valid_from`` checked (a number or an ISO 8601 date-time), as given."""
-    from rspark.model.time import Timeline
-    from rspark.model.timestamps import parse_time
-
     try:
         parse_time(valid_from, Timeline.datetime())
     except RsparkError as exc:
@@ -592,9 +590,6 @@ def _version_instant(valid_from: str) -> str:
 
 def _instant_key(since: str | None) -> int:
     """A version's instant as a number to order versions by (None, from the beginning: first)."""
-    from rspark.model.time import Timeline
-    from rspark.model.timestamps import parse_time
-
     return -(2**63) if since is None else parse_time(since, Timeline.datetime())
 
 
