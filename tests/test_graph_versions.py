@@ -498,3 +498,17 @@ def test_a_graph_is_read_again_every_period_and_a_failed_read_keeps_its_version(
         assert refresh.errors >= 1 and "rooms.ttl: cannot read it" in refresh.last_error
         rows = eng.sparql(P + "SELECT ?f { GRAPH :rooms { :room1 :floor ?f } }").to_json()["results"]["bindings"]
         assert [b["f"]["value"] for b in rows] == ["3"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(max_size=40), st.from_regex(r"-?\d{1,25}(\.\d{0,70})?([eE]-?\d{1,20})?", fullmatch=True),
+                 st.datetimes().map(lambda d: d.isoformat() + "Z"), st.floats(allow_nan=True), st.integers()))
+def test_any_valid_from_is_an_instant_or_refused_with_a_message(value):
+    """Whatever a caller writes as a version's instant (the API, ``--graph-version``, the service's ``valid_from``):
+    an instant, or an RsparkError saying what it is not."""
+    from rspark.engine.engine import _version_instant
+
+    try:
+        assert _version_instant(value, "v.ttl", None) == value
+    except RsparkError as exc:
+        assert str(exc).startswith(f"valid_from={value!r}: ")
