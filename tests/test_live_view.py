@@ -27,5 +27,8 @@ def test_a_window_view_as_json():
     assert w.parameters() == {"name": "http://e/w", "stream": "http://e/S", "kind": "time", "range": 4, "slide": 2,
                               "size": None}
     assert to_json(band) == {"start": 0, "end": 4, "start_open": True, "end_open": False, "at": 4}
+    counted = WindowView("http://e/w", "http://e/S", "count", size=2, unit="elements", partition="http://e/isIn")
+    assert counted.parameters() == {"name": "http://e/w", "stream": "http://e/S", "kind": "count", "range": None,
+                                    "slide": None, "size": 2, "unit": "elements", "partition": "http://e/isIn"}
     landmark = WindowView(None, "http://e/S", "landmark", start="2026-03-01T13:00:00Z")
     assert landmark.parameters()["start"] == "2026-03-01T13:00:00Z"

@@ -150,3 +150,36 @@ def test_partitioned_window_equals_its_definition(engine, tmp_path_factory, stre
              "WHERE { WINDOW :w { ?g :has ?p } }")
     got = {r.ticks: {local(row["g"]) for row in r.rows} for r in engine.replay(q, times=sorted(times))}
     assert got == {t: {f":g{i}" for i in brute_force(stream, n, t)} for t in sorted(times)}, (stream, n)
+
+
+# ------------------------------------------------------------------------------------------------ live
+
+
+@pytest.mark.slow
+def test_live_partitioned_window_equals_replay_and_its_view_names_the_key(spark, tmp_path):
+    """The readings pushed in two batches: the live records are the replay's (the test above); the query's window
+    view says what it counts and by which key (what the dashboard shows: "last 2 elements of each isIn")."""
+    from rspark.engine.engine import Engine
+
+    q = P + ("SELECT ?who (MAX(?t) - MIN(?t) AS ?elapsed) FROM NAMED WINDOW :w ON :readings "
+             "[RANGE ELEMENTS 2 PARTITION BY :isIn] WHERE { WINDOW :w { ?who :isIn ?room "
+             "BIND(timestamp(?who, :isIn, ?room) AS ?t) } } GROUP BY ?who HAVING (COUNT(*) = 2)")
+
+    def rows(records) -> list:
+        return [(r.ticks, sorted((local(row["who"]), row["elapsed"].lexical) for row in r.rows)) for r in records]
+
+    lines = READINGS.splitlines()
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        eng.live_stream(EX + "readings")
+        handle = eng.register(q, name="elapsed")
+        for batch in (lines[1:4], lines[4:]):  # the readings at 1, 3, 4, then at 8, 9
+            eng.push(EX + "readings", "\n".join(lines[:1] + batch) + "\n")
+            assert eng.live.wait_idle(timeout=120)
+        [window] = eng.live.describe_query("elapsed").windows
+        assert window.parameters() == {"name": EX + "w", "stream": EX + "readings", "kind": "count", "range": None,
+                                       "slide": None, "size": 2, "unit": "elements", "partition": EX + "isIn"}
+        eng.live.close(flush=True)
+        got = rows(handle.drain())
+    # the replay's records (test_seed002_predicate_window_elapsed_time_between_two_consecutive_readings)
+    assert got == [(1, []), (3, []), (4, [(":alice", "3")]), (8, [(":alice", "4")]),
+                   (9, [(":alice", "4"), (":bob", "6")])]

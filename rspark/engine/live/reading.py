@@ -92,7 +92,8 @@ class LiveReading:
         if isinstance(rw, CountWindow):
             plain = rw.unit is CountUnit.ELEMENTS and rw.partition is None  # (a partitioned window: no one band)
             stamps = st.buffer.driver_stamps() if known and plain and last is not None else None
-            return WindowView(name, iri, "count", size=rw.size, current=_count_band(rw, last, stamps, tl))
+            return WindowView(name, iri, "count", size=rw.size, unit=rw.unit.value.lower(), partition=rw.partition,
+                              current=_count_band(rw, last, stamps, tl))
         kind = {LandmarkWindow: "landmark", IntervalWindow: "interval", NowWindow: "now",
                 ElementWindow: "element"}[type(rw)]
         start = _at(rw.start, tl) if kind in ("landmark", "interval") else None

@@ -45,16 +45,20 @@ class WindowView:
     range: int | float | None = None
     slide: int | float | None = None
     size: int | None = None
+    unit: str | None = None  # a count window's: "elements", "triples" or "bgp"
+    partition: str | None = None  # a partitioned count window's key predicate (an IRI)
     start: Time = None
     end: Time = None
     current: Band | None = None
     next: Band | None = None
 
     def parameters(self) -> dict:
-        """The window as declared: name, stream, kind, range and slide (time), size (count), start and end
-        (landmark and interval), without its bands."""
+        """The window as declared: name, stream, kind, range and slide (time), size, unit and partition (count),
+        start and end (landmark and interval), without its bands."""
         out = {"name": self.name, "stream": self.stream, "kind": self.kind, "range": self.range,
                "slide": self.slide, "size": self.size}
+        if self.kind == "count":
+            out["unit"], out["partition"] = self.unit, self.partition
         if self.kind in ("landmark", "interval"):
             out["start"] = self.start
         if self.kind == "interval":

@@ -586,7 +586,11 @@
       if (w.slide !== null && w.slide !== undefined) parts.push("step " + duration(w.slide, kind));
       return parts.join(" · ");
     }
-    if (w.kind === "count") return "last " + (w.size === null || w.size === undefined ? "?" : w.size);
+    if (w.kind === "count") {
+      const n = w.size === null || w.size === undefined ? "?" : w.size;
+      const unit = { triples: " triples", bgp: " BGP matches", elements: " elements" }[w.unit] || "";
+      return "last " + n + unit + (w.partition ? " of each " + localName(w.partition) : "");
+    }
     if (w.kind === "element") return "no window (each element)";
     return w.kind || "window";
   }

@@ -303,6 +303,10 @@ def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, 
             if quads:
                 raise NotSupportedError(f"{label}: GRAPH blocks in the template of a REGISTER STREAM query "
                                         "(its output stream is one element per instant)")
+            # computed once, here: the queries reading the stream (its elements, quads, quoted triples, bounds)
+            # and this query's records then read the triples, not copies of the whole plan that makes them (a
+            # reader's plan holding several copies of a five-window producer's is too large to analyse)
+            df = df.localCheckpoint()
             output = Stream.from_records(plan.register.name.value, df, like.timeline,
                                          max(values) if len(values) else None)
         df = df.select(KEY, "s", "p", "o", *(["g"] if quads else []))
