@@ -569,6 +569,17 @@ def _versions(args: argparse.Namespace) -> list[tuple[str | None, str, str]]:
     return out
 
 
+def _version_arguments(command: argparse.ArgumentParser) -> None:
+    """--data-version and --graph-version (:func:`_versions`), which replay and run take."""
+    command.add_argument("--data-version", action="append", metavar="PATH@INSTANT",
+                         help="a version of the default graph, valid from INSTANT (a number or an ISO 8601 "
+                              "date-time) until the next version; repeatable (docs/language.md, background graphs "
+                              "that change over time)")
+    command.add_argument("--graph-version", action="append", metavar="IRI=PATH@INSTANT",
+                         help="a version of the named graph IRI, valid from INSTANT until the next version; "
+                              "repeatable")
+
+
 def cmd_sparql(args: argparse.Namespace) -> int:
     """Answer a SPARQL 1.1 query over static data files."""
     from rspark.engine.writers import Head, check_sparql_format, default_sparql_format
@@ -917,13 +928,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--stream", action="append", metavar="IRI=PATH", help="a recorded stream; repeatable")
     replay.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
     replay.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
-    replay.add_argument("--data-version", action="append", metavar="PATH@INSTANT",
-                        help="a version of the default graph, valid from INSTANT (a number or an ISO 8601 "
-                             "date-time) until the next version; repeatable (docs/language.md, background graphs "
-                             "that change over time)")
-    replay.add_argument("--graph-version", action="append", metavar="IRI=PATH@INSTANT",
-                        help="a version of the named graph IRI, valid from INSTANT until the next version; "
-                             "repeatable")
+    _version_arguments(replay)
     replay.add_argument("--until", metavar="T", help="last instant (number or ISO 8601 date-time; default: the "
                                                      "last element's timestamp); 'end' also reports the window still "
                                                      "open at the last element")
@@ -980,13 +985,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "rspark run can watch)")
     run.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
     run.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
-    run.add_argument("--data-version", action="append", metavar="PATH@INSTANT",
-                        help="a version of the default graph, valid from INSTANT (a number or an ISO 8601 "
-                             "date-time) until the next version; repeatable (docs/language.md, background graphs "
-                             "that change over time)")
-    run.add_argument("--graph-version", action="append", metavar="IRI=PATH@INSTANT",
-                        help="a version of the named graph IRI, valid from INSTANT until the next version; "
-                             "repeatable")
+    _version_arguments(run)
     run.add_argument("--graph-refresh", action="append", metavar="IRI=SOURCE@PERIOD",
                         help="the named graph IRI read from SOURCE (a file, or an http(s) SPARQL endpoint) now and "
                              "every PERIOD (PT20S, 20s, or seconds); a changed content is a new version, valid "

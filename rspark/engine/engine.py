@@ -15,9 +15,8 @@ from rspark.algebra.ops import QueryPlan
 from rspark.errors import RsparkError
 from rspark.model.codec import encode
 from rspark.model.terms import IRI, Literal
-from rspark.model.time import Timeline
-from rspark.model.timestamps import parse_time
 from rspark.model.xsd import INTEGER_TYPES, XSD_BOOLEAN, XSD_DATETIME, XSD_DECIMAL, XSD_DOUBLE, XSD_FLOAT
+from rspark.rsp.versions import instant_key
 from rspark.spark.failures import jvm_exit_code, jvm_gone, memory_limit_error
 from rspark.spark.session import get_session, use_session
 from rspark.spark.sparql.compiler import DatasetView, GraphVersion
@@ -332,21 +331,16 @@ class Engine:
         with self._lock:
             entries = list(self._static)
         versions = _graph_versions(entries)
-        quads = self.quads
+        quads = self.quads  # the loads with no instant
         if versions:
-            unversioned = self.quads
             left_out = F.col("g").isin(list(versions))
-            if over_time:
-                def quads() -> DataFrame:
-                    return unversioned().filter(~left_out)
-            else:
-                latest = [(g, _latest(v)) for g, v in versions.items()]
+            latest = [] if over_time else [(g, _latest(v)) for g, v in versions.items()]
 
-                def quads() -> DataFrame:
-                    out = unversioned().filter(~left_out)
-                    for graph, builder in latest:
-                        out = out.unionByName(builder().select("s", "p", "o", F.lit(graph).alias("g")))
-                    return out
+            def quads() -> DataFrame:
+                out = self.quads().filter(~left_out)
+                for graph, builder in latest:
+                    out = out.unionByName(builder().select("s", "p", "o", F.lit(graph).alias("g")))
+                return out
         if not explicit:
             dated = [GraphVersion(g, g, since, b) for g, vs in versions.items() for since, b in vs] if over_time else []
             return DatasetView(lambda: quads().filter(F.col("g") == "").select("s", "p", "o"),
@@ -639,7 +633,7 @@ def _version_instant(valid_from, path, format) -> object:
     if isinstance(valid_from, bool) or not isinstance(valid_from, (int, float, str)):
         raise RsparkError(f"valid_from={valid_from!r}: a number or an ISO 8601 date-time")
     try:
-        parse_time(valid_from, Timeline.datetime())
+        instant_key(valid_from)
     except RsparkError as exc:
         raise RsparkError(f"valid_from={valid_from!r}: {exc}") from None
     if rdf.detect_format(str(path), format) in ("nquads", "trig"):
@@ -656,15 +650,10 @@ def _graph_versions(entries) -> dict[str, list]:
     loads: dict[str, dict] = {}
     for n, loaded, since in entries:
         if (n or "") in dated:
-            key = None if since is None else _instant_key(since)
+            key = instant_key(since)
             loads.setdefault(n or "", {}).setdefault(key, (since, []))[1].append(loaded)
     return {graph: [(since, _union_of(graph, group)) for since, group in by_key.values()]
             for graph, by_key in loads.items()}
-
-
-def _instant_key(since) -> int:
-    """An instant as given (a number or an ISO 8601 date-time) as a number to compare instants by."""
-    return parse_time(since, Timeline.datetime())
 
 
 def _union_of(graph: str, group: list):
@@ -680,7 +669,7 @@ def _union_of(graph: str, group: list):
 
 def _latest(versions: list):
     """The builder of the latest of a graph's versions."""
-    return max(versions, key=lambda v: -(2**63) if v[0] is None else _instant_key(v[0]))[1]
+    return max(versions, key=lambda v: instant_key(v[0]))[1]
 
 
 def _memory_guarded(records):

@@ -11,9 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
+from rspark.model.time import Timeline
+from rspark.model.timestamps import parse_time
+
 # the bounds of a version's span that has none (no start: from the beginning; no later version: for ever)
 FIRST = -(2**63)
 LAST = 2**63 - 1
+
+
+def instant_key(since) -> int:
+    """A version's instant as given (a number or an ISO 8601 date-time; None: from the beginning) as a number to
+    compare versions by, on no stream's timeline (numbers as milliseconds); a RsparkError names a value that is
+    no instant."""
+    return FIRST if since is None else parse_time(since, Timeline.datetime())
 
 
 def version_spans(versions: Sequence[tuple[Hashable, int | None]]) -> list[tuple[int, int]]:

@@ -18,11 +18,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from rspark.engine.live.files import save_json
+from rspark.engine.live.files import remove_file, save_json
 from rspark.engine.live.view import QueryView, to_json
 from rspark.errors import DataError, InputError, RsparkError, printable
 from rspark.model.time import Timeline
-from rspark.model.timestamps import parse_time
+from rspark.rsp.versions import instant_key
 from rspark.service.elements import Element, parse_push
 from rspark.service.observers import ObserverSink
 from rspark.service.results import ResultLog
@@ -349,15 +349,15 @@ class Service:
                 raise ServiceError(409, f"graph {name} is <{old['iri']}>; delete it first to give it another IRI")
             os.replace(tmp, path)
             kept = [] if old is None or since is None else \
-                [v for v in old["versions"] if v["since"] is None or _instant_key(v["since"]) != _instant_key(since)]
-            versions = sorted(kept + [version], key=lambda v: _instant_key(v["since"]))
+                [v for v in old["versions"] if v["since"] is None or instant_key(v["since"]) != instant_key(since)]
+            versions = sorted(kept + [version], key=lambda v: instant_key(v["since"]))
             # between evaluations: queries see the old graph or the new one
             self.live.replace_graph(iri, [(v["path"], v["since"]) for v in versions])
             self.graphs[name] = {"iri": iri, "versions": versions, **_latest_of(versions)}
         if old is not None:  # the engine no longer reads the files of the versions replaced
             for v in old["versions"]:
                 if v not in versions:
-                    _remove(v["path"])
+                    remove_file(v["path"])
         if save:
             self.save()
         return old is None, len(triples)
@@ -369,7 +369,7 @@ class Service:
             with open(v["path"], "rb") as f:
                 self.put_graph(name, f.read(), v["media_type"], g["iri"], valid_from=v["since"], save=save)
             if all(v["path"] != now["path"] for now in self.graphs[name]["versions"]):
-                _remove(v["path"])  # the saved copy was copied to a new file
+                remove_file(v["path"])  # the saved copy was copied to a new file
 
     def graph(self, name: str) -> dict:
         g = self.graphs.get(name)
@@ -382,9 +382,9 @@ class Service:
         g = self.graph(name)
         if valid_from is None:
             return g["versions"][-1]
-        key = _instant_key(_version_instant(valid_from))
+        key = instant_key(_version_instant(valid_from))
         for v in g["versions"]:
-            if v["since"] is not None and _instant_key(v["since"]) == key:
+            if v["since"] is not None and instant_key(v["since"]) == key:
                 return v
         raise ServiceError(404, f"graph {name} has no version valid from {valid_from} (its versions: "
                                 f"{', '.join(v['since'] or 'from the beginning' for v in g['versions'])})")
@@ -395,7 +395,7 @@ class Service:
             self.live.replace_graph(g["iri"], [])
             self.graphs.pop(name, None)
         for v in g["versions"]:
-            _remove(v["path"])
+            remove_file(v["path"])
         self.save()
 
     # ------------------------------------------------------------------------------------------------ queries
@@ -545,13 +545,6 @@ def _check_iri(iri, what: str) -> None:
         raise ServiceError(400, f"{what} {iri!r} is not an absolute IRI")
 
 
-def _remove(path: str) -> None:
-    try:
-        os.remove(path)
-    except OSError:  # gone already: nothing to remove
-        pass
-
-
 def _details(entry: QueryEntry, view: QueryView) -> dict:
     """A query's text, algebra, windows (as declared), their current and next bands, and its interval
     variables: what the dashboard draws."""
@@ -582,15 +575,10 @@ def _json_time(value):
 def _version_instant(valid_from: str) -> str:
     """A graph version's ``valid_from`` checked (a number or an ISO 8601 date-time), as given."""
     try:
-        parse_time(valid_from, Timeline.datetime())
+        instant_key(valid_from)
     except RsparkError as exc:
         raise ServiceError(400, f"valid_from={valid_from}: {exc}") from None
     return valid_from
-
-
-def _instant_key(since: str | None) -> int:
-    """A version's instant as a number to order versions by (None, from the beginning: first)."""
-    return -(2**63) if since is None else parse_time(since, Timeline.datetime())
 
 
 def _latest_of(versions: list[dict]) -> dict:

@@ -1,4 +1,4 @@
-"""Small file helpers of live mode and the service: a JSON document written atomically."""
+"""Small file helpers of live mode and the service: a JSON document written atomically, a file removed."""
 
 from __future__ import annotations
 
@@ -15,3 +15,11 @@ def save_json(path: str, data: dict) -> None:
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, path)
+
+
+def remove_file(path: str) -> None:
+    """Removes ``path``; one gone already is no error."""
+    try:
+        os.remove(path)
+    except OSError:  # gone already: nothing to remove
+        pass

@@ -21,10 +21,10 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from rspark.engine.live.files import remove_file
 from rspark.errors import RsparkError
-from rspark.model.time import Timeline
-from rspark.model.timestamps import format_time, parse_time
-from rspark.rsp.versions import version_spans
+from rspark.model.timestamps import format_time
+from rspark.rsp.versions import instant_key, version_spans
 
 log = logging.getLogger("rspark")
 
@@ -104,7 +104,7 @@ class GraphRefresh:
                 raise
             for old, _ in self.versions:
                 if all(old != p for p, _ in versions):
-                    _remove(old)
+                    remove_file(old)
             self.versions, self._digest = versions, digest
             self.changes += 1
             log.info("graph <%s> read again from %s: a new version, valid from %s", self.iri, self.source,
@@ -139,20 +139,9 @@ def _still_read(versions: list, earliest) -> list:
     """The versions a query may still read: those valid at ``earliest`` (an instant, None: any) or later."""
     if earliest is None:
         return list(versions)
-    key = _instant_key(earliest)
-    spans = version_spans([("g", None if since is None else _instant_key(since)) for _, since in versions])
+    key = instant_key(earliest)
+    spans = version_spans([("g", instant_key(since)) for _, since in versions])
     return [v for v, (_, until) in zip(versions, spans) if until > key]
-
-
-def _instant_key(value) -> int:
-    return parse_time(value, Timeline.datetime())
-
-
-def _remove(path: str) -> None:
-    try:
-        os.remove(path)
-    except FileNotFoundError:
-        pass
 
 
 def stream_horizon(streams, queries) -> tuple:
@@ -163,7 +152,7 @@ def stream_horizon(streams, queries) -> tuple:
         wm = st.watermark()
         if wm is not None:
             value = format_time(wm + 1, st.timeline())
-            if after is None or _instant_key(value) > _instant_key(after):
+            if after is None or instant_key(value) > instant_key(after):
                 after = value
     earliest = None
     for q in queries:
@@ -172,6 +161,6 @@ def stream_horizon(streams, queries) -> tuple:
         if q.last is None or q.timeline is None:
             return after, None
         value = format_time(q.last, q.timeline)
-        if earliest is None or _instant_key(value) < _instant_key(earliest):
+        if earliest is None or instant_key(value) < instant_key(earliest):
             earliest = value
     return after, earliest
