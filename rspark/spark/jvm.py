@@ -6,7 +6,9 @@ Python worker and back through Arrow); the Java line scanner (``rspark.jvm.NQuad
 common lines inside the JVM (about twice as fast: docs/evaluation.md, "Loading"), and leaves every other line to the
 Python path. ``rspark.jvm.SumAvgResult`` (a Spark UDF) gives SUM's and AVG's final value from their partial sums, in
 place of a large SQL expression Spark would analyse, optimise and compile with every query that averages
-(docs/evaluation.md, "Group and aggregates").
+(docs/evaluation.md, "Group and aggregates"). ``rspark.jvm.QuotedParts`` (a Spark UDF) splits an encoded quoted
+triple into its three terms, so that RDF-star patterns decompose quoted triples in place instead of joining a table
+of every quoted triple in the data.
 
 The jar is built with the ``javac`` of the JDK that runs Spark (found through ``JAVA_HOME`` or the ``PATH``),
 against PySpark's own jars, and named after a hash of the sources and the PySpark version, so an upgrade rebuilds
@@ -27,14 +29,15 @@ from pathlib import Path
 
 from rspark.cache import cache_dir
 
-__all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "source_unavailable", "python_fallback",
-           "LINE_PARSER", "SUM_AVG_RESULT", "LINES_SOURCE"]
+__all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "quoted_parts", "source_unavailable",
+           "python_fallback", "LINE_PARSER", "SUM_AVG_RESULT", "QUOTED_PARTS", "LINES_SOURCE"]
 
 log = logging.getLogger("rspark.jvm")
 
 SOURCES = Path(__file__).resolve().parents[1] / "jvm"
 LINE_PARSER = "rspark_nquads_line"  # the UDFs' names in a session
 SUM_AVG_RESULT = "rspark_sum_avg"
+QUOTED_PARTS = "rspark_quoted_parts"
 LINES_SOURCE = "rspark.jvm.NQuadsSource"  # the data source reading N-Triples / N-Quads files (by class name)
 # extensions of the files Hadoop's codecs decompress when Spark reads text: read by the text source, not ours
 _CODEC_SUFFIXES = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".br", ".xz", ".lzo", ".lzma")
@@ -211,3 +214,13 @@ def sum_avg_result(spark) -> str | None:
     from pyspark.sql.types import StringType
 
     return _register(spark, SUM_AVG_RESULT, "rspark.jvm.SumAvgResult", StringType())
+
+
+def quoted_parts(spark) -> str | None:
+    """The name of the UDF splitting an encoded quoted triple into its subject, predicate and object in this Spark
+    session (``rspark.jvm.QuotedParts``: RDF-star patterns decompose quoted triples in place with it, see
+    :mod:`rspark.spark.sparql.quoted`), or None."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    schema = StructType([StructField(name, StringType()) for name in ("s", "p", "o")])
+    return _register(spark, QUOTED_PARTS, "rspark.jvm.QuotedParts", schema)

@@ -31,6 +31,7 @@ from rspark.spark.frames import local_frame
 from rspark.spark.sparql import federation
 from rspark.spark.sparql import solutions as S
 from rspark.spark.sparql.paths import path_solutions
+from rspark.spark.sparql.quoted import decompose_in_place, match_positions
 from rspark.spark.sparql.solutions import Names, Solutions, pattern_variable, var_col
 
 # --------------------------------------------------------------------------------------------------- data sources
@@ -229,9 +230,10 @@ class Compiler:
     def __init__(self, spark: SparkSession, dataset: DatasetView, env, extension=None) -> None:
         self.spark = spark
         self.dataset = dataset
-        from rspark.spark.jvm import sum_avg_result
+        from rspark.spark.jvm import quoted_parts, sum_avg_result
 
         self.env = dataclasses.replace(env, sum_avg=sum_avg_result(spark))  # the session's JVM helpers
+        self.quoted_parts = quoted_parts(spark)
         self.extension = extension
         # this compilation's own name counters (hidden columns, graph keys): nothing shared with compilations
         # running in other threads, and the same names for the same query every time (the same plan text)
@@ -328,7 +330,13 @@ class Compiler:
         return S.align(sols, tuple(keys), ctx.domain)
 
     def _match_quoted(self, sols: Solutions, tmp: str, term: QuotedTriple, ctx: Context) -> Solutions:
-        """Decompose the quoted-triple term bound to ``tmp`` against the pattern ``term`` (RDF-star)."""
+        """Decompose the quoted-triple term bound to ``tmp`` against the pattern ``term`` (RDF-star): in place with
+        the session's JVM helper, else by a join with the dataset's quoted triples (rspark.spark.sparql.quoted)."""
+        if self.quoted_parts is not None:
+            out, nested = decompose_in_place(sols, tmp, term, self.quoted_parts, self.fresh)
+            for inner, part in nested:
+                out = self._match_quoted(out, inner, part, ctx)
+            return out
         qdf, positions, nested = match_positions(self.dataset.quoted(), term, self.fresh, {"__qt": "t"})
         names = {n: (tmp if n == "__qt" else n) for n in positions}
         qdf = qdf.select(*[F.col(pos).alias(var_col(names[n])) for n, pos in positions.items()])
@@ -690,32 +698,6 @@ class Compiler:
 
 
 Compiler._compilers = _compiler_table(Compiler)
-
-
-def match_positions(df: DataFrame, triple, fresh: Callable[[str], str], positions: dict[str, str] | None = None):
-    """Match the s, p, o columns of ``df`` against a triple pattern (or the pattern of a quoted triple): constants
-    become filters, a repeated variable an equality. Returns the filtered frame, variable -> first column holding it,
-    and the quoted-triple patterns with variables inside, each under a fresh name (from ``fresh``, the
-    compilation's), still to be decomposed."""
-    positions = dict(positions or {})
-    nested: list[tuple[str, QuotedTriple]] = []
-    conds: list[Column] = []
-    for pos, term in (("s", triple.subject), ("p", triple.predicate), ("o", triple.object)):
-        name = pattern_variable(term)
-        if name is not None:
-            if name in positions:
-                conds.append(F.col(pos) == F.col(positions[name]))
-            else:
-                positions[name] = pos
-        elif isinstance(term, QuotedTriple) and op_variables(term):
-            tmp = fresh("q")
-            positions[tmp] = pos
-            nested.append((tmp, term))
-        else:
-            conds.append(F.col(pos) == F.lit(encode(term)))
-    if conds:  # one filter (one DataFrame to analyse) for all of the pattern's constants
-        df = df.filter(functools.reduce(lambda a, b: a & b, conds))
-    return df, positions, nested
 
 
 def _push_seed(pattern: ops.Op, seed: Seed) -> ops.Op:

@@ -24,6 +24,7 @@ from rspark.model.time import TimeKind
 from rspark.spark.frames import local_frame
 from rspark.spark.sparql import solutions as S
 from rspark.spark.sparql.compiler import Compiler, DatasetView, GraphSource, compiles
+from rspark.spark.sparql.quoted import match_positions
 from rspark.spark.sparql.solutions import Solutions, var_col
 from rspark.spark.streaming.bgp_window import BGPWindow
 from rspark.spark.streaming.keys import KEY
@@ -232,7 +233,6 @@ class StreamCompiler(Compiler):
         if not isinstance(ctx.active, OccurrenceSource):
             return super().scan_triple(triple, ctx)
         from rspark.cep.patterns import END, START
-        from rspark.spark.sparql.compiler import match_positions
 
         keys = ctx.active.keys
         df, positions, quoted = match_positions(ctx.active.triples(), triple, self.fresh)
