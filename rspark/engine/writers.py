@@ -47,12 +47,13 @@ class Head:
     """What the output format of a query depends on, known from the query text alone.
 
     ``name``: how messages name the query (its file); ``form``: SELECT, ASK, CONSTRUCT or DESCRIBE; ``vars``: the
-    variables a SELECT projects, in order; ``quads``: a CONSTRUCT template with GRAPH blocks (its output is quads)."""
+    variables a SELECT projects, in order; ``graph_names``: a CONSTRUCT template with GRAPH blocks (its output is
+    quads)."""
 
     name: str
     form: str
     vars: tuple[str, ...] = ()
-    quads: bool = False
+    graph_names: bool = False
 
     @classmethod
     def of(cls, plan, name: str) -> Head:
@@ -67,8 +68,8 @@ class Head:
                 op = op.op
             if isinstance(op, ops.Project):
                 names = tuple(v.name for v in op.vars)
-        quads = plan.form == QueryForm.CONSTRUCT and any(isinstance(t, QuadPattern) for t in plan.template or ())
-        return cls(name, plan.form, names, quads)
+        graph_names = plan.form == QueryForm.CONSTRUCT and any(isinstance(t, QuadPattern) for t in plan.template or ())
+        return cls(name, plan.form, names, graph_names)
 
 
 def replay_formats(head: Head) -> tuple[str, ...]:
@@ -86,7 +87,7 @@ def sparql_formats(head: Head) -> tuple[str, ...]:
         return ("json", "xml", "csv", "tsv", "table")
     if head.form == QueryForm.ASK:
         return ("json", "xml", "table")
-    if head.quads:
+    if head.graph_names:
         return ("json", "table", "nquads")
     return ("json", "table", "ntriples", "nquads")
 
@@ -94,7 +95,7 @@ def sparql_formats(head: Head) -> tuple[str, ...]:
 def _fits(fmt: str, head: Head, formats: tuple[str, ...]) -> None:
     if fmt in formats:
         return
-    what = ("a CONSTRUCT query with GRAPH blocks in its template" if head.quads
+    what = ("a CONSTRUCT query with GRAPH blocks in its template" if head.graph_names
             else f"a{'n' if head.form == QueryForm.ASK else ''} {head.form} query")
     holds = {"csv": "SELECT results", "tsv": "SELECT results", "xml": "SELECT and ASK results",
              "trig": "CONSTRUCT and DESCRIBE results", "ntriples": "CONSTRUCT and DESCRIBE results (triples)",
@@ -116,7 +117,7 @@ def default_sparql_format(head: Head, terminal: bool) -> str:
     if terminal:
         return "table"
     if head.form in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
-        return "nquads" if head.quads else "ntriples"
+        return "nquads" if head.graph_names else "ntriples"
     return "json"
 
 
@@ -235,7 +236,7 @@ def trig_element(rec) -> str:
     default-graph triples (their metadata) after them, and a graph that the template did not give a
     prov:generatedAtTime is stamped with the instant."""
     stamp = time_literal(rec.time).n3()
-    if rec.quads:
+    if rec.graph_names:
         graphs: dict = {}
         default = []
         for s, p, o, g in rec.triples:

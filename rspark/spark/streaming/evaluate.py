@@ -327,7 +327,7 @@ def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, 
             out.boolean = bool(items)
         else:
             out.triples = items
-            out.quads = quads
+            out.graph_names = quads
         return out
 
     def records() -> Iterator[Record]:

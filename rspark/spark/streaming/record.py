@@ -22,15 +22,16 @@ class Record:
     vars: list[str] = field(default_factory=list)
     rows: list[dict] = field(default_factory=list)
     boolean: bool | None = None
-    triples: list[tuple] = field(default_factory=list)  # (s, p, o), or (s, p, o, g) when ``quads``
-    quads: bool = False  # a CONSTRUCT template with GRAPH blocks: g is a graph name, None for the default graph
+    triples: list[tuple] = field(default_factory=list)  # (s, p, o), or (s, p, o, g) when ``graph_names``
+    # the items are quads (a CONSTRUCT template with GRAPH blocks): g is a graph name, None for the default graph
+    graph_names: bool = False
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"query": self.query, "time": self.time}
         if self.form == QueryForm.ASK:
             out["head"] = {}
             out["boolean"] = bool(self.boolean)
-        elif self.quads:
+        elif self.graph_names:
             out["quads"] = R.to_nquads(R.DatasetResult(self.triples)).splitlines()
         elif self.form in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
             out["triples"] = R.to_ntriples(R.GraphResult(self.triples)).splitlines()
@@ -44,7 +45,7 @@ class Record:
     def value(self):
         if self.form == QueryForm.ASK:
             return R.BooleanResult(bool(self.boolean))
-        if self.quads:
+        if self.graph_names:
             return R.DatasetResult(self.triples)
         if self.form in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
             return R.GraphResult(self.triples)
