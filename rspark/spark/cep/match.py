@@ -34,7 +34,7 @@ from rspark.model import codec as E
 from rspark.model.terms import IRI, BlankNode, Variable
 from rspark.rsp.policies import MatchConsumption, Selection, SeqSelection
 from rspark.spark.cep.events import T1, T2, TS, EventPlanner
-from rspark.spark.sparql.compiler import Context, GraphSource
+from rspark.spark.sparql.compiler import ActiveGraph, Context
 from rspark.spark.sparql.solutions import Solutions, pattern_variable, var_col
 
 ELEMENT = "__ev_el"
@@ -145,7 +145,7 @@ def _bep_matches(comp, bep: ops.EventPattern, key: str, occurrences: bool) -> Da
     quads = source.quads(frozenset(E.encode(p) for p in predicates)
                          if predicates and all(isinstance(p, IRI) for p in predicates) else None)
     keys = ("element", "ts", "seq")
-    sols = comp.compile(bep.op, Context(GraphSource(lambda: quads, keys, f"elements of {name}"), keys))
+    sols = comp.compile(bep.op, Context(ActiveGraph(lambda: quads, keys, f"elements of {name}"), keys))
     names = bep_variables(bep)
     rows = source.assign(sols.df)
     cols = [F.col("instant").alias(key), F.col("ts").alias(TS), *[F.col(var_col(v)) for v in names]]

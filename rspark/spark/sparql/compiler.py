@@ -38,7 +38,7 @@ from rspark.spark.sparql.solutions import Names, Solutions, pattern_variable, va
 
 
 @dataclass(frozen=True)
-class GraphSource:
+class ActiveGraph:
     """What triple patterns scan: ``triples()`` gives a DataFrame with the columns ``keys`` + s, p, o."""
 
     triples: Callable[[], DataFrame]
@@ -49,7 +49,7 @@ class GraphSource:
 
 
 @dataclass(frozen=True)
-class UnionSource:
+class UnionGraph:
     """A graph made of several parts (a static graph and stream windows): triple patterns scan each part and
     unite the solutions, so static parts stay unkeyed (not copied per instant) until they must be aligned."""
 
@@ -100,11 +100,11 @@ class DatasetView:
 
 @dataclass(frozen=True)
 class Context:
-    active: GraphSource
+    active: ActiveGraph
     keys: tuple[str, ...] = ()
     domain: DataFrame | None = None  # the distinct key combinations (only when keys is not empty)
     # the named graphs GRAPH reads, when not the dataset's: (keys, g, s, p, o), e.g. a stream window's elements
-    graphs: GraphSource | None = None
+    graphs: ActiveGraph | None = None
 
 
 # -------------------------------------------------------------------------------------------------- small helpers
@@ -247,7 +247,7 @@ class Compiler:
     # ---------------------------------------------------------------------------------------------- entry points
 
     def default_context(self) -> Context:
-        return Context(GraphSource(self.dataset.default, (), "default graph"))
+        return Context(ActiveGraph(self.dataset.default, (), "default graph"))
 
     def compile(self, op: ops.Op, ctx: Context | None = None) -> Solutions:
         ctx = ctx or self.default_context()
@@ -293,7 +293,7 @@ class Compiler:
 
     def source_triples(self, ctx: Context) -> DataFrame:
         """The active graph's triples (keys, s, p, o); the parts of a union source aligned to common keys."""
-        if not isinstance(ctx.active, UnionSource):
+        if not isinstance(ctx.active, UnionGraph):
             return ctx.active.triples()
         keys = ctx.active.keys
         out = None
@@ -308,7 +308,7 @@ class Compiler:
 
     def scan_triple(self, triple, ctx: Context) -> Solutions:
         """One triple pattern: filter the active graph on constants, rename positions to variables."""
-        if isinstance(ctx.active, UnionSource):
+        if isinstance(ctx.active, UnionGraph):
             parts = [self.scan_triple(triple, dataclasses.replace(ctx, active=p)) for p in ctx.active.parts]
             keys = S.merge_keys(*[p.keys for p in parts])
             out = S.align(parts[0], keys, ctx.domain)
@@ -521,7 +521,7 @@ class Compiler:
         iri = None if isinstance(op.name, Variable) else encode(op.name)
         named, gkeys = self.named_graphs(ctx, iri)
         if iri is not None:
-            source = GraphSource(lambda: named().filter(F.col("g") == iri).select(*gkeys, "s", "p", "o"), gkeys,
+            source = ActiveGraph(lambda: named().filter(F.col("g") == iri).select(*gkeys, "s", "p", "o"), gkeys,
                                  f"graph {iri}")
             inner = self.compile(op.op, dataclasses.replace(ctx, active=source))
             # GRAPH <g> {} has one solution only when <g> is a named graph of the dataset
@@ -538,7 +538,7 @@ class Compiler:
             graphs = self._graph_names().withColumnRenamed("g", key)
             domain = graphs if ctx.domain is None else ctx.domain.crossJoin(graphs)
         keys = S.merge_keys(ctx.keys, gkeys, (key,))
-        source = GraphSource(lambda: named().select(*gkeys, F.col("g").alias(key), "s", "p", "o"),
+        source = ActiveGraph(lambda: named().select(*gkeys, F.col("g").alias(key), "s", "p", "o"),
                              S.merge_keys(gkeys, (key,)), "named graphs")
         inner = self.compile(op.op, dataclasses.replace(ctx, active=source, keys=keys, domain=domain))
         if gkeys and key not in inner.keys:  # no pattern read a graph: one copy per graph the key's value has

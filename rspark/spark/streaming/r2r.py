@@ -23,7 +23,7 @@ from rspark.model.terms import IRI, XSD, BlankNode, Variable
 from rspark.model.time import TimeKind
 from rspark.spark.frames import local_frame
 from rspark.spark.sparql import solutions as S
-from rspark.spark.sparql.compiler import Compiler, DatasetView, GraphSource, compiles
+from rspark.spark.sparql.compiler import ActiveGraph, Compiler, DatasetView, compiles
 from rspark.spark.sparql.quoted import match_positions
 from rspark.spark.sparql.solutions import Solutions, var_col
 from rspark.spark.streaming.bgp_window import BGPWindow
@@ -105,7 +105,7 @@ class StreamContext:
 
 
 @dataclass(frozen=True)
-class OccurrenceSource(GraphSource):
+class OccurrenceGraph(ActiveGraph):
     """A stream window's triple occurrences, each dated: ``triples()`` gives (keys, s, p, o, ts0, ts), the
     interval of the occurrence (an element's triples: [ts, ts]; a triple derived by an EP-SPARQL rule: the interval
     of the solution that built it). What triple patterns read in an EP-SPARQL pattern, where a solution's interval
@@ -132,17 +132,17 @@ class StreamCompiler(Compiler):
         self.domain = context.domain
 
     def default_context(self):
-        from rspark.spark.sparql.compiler import Context, UnionSource
+        from rspark.spark.sparql.compiler import Context, UnionGraph
 
         windows = self.dataset.stream_windows
-        parts = [GraphSource(self.dataset.default, (), "default graph")]
+        parts = [ActiveGraph(self.dataset.default, (), "default graph")]
         if "" in self.dataset.versioned:
-            parts.append(GraphSource(self.dataset.versions_of(""), (KEY,), "default graph (versions)"))
+            parts.append(ActiveGraph(self.dataset.versions_of(""), (KEY,), "default graph (versions)"))
         if self.interval_mode:
-            parts += [OccurrenceSource(w.dated, (KEY,), "stream window occurrences") for w in windows]
+            parts += [OccurrenceGraph(w.dated, (KEY,), "stream window occurrences") for w in windows]
         else:
-            parts += [GraphSource(w.content, (KEY,), "stream window", w.stamps) for w in windows]
-        return Context(UnionSource(tuple(parts)), (KEY,), self.domain)
+            parts += [ActiveGraph(w.content, (KEY,), "stream window", w.stamps) for w in windows]
+        return Context(UnionGraph(tuple(parts)), (KEY,), self.domain)
 
     def named_graphs(self, ctx, iri):
         """As the static compiler; a named graph that changes over time is read at each instant as the version
@@ -179,7 +179,7 @@ class StreamCompiler(Compiler):
         latest timestamp of that triple in the active window at the row's instant (a left join with the window's
         timestamps on instant and triple), unbound when the window does not hold it."""
         from rspark.spark.cep.intervals import interval_calls, interval_values
-        from rspark.spark.sparql.compiler import UnionSource
+        from rspark.spark.sparql.compiler import UnionGraph
 
         sols, flags = super().with_exists(sols, exprs, ctx)
         getters: list = []
@@ -193,7 +193,7 @@ class StreamCompiler(Compiler):
             _timestamp_calls(e, calls)
         if not calls:
             return sols, flags
-        active = ctx.active.parts if isinstance(ctx.active, UnionSource) else (ctx.active,)
+        active = ctx.active.parts if isinstance(ctx.active, UnionGraph) else (ctx.active,)
         builders = [p.stamps for p in active if p.stamps is not None]
         if not builders:
             raise NotSupportedError("timestamp() outside a stream window: call it inside the WINDOW block whose "
@@ -230,7 +230,7 @@ class StreamCompiler(Compiler):
     def scan_triple(self, triple, ctx):
         """In an EP-SPARQL pattern a triple pattern over a stream window matches its dated occurrences: each
         solution carries the interval [ts, ts] of the occurrence it matched."""
-        if not isinstance(ctx.active, OccurrenceSource):
+        if not isinstance(ctx.active, OccurrenceGraph):
             return super().scan_triple(triple, ctx)
         from rspark.cep.patterns import END, START
 
@@ -319,7 +319,7 @@ class StreamCompiler(Compiler):
 
     @compiles(ops.Window)
     def _op_Window(self, op: ops.Window, ctx):
-        from rspark.spark.sparql.compiler import Context, GraphSource
+        from rspark.spark.sparql.compiler import ActiveGraph, Context
 
         windows = self.dataset.windows
         if isinstance(op.name, IRI):
@@ -328,10 +328,10 @@ class StreamCompiler(Compiler):
                 raise RsparkError(f"WINDOW {op.name.n3()} is not a window of the query's dataset")
             window = windows[name]
             df = _window_content(window.content, op.op)
-            source = GraphSource(lambda: df, (KEY,), f"window {name}", window.stamps)
+            source = ActiveGraph(lambda: df, (KEY,), f"window {name}", window.stamps)
             if self.interval_mode:
-                source = OccurrenceSource(window.dated, (KEY,), f"occurrences of {name}")
-            graphs = GraphSource(window.graphs, (KEY,), f"elements of {name}")
+                source = OccurrenceGraph(window.dated, (KEY,), f"occurrences of {name}")
+            graphs = ActiveGraph(window.graphs, (KEY,), f"elements of {name}")
             return self.compile(op.op, Context(source, ctx.keys, ctx.domain, graphs))
         # WINDOW ?w: every named window, the window name as a key (like GRAPH ?g)
         key = f"__w{next(self._graph_keys)}"
@@ -350,8 +350,8 @@ class StreamCompiler(Compiler):
                 out = part if out is None else out.unionByName(part)
             return out
 
-        graphs = GraphSource(elements, S.merge_keys((KEY,), (key,)), "elements of the windows")
-        inner = self.compile(op.op, Context(GraphSource(lambda: union, S.merge_keys((KEY,), (key,)), "windows"),
+        graphs = ActiveGraph(elements, S.merge_keys((KEY,), (key,)), "elements of the windows")
+        inner = self.compile(op.op, Context(ActiveGraph(lambda: union, S.merge_keys((KEY,), (key,)), "windows"),
                                             keys, domain, graphs))
         inner = S.align(inner, (key,), domain)
         var = op.name.name

@@ -22,7 +22,7 @@ from rspark.model import codec as E
 from rspark.rsp.policies import CountUnit
 from rspark.rsp.windows import CountWindow
 from rspark.spark.cep.match import WindowEvents
-from rspark.spark.sparql.compiler import Context, GraphSource, memoized
+from rspark.spark.sparql.compiler import ActiveGraph, Context, memoized
 from rspark.spark.sparql.solutions import Solutions
 from rspark.spark.streaming.bgp_window import BGPWindow, positioned_triples, window_blocks
 from rspark.spark.streaming.keys import KEY
@@ -149,7 +149,7 @@ def bgp_window(scan: Scan, background, pattern: ops.Op, decl: ops.WindowDecl, rw
     ``background``, the static default graph)."""
 
     def graph_scan(triple, frame: DataFrame, key: str) -> Solutions:
-        return scan(triple, Context(GraphSource(lambda: frame, (key,), "stream")))
+        return scan(triple, Context(ActiveGraph(lambda: frame, (key,), "stream")))
 
     def positioned() -> DataFrame:
         return positioned_triples(src.quads, src.elements, src.metadata if src.has_metadata() else None,
