@@ -495,11 +495,15 @@ def _report_lines(plan, profile) -> list[str]:
                          "timestamp (stream-to-stream)")
             continue
         report = d.spec.report if d.spec is not None else None
-        policies, source = policies_in_force(report, isinstance(d.spec, TimeWindowSpec), profile, every)
+        period = d.spec.report_every if d.spec is not None else None
+        policies, source = policies_in_force(report, isinstance(d.spec, TimeWindowSpec), profile,
+                                             every or period is not None)
         origin = "the query's REPORT clause" if source == "query" else \
             f"profile {profile.name}" + (" with COMPUTED EVERY" if every else "")
-        lines.append(f"; {name} on <{d.stream.value}> reports: "
-                     f"{' '.join(p for p in ReportPolicy if p in policies)} ({origin})")
+        named = " ".join(p for p in ReportPolicy if p in policies)
+        if period is not None:
+            named = named.replace(ReportPolicy.PERIODIC, f"{ReportPolicy.PERIODIC} every {period.sse()}")
+        lines.append(f"; {name} on <{d.stream.value}> reports: {named} ({origin})")
     return lines
 
 

@@ -366,6 +366,8 @@ COVERAGE: dict[str, tuple[str, Evaluated | Refused]] = {
         "tests/test_report_clause.py::test_window_close_written_in_the_query_under_cqels")),
     "report_periodic": (windowed("[RANGE 4 SLIDE 4 REPORT PERIODIC]"), evaluated(
         "tests/test_report_clause.py::test_periodic_with_computed_every")),
+    "report_every": (windowed("[RANGE 4 SLIDE 4 REPORT EVERY 3]"), evaluated(
+        "tests/test_report_clause.py::test_periodic_with_report_every")),
     "starting": (CSRBENCH_Q1_STARTING, evaluated("tests/test_csrbench.py::test_reproduced_with_the_engines_window")),
     "landmark_window": (TWO_WINDOWS, evaluated("tests/test_replay.py::test_two_windows_on_one_stream_join")),
     "instant": (TWO_WINDOWS, evaluated("tests/test_replay.py::test_two_windows_on_one_stream_join")),

@@ -67,10 +67,18 @@ def test_a_window_without_the_clause_has_the_profile_s_policies():
 
 @pytest.mark.parametrize("text,at,message", [
     (query("[RANGE 4 REPORT NON EMPTY]"), "REPORT",
-     "REPORT NON EMPTY only filters the instants another policy reports: add ON WINDOW CLOSE, ON CONTENT CHANGE or "
-     "PERIODIC"),
+     "REPORT NON EMPTY only filters the instants another policy reports: add ON WINDOW CLOSE, ON CONTENT CHANGE, "
+     "PERIODIC or EVERY d"),
     (query("[RANGE 4 REPORT PERIODIC, PERIODIC]"), "REPORT", "REPORT names PERIODIC twice"),
-    (query("[RANGE 4 REPORT]"), "]", "unexpected ']'; expected NON, ON, PERIODIC"),
+    (query("[RANGE 4 REPORT]"), "]", "unexpected ']'; expected EVERY, NON, ON, PERIODIC"),
+    (query("[RANGE 4 REPORT EVERY 2, PERIODIC]"), "REPORT",
+     "REPORT names PERIODIC twice (EVERY d is PERIODIC with a period)"),
+    (query("[RANGE 4 REPORT EVERY 2 EVERY 3]"), "REPORT",
+     "REPORT names PERIODIC twice (EVERY d is PERIODIC with a period)"),
+    (query("[RANGE 4 REPORT EVERY 0]"), "0]", "REPORT EVERY period must be positive, got 0"),
+    (query("[RANGE 4 SLIDE 2 REPORT EVERY 3]", "REGISTER RSTREAM :q COMPUTED EVERY 2 AS"), "WINDOW :w ON",
+     "the REPORT clause of the window on this line gives its period (EVERY) and the query another (COMPUTED EVERY): "
+     "leave one out"),
     (query("[RANGE 4 REPORT ON CLOSE]"), "CLOSE", "unexpected 'CLOSE'; expected WINDOW, CONTENT"),
     (query("[RANGE 4 SLIDE 2 REPORT ON WINDOW CLOSE]", "REGISTER RSTREAM :q COMPUTED EVERY 2 AS"), "WINDOW :w ON",
      "COMPUTED EVERY sets the period of a PERIODIC report policy, and the REPORT clause of the window on this line "
@@ -128,6 +136,29 @@ def test_periodic_with_computed_every(spark):
     each reading the last window closed: (-4, 0], (0, 4], (4, 8]."""
     text = query("[RANGE 4 SLIDE 4 REPORT PERIODIC]", "REGISTER RSTREAM :q COMPUTED EVERY 3 AS")
     assert replay(spark, text, "default") == [(3, []), (6, FIRST_TWO), (9, [])]
+
+
+def test_report_every_gives_the_window_its_period():
+    """REPORT EVERY d is PERIODIC with the period d, for that window alone (no COMPUTED EVERY, no REGISTER)."""
+    from rspark import compile_query, explain, parse_query
+    from rspark.syntax.unparse import unparse
+
+    text = query("[RANGE 4 SLIDE 4 REPORT EVERY 3, NON EMPTY]")
+    spec = compile_query(text).dataset.windows[0].spec
+    assert spec.report == {"periodic", "non-empty"} and spec.report_every.amount == 3
+    assert "(range 4 slide 4) (report non-empty periodic every 3)" in explain(text)
+    again = unparse(parse_query(text))
+    assert "[RANGE 4 SLIDE 4 REPORT NON EMPTY, EVERY 3]" in again
+    assert compile_query(again).dataset.windows[0].spec == spec
+
+
+def test_periodic_with_report_every(spark):
+    """The same instants as PERIODIC with COMPUTED EVERY 3 (above), the period written in the window: 3, 6, 9. A
+    count window's periods count from 0: [RANGE ELEMENTS 2 REPORT EVERY 5] at 5 (G1, G2) and 10 (G4, G5)."""
+    assert replay(spark, query("[RANGE 4 SLIDE 4 REPORT EVERY 3]"), "default") == \
+        [(3, []), (6, FIRST_TWO), (9, [])]
+    assert replay(spark, query("[RANGE ELEMENTS 2 REPORT EVERY 5]"), "cqels") == \
+        [(5, FIRST_TWO), (10, [(("x", f"<{EX}a3>"), ("y", f"<{EX}b3>"))])]
 
 
 def test_explain_says_which_policies_each_window_reports_by_and_where_they_come_from(tmp_path, capsys):

@@ -424,7 +424,9 @@ class _Gen:
         if kind == "range":
             return f"[RANGE {d}]"
         if kind == "slide":
-            return f"[RANGE {d} {self.pick(('SLIDE', 'STEP'))} {self.pick(DURATIONS)}]"
+            report = self.pick(("", " REPORT ON WINDOW CLOSE", " REPORT NON EMPTY, PERIODIC",
+                                f" REPORT EVERY {self.pick(DURATIONS)}", f" REPORT ON CONTENT CHANGE EVERY {d}"))
+            return f"[RANGE {d} {self.pick(('SLIDE', 'STEP'))} {self.pick(DURATIONS)}{report}]"
         if kind == "tumbling":
             return f"[RANGE {d} TUMBLING]"
         if kind == "start":

@@ -211,7 +211,9 @@ class Printer:
             return "(default)"
         text = self._window_body(spec)
         if spec.report is not None:  # the window's REPORT clause
-            text += " (report " + " ".join(p for p in ReportPolicy if p in spec.report) + ")"
+            every = spec.report_every
+            text += " (report " + " ".join(f"{p} every {every.sse()}" if p == ReportPolicy.PERIODIC and every
+                                           else p for p in ReportPolicy if p in spec.report) + ")"
         return text
 
     def _window_body(self, spec) -> str:

@@ -97,15 +97,18 @@ class OnWindowClose:
 @dataclass(frozen=True)
 class Periodic:
     """Periodic (RSP-QL, Dell'Aglio et al. 2015, section 4: "the content is reported every period"): the instants
-    ``origin + j*period`` for ``COMPUTED EVERY period`` (without it: every slide of a time window), from the first
-    one at or after the stream's first element (and the window's explicit start). A window with no slide and no
-    ``COMPUTED EVERY`` has no period: it reports on content change instead."""
+    ``origin + j*period`` for the window's ``REPORT EVERY period``, else the query's ``COMPUTED EVERY period``
+    (without either: every slide of a time window), from the first one at or after the stream's first element (and
+    the window's explicit start). A window with no slide and no period has no period: it reports on content change
+    instead."""
 
     every: int | None = None
     policy = PERIODIC
 
     def period(self, window: ResolvedWindow) -> int | None:
-        if self.every is not None:
+        if window.report_every is not None:
+            period = window.report_every
+        elif self.every is not None:
             period = self.every
         elif isinstance(window, TimeWindow):
             period = window.slide
@@ -198,7 +201,8 @@ def report_policies(profile: Profile | str | None, window: ResolvedWindow, every
     (:class:`~rspark.rsp.windows.ElementWindow`) reports at each element's timestamp under every profile."""
     if isinstance(window, ElementWindow):
         return {CONTENT_CHANGE}
-    return set(policies_in_force(window.report, is_time_based(window), profile, every is not None)[0])
+    return set(policies_in_force(window.report, is_time_based(window), profile,
+                                 every is not None or window.report_every is not None)[0])
 
 
 def policies_in_force(report: frozenset | None, time_based: bool, profile: Profile | str | None,

@@ -57,12 +57,14 @@ class TimeWindowSpec:
     start: Instant | None = None
     offset: Duration | None = None  # [FROM NOW-a TO NOW-b]: the window ends b before the evaluation instant
     report: frozenset[ReportPolicy] | None = None  # the window's REPORT clause (None: the profile's policies)
+    report_every: Duration | None = None  # REPORT EVERY d: the period of the clause's PERIODIC
 
 
 @dataclass(frozen=True, slots=True)
 class LandmarkWindowSpec:
     start: Instant | None = None
     report: frozenset[ReportPolicy] | None = None
+    report_every: Duration | None = None  # REPORT EVERY d: the period of the clause's PERIODIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,7 @@ class IntervalWindowSpec:
     start: Instant
     end: Instant
     report: frozenset[ReportPolicy] | None = None
+    report_every: Duration | None = None  # REPORT EVERY d: the period of the clause's PERIODIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,7 @@ class CountWindowSpec:
     size: int
     report: frozenset[ReportPolicy] | None = None
     partition: str | None = None
+    report_every: Duration | None = None  # REPORT EVERY d: the period of the clause's PERIODIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +92,7 @@ class NowWindowSpec:
     """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
 
     report: frozenset[ReportPolicy] | None = None
+    report_every: Duration | None = None  # REPORT EVERY d: the period of the clause's PERIODIC
 
 
 # a window as the query writes it (None where a query gives none: the profile's default window)
@@ -110,6 +115,7 @@ class TimeWindow:
     windows_before_t0: bool = True
     explicit_start: bool = False  # t0 came from the query (STARTING AT): nothing is reported before it
     report: frozenset[ReportPolicy] | None = None  # the report policies the query wrote (None: the profile's)
+    report_every: int | None = None  # REPORT EVERY d in ticks: the period of the clause's PERIODIC
 
     def __post_init__(self) -> None:
         if self.range <= 0 or self.slide <= 0:
@@ -190,6 +196,7 @@ class LandmarkWindow:
 
     start: int
     report: frozenset[ReportPolicy] | None = None
+    report_every: int | None = None  # REPORT EVERY d in ticks: the period of the clause's PERIODIC
 
     def content_bounds(self, t: int) -> tuple[int, int] | None:
         return (self.start, t) if self.start <= t else None
@@ -202,6 +209,7 @@ class IntervalWindow:
     start: int
     end: int
     report: frozenset[ReportPolicy] | None = None
+    report_every: int | None = None  # REPORT EVERY d in ticks: the period of the clause's PERIODIC
 
     def __post_init__(self) -> None:
         if self.end < self.start:
@@ -217,6 +225,7 @@ class NowWindow:
     """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
 
     report: frozenset[ReportPolicy] | None = None
+    report_every: int | None = None  # REPORT EVERY d in ticks: the period of the clause's PERIODIC
 
     def content_bounds(self, t: int) -> tuple[int, int] | None:
         return (t, t)
@@ -246,6 +255,7 @@ class CountWindow:
     size: int
     report: frozenset[ReportPolicy] | None = None
     partition: str | None = None
+    report_every: int | None = None  # REPORT EVERY d in ticks: the period of the clause's PERIODIC
 
     def __post_init__(self) -> None:
         if self.size <= 0:
@@ -259,6 +269,7 @@ class CountWindow:
 
 
 ResolvedWindow = TimeWindow | LandmarkWindow | IntervalWindow | NowWindow | CountWindow | ElementWindow
+RESOLVED = (TimeWindow, LandmarkWindow, IntervalWindow, NowWindow, CountWindow, ElementWindow)
 
 
 def is_stream_to_stream(window: ResolvedWindow) -> bool:
@@ -294,6 +305,9 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
         if profile.default_window is DefaultWindow.ELEMENT:
             return ElementWindow()
         spec = NowWindowSpec() if profile.default_window is DefaultWindow.NOW else LandmarkWindowSpec(None)
+    every = None
+    if getattr(spec, "report_every", None) is not None and not isinstance(spec, RESOLVED):
+        every = timeline.duration(spec.report_every, "REPORT EVERY")
     if isinstance(spec, TimeWindowSpec):
         explicit = spec.start is not None
         t0 = timeline.instant(spec.start, "STARTING AT") if explicit else resolve_t0(profile, timeline, first_ts)
@@ -312,17 +326,19 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
             windows_before_t0=profile.windows_before_t0,
             explicit_start=explicit,
             report=spec.report,
+            report_every=every,
         )
     if isinstance(spec, LandmarkWindowSpec):
         if spec.start is not None:
-            return LandmarkWindow(timeline.instant(spec.start, "LANDMARK start"), spec.report)
-        return LandmarkWindow(resolve_t0(profile, timeline, first_ts), spec.report)
+            return LandmarkWindow(timeline.instant(spec.start, "LANDMARK start"), spec.report, every)
+        return LandmarkWindow(resolve_t0(profile, timeline, first_ts), spec.report, every)
     if isinstance(spec, IntervalWindowSpec):
-        return IntervalWindow(timeline.instant(spec.start, "FROM"), timeline.instant(spec.end, "TO"), spec.report)
+        return IntervalWindow(timeline.instant(spec.start, "FROM"), timeline.instant(spec.end, "TO"), spec.report,
+                              every)
     if isinstance(spec, CountWindowSpec):
-        return CountWindow(spec.unit, int(spec.size), spec.report, spec.partition)
+        return CountWindow(spec.unit, int(spec.size), spec.report, spec.partition, every)
     if isinstance(spec, NowWindowSpec):
-        return NowWindow(spec.report)
-    if isinstance(spec, (TimeWindow, LandmarkWindow, IntervalWindow, NowWindow, CountWindow, ElementWindow)):
+        return NowWindow(spec.report, every)
+    if isinstance(spec, RESOLVED):
         return spec
     raise WindowError(f"not a window specification: {spec!r}")

@@ -721,22 +721,30 @@ class _Builder(Transformer):
 
     # -------------------------------------------------------------------------------------------- windows
     def window_spec(self, children):
-        if len(children) == 2:  # a REPORT clause
-            return replace(children[0], report=children[1])
+        if len(children) == 2:  # a REPORT clause: its policies, and the period of REPORT EVERY
+            policies, every = children[1]
+            return replace(children[0], report=policies, report_every=every)
         return children[0]
 
     def report_clause(self, children):
         """``REPORT`` and the window's report policies (RSP-QL, Sec. 3): they replace the profile's for it."""
         keyword, policies = children[0], children[1:]
         seen = set()
+        every = None
         for policy in policies:
+            if isinstance(policy, Duration):  # REPORT EVERY d: periodic, every d
+                if every is not None or ReportPolicy.PERIODIC in seen:
+                    raise self.error_at(keyword, "REPORT names PERIODIC twice (EVERY d is PERIODIC with a period)")
+                every, policy = policy, ReportPolicy.PERIODIC
+            elif policy is ReportPolicy.PERIODIC and every is not None:
+                raise self.error_at(keyword, "REPORT names PERIODIC twice (EVERY d is PERIODIC with a period)")
             if policy in seen:
                 raise self.error_at(keyword, f"REPORT names {REPORT_WORDS[policy]} twice")
             seen.add(policy)
         if seen == {ReportPolicy.NON_EMPTY}:
             raise self.error_at(keyword, "REPORT NON EMPTY only filters the instants another policy reports: add "
-                                         "ON WINDOW CLOSE, ON CONTENT CHANGE or PERIODIC")
-        return frozenset(seen)
+                                         "ON WINDOW CLOSE, ON CONTENT CHANGE, PERIODIC or EVERY d")
+        return frozenset(seen), every
 
     def report_window_close(self, children):
         return ReportPolicy.WINDOW_CLOSE
@@ -749,6 +757,9 @@ class _Builder(Transformer):
 
     def report_periodic(self, children):
         return ReportPolicy.PERIODIC
+
+    def report_every(self, children):
+        return self._positive(children[0], "REPORT EVERY period")
 
     def duration(self, children):
         """A duration, with its position (``_At``): whether it may be zero depends on the rule using it."""

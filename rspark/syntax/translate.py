@@ -292,6 +292,10 @@ class _Translator:
         spec = source.spec
         if spec is None or spec.report is None or q.register is None or q.register.every is None:
             return
+        if spec.report_every is not None:
+            raise QueryError("the REPORT clause of the window on this line gives its period (EVERY) and the query "
+                             "another (COMPUTED EVERY): leave one out",
+                             line=source.line, column=source.column)
         if ReportPolicy.PERIODIC not in spec.report:
             raise QueryError("COMPUTED EVERY sets the period of a PERIODIC report policy, and the REPORT clause of "
                              "the window on this line names none: add PERIODIC to it, or leave COMPUTED EVERY out",

@@ -290,7 +290,11 @@ def _window_spec(spec) -> str:
     else:
         raise TypeError(f"unknown window specification {type(spec).__name__}")
     if spec.report is not None:
-        text += " REPORT " + ", ".join(REPORT_WORDS[p] for p in ReportPolicy if p in spec.report)
+        words = [REPORT_WORDS[p] for p in ReportPolicy if p in spec.report]
+        if spec.report_every is not None:  # REPORT EVERY d: PERIODIC with its period
+            words = [f"EVERY {_duration(spec.report_every)}" if w == REPORT_WORDS[ReportPolicy.PERIODIC] else w
+                     for w in words]
+        text += " REPORT " + ", ".join(words)
     return f"[{text}]"
 
 
