@@ -20,8 +20,8 @@ each replayed by rspark (``Engine.replay_iter`` after one load of the stream, lo
 replays after an untimed one; the RDF-star query also as ``rdf-star-join``, its quoted triples decomposed by a join
 with the stream's quoted-triple table, rspark's way without its JVM helpers, instead of in place), and by pyoxigraph
 beside it in the same run (the stream parsed once, then per window a store of its elements and the query). The
-answers of the seven (three forms on two engines, and rdf-star-join) must be equal: the script fails otherwise. Prints the tables, writes
-them to benchmarks/RESULTS.md (``--no-results`` skips it), saves JSON and a PNG.
+answers of the seven (three forms on two engines, and rdf-star-join) must be equal: the script fails otherwise.
+Prints the tables, writes them to benchmarks/RESULTS.md (``--no-results`` skips it), saves JSON and a PNG.
 
     python benchmarks/rdfstar_vs_reification.py [--elements 10000] [--others 0,10,50,100] [--out benchmarks/out]
 """
