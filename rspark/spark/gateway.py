@@ -27,13 +27,14 @@ import threading
 
 from rspark.errors import RsparkError
 
-__all__ = ["launch", "shutdown", "silence"]
+__all__ = ["launch", "shutdown", "silence", "writes_archive"]
 
 log = logging.getLogger("rspark.spark.gateway")
 
 _TAIL: collections.deque = collections.deque(maxlen=8)  # the JVM's last lines, for the error when it does not start
 _silenced = threading.Event()
 _launched: list = []  # the Popen of the JVM launch() started (PySpark's gateway.proc), once it has
+_dumping = threading.Event()  # that JVM writes a class-data-sharing archive as it exits (writes_archive())
 
 
 def silence(on: bool = True) -> None:
@@ -114,6 +115,12 @@ def _end_accumulator_server() -> None:
         pass
 
 
+def writes_archive() -> None:
+    """The JVM launched next writes a class-data-sharing archive as it exits (rspark.spark.cds): :func:`shutdown`
+    stops its SparkContext and does not wait for it to exit."""
+    _dumping.set()
+
+
 def shutdown(timeout: float = 30.0) -> int | None:
     """End the JVM :func:`launch` started and wait up to ``timeout`` seconds for it; its exit code, or None (no
     such JVM, or still running). Its standard input is closed, as the end of this process would close it: the JVM
@@ -124,6 +131,23 @@ def shutdown(timeout: float = 30.0) -> int | None:
         return None
     proc = _launched.pop()
     _end_accumulator_server()
+    if _dumping.is_set() and proc.poll() is None:
+        # the JVM writes the class-data-sharing archive as it exits (rspark.spark.cds), seconds after its Spark has
+        # stopped: the SparkContext is stopped here (the application ends, its files are released), and the JVM
+        # finishes the archive on its own after this command has ended
+        try:
+            from pyspark import SparkContext
+
+            if SparkContext._active_spark_context is not None:
+                SparkContext._active_spark_context.stop()
+        except Exception:  # noqa: BLE001 - the end of a command must not fail on PySpark's internals
+            pass
+        try:
+            proc.stdin.close()
+        except (OSError, AttributeError):
+            pass
+        log.debug("the Spark JVM (pid %s) writes its class-data-sharing archive as it exits", proc.pid)
+        return None
     if proc.poll() is None:
         try:
             proc.stdin.close()

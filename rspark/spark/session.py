@@ -83,8 +83,9 @@ cluster's defaults apply):
   slower (docs/evaluation.md, Loading). ``true`` for data near the memory limit.
 - ``spark.driver.extraJavaOptions`` (the driver's JVM runs the tasks in local mode) and
   ``spark.executor.extraJavaOptions`` (executors of ``local-cluster``): ``-Duser.timezone=UTC``, the JIT options
-  (:data:`JIT_OPTIONS`) and, for the driver, the garbage collector (:data:`GC_OPTIONS`); docs/evaluation.md, The
-  JVM. A value given for one of these replaces rspark's whole option string.
+  (:data:`JIT_OPTIONS`) and, for the driver, the garbage collector (:data:`GC_OPTIONS`) and the class-data-sharing
+  archive of Spark's classes (:mod:`rspark.spark.cds`, in a JVM this process starts: ``RSPARK_CDS=0`` leaves it
+  out); docs/evaluation.md, The JVM. A value given for one of these replaces rspark's whole option string.
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from rspark.errors import RsparkError
-from rspark.spark.gateway import launch
+from rspark.spark import cds
+from rspark.spark.gateway import launch, writes_archive
 from rspark.spark.jvm import jar_path
 
 __all__ = [
@@ -362,10 +364,17 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     if jar is not None:
         settings["spark.jars"] = ",".join(p for p in (settings.get("spark.jars"), jar) if p)
     env = _choose_python(settings, local, same_machine=loopback_master(master))
+    created = getattr(SparkContext, "_active_spark_context", None) is None
+    user_options = "spark.driver.extraJavaOptions" in {**submitted, **(conf or {})}
+    if created and local and not submitted and not user_options:
+        sharing = cds.java_options(settings)  # the Spark JVM's classes mapped from an archive (rspark.spark.cds)
+        if sharing is not None:
+            settings["spark.driver.extraJavaOptions"] += " " + sharing
+            if cds.DUMP_OPTION in sharing:
+                writes_archive()
     builder = SparkSession.builder.appName("rspark").master(master or "local[*]")
     for key, value in settings.items():
         builder = builder.config(key, value)
-    created = getattr(SparkContext, "_active_spark_context", None) is None
     main = threading.current_thread() is threading.main_thread()
     interrupts = signal.getsignal(signal.SIGINT) if main else None
     with _environment(env if created else {}):
