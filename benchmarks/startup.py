@@ -10,7 +10,10 @@ time from the command's start to its exit, the median of ``--repeat`` runs (5 by
 
 Beside them, in the same run: ``python3 -c "import pyspark; SparkSession.builder...getOrCreate()"``, a bare local
 Spark session started and stopped (the floor of the commands that run Spark), and ``python3 -c pass`` (the
-interpreter alone). The targets (issue: start-up): replay-sample <= 8 s, sparql-sample <= 5 s, explain <= 0.5 s.
+interpreter alone). The commands that start Spark run twice: with rspark's class-data-sharing archive of Spark's
+classes (rspark.spark.cds; made first, in a cache folder of this run's own, and waited for) and without it
+(``RSPARK_CDS=0``), and the bare session with the same archive's Java option and without. The targets (issue:
+start-up): replay-sample <= 8 s, sparql-sample <= 5 s, explain <= 0.5 s.
 
 The records and rows are checked (the replay's 15 records, the SELECT's 4 rows, explain's plan text) so that a
 fast failure is never reported as a fast start. Prints a table, writes it to benchmarks/RESULTS.md
@@ -40,9 +43,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "rspark" / "samples"
 SPARQL = ("PREFIX : <http://example.org/> SELECT ?s ?label WHERE { ?s a :Sensor OPTIONAL { ?s :room/:label ?label } } "
           "ORDER BY ?s")
-SESSION = ("from pyspark.sql import SparkSession; "
-           "s = SparkSession.builder.master('local[*]').getOrCreate(); s.range(1).count(); s.stop()")
+SESSION = ("import sys; from pyspark.sql import SparkSession; b = SparkSession.builder.master('local[*]'); "
+           "b = b.config('spark.driver.extraJavaOptions', sys.argv[1]) if sys.argv[1:] else b; "
+           "s = b.getOrCreate(); s.range(1).count(); s.stop()")
 TARGETS = {"replay-sample": 8.0, "sparql-sample": 5.0, "explain": 0.5}
+SPARK = ("replay-sample", "sparql-sample")  # the rspark commands that start Spark: with and without the archive
+BARE_ARCHIVE = Path("/tmp/rspark-startup-bare.jsa")  # the bare session's own archive (made by this script)
 
 
 def commands(rspark: str, query_file: Path) -> dict:
@@ -57,8 +63,33 @@ def commands(rspark: str, query_file: Path) -> dict:
         "explain": ([rspark, "explain", str(SAMPLES / "sensor_average.rq")], lambda out: "(project" in out),
         "version": ([rspark, "--version"], lambda out: out.startswith("rspark")),
         "bare Spark session": ([sys.executable, "-c", SESSION], lambda out: True),
+        "bare Spark session, archive": ([sys.executable, "-c", SESSION, f"-XX:SharedArchiveFile={BARE_ARCHIVE}"],
+                                        lambda out: True),
         "python -c pass": ([sys.executable, "-c", "pass"], lambda out: True),
     }
+
+
+def make_archives(table: dict, env: dict) -> None:
+    """rspark's archive in this run's cache folder (one replay of the sample writes it as its JVM exits; the next
+    session adopts it once finished), and the bare session's at BARE_ARCHIVE."""
+    argv, check = table["replay-sample"]
+    run(argv, check, env)
+    deadline = time.time() + 300
+    while not list((Path(env["XDG_CACHE_HOME"]) / "rspark").glob("spark-cds-*.jsa")):
+        if time.time() > deadline:
+            raise SystemExit("rspark's class-data-sharing archive was not made within 300 s")
+        time.sleep(10)
+        run(table["version"][0], table["version"][1], env)
+        run(argv, check, env)  # adopts a finished dump
+    BARE_ARCHIVE.unlink(missing_ok=True)
+    run([sys.executable, "-c", SESSION, f"-XX:ArchiveClassesAtExit={BARE_ARCHIVE}"], lambda out: True, env)
+    size = -1
+    while time.time() < deadline:  # written by the JVM after the process ended: until its size stays the same
+        time.sleep(3)
+        now = BARE_ARCHIVE.stat().st_size if BARE_ARCHIVE.is_file() else -1
+        if now == size and now > 0:
+            break
+        size = now
 
 
 def run(argv: list[str], check, env: dict) -> float:
@@ -84,17 +115,27 @@ def main() -> None:
         raise SystemExit("the rspark command is not on the PATH: install rspark first (pip install -e .)")
     query_file = out_dir / "startup-sparql.rq"
     query_file.write_text(SPARQL, encoding="utf-8")
-    env = {**os.environ, "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")}
+    cache = out_dir / "startup-cache"  # rspark's cache folder for this run: its archive made here
+    shutil.rmtree(cache, ignore_errors=True)
+    env = {**os.environ, "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"),
+           "XDG_CACHE_HOME": str(cache), "RSPARK_CDS": "1"}
+    table = commands(rspark, query_file)
+    make_archives(table, env)
+    runs = [(name, argv, check, env) for name, (argv, check) in table.items()]
+    runs += [(f"{name}, no archive", table[name][0], table[name][1], {**env, "RSPARK_CDS": "0"}) for name in SPARK]
     results = {}
-    for name, (argv, check) in commands(rspark, query_file).items():
-        run(argv, check, env)  # untimed: the operating system's file cache warm, rspark's jar built
-        walls = [run(argv, check, env) for _ in range(args.repeat)]
+    for name, argv, check, environment in runs:
+        run(argv, check, environment)  # untimed: the operating system's file cache warm, rspark's jar built
+        walls = [run(argv, check, environment) for _ in range(args.repeat)]
         results[name] = {"median_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls),
                          "runs": walls}
         print(f"{name}: {results[name]['median_s']:.2f} s", file=sys.stderr)
 
     report.print(f"Wall time of each command in a fresh process (median of {args.repeat}, after one untimed run), "
                  "the installed `rspark` script.")
+    report.print()
+    report.print("rspark's commands run with the class-data-sharing archive of Spark's classes (made first) and, "
+                 "as `..., no archive`, with `RSPARK_CDS=0`.")
     report.print()
     report.print("| command | median s | min s | max s | target s | met |")
     report.print("|---|---|---|---|---|---|")
@@ -105,7 +146,8 @@ def main() -> None:
                      f"{'' if target is None else target} | {met} |")
     report.print()
     report.print("`bare Spark session`: a local SparkSession created, one job, stopped, in `python3 -c` (the floor "
-                 "of the commands that start Spark); `python -c pass`: the interpreter alone.")
+                 "of the commands that start Spark), `..., archive` with its own archive mapped; `python -c pass`: "
+                 "the interpreter alone.")
     (out_dir / f"{args.name}.json").write_text(json.dumps(results, indent=1))
     lines = [harness.Line([i] * len(r["runs"]), r["runs"], "o", label=name) for i, (name, r) in
              enumerate(results.items())]
