@@ -150,6 +150,9 @@ class _Interrupts:
         self.quiet()
         self.report()
         _stop_unconnected_jvm()
+        gateway = sys.modules.get("rspark.spark.gateway")
+        if gateway is not None:  # a JVM that would write Spark's class archive as it exits: killed instead
+            gateway.abandon_archive()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

@@ -97,3 +97,10 @@ def test_turned_off(cache, monkeypatch):
     monkeypatch.setenv("RSPARK_CDS", "0")
     assert cds.java_options(SETTINGS) is None
     assert not cache.exists()
+
+
+def test_the_dump_s_files_are_known_for_an_interrupted_command(cache):
+    options = cds.java_options(SETTINGS)
+    dump, lock = cds.dump_files(options)
+    assert dump == cache / f"spark-cds-{_key()}.{os.getpid()}.dump" and lock.is_file()
+    assert lock == cache / f"spark-cds-{_key()}.lock"

@@ -128,6 +128,13 @@ def _prune(folder: Path, keep: Path) -> None:
         old.unlink(missing_ok=True)
 
 
+def dump_files(options: str) -> list[Path]:
+    """The files of the dump that ``options`` (of :func:`java_options`) has the JVM write: the dump and the lock."""
+    dump = Path(options.split()[0][len(DUMP_OPTION):])
+    key = dump.name[len(PREFIX):].split(".")[0]
+    return [dump, dump.parent / f"{PREFIX}{key}.lock"]
+
+
 def java_options(settings: dict[str, str]) -> str | None:
     """The Java options that map the archive, or have this process's JVM write the dump; None when there is neither
     (turned off, no ``java`` found, the cache folder not writable, another process writing the dump)."""

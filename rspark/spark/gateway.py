@@ -27,7 +27,7 @@ import threading
 
 from rspark.errors import RsparkError
 
-__all__ = ["launch", "shutdown", "silence", "writes_archive"]
+__all__ = ["abandon_archive", "launch", "shutdown", "silence", "writes_archive"]
 
 log = logging.getLogger("rspark.spark.gateway")
 
@@ -35,6 +35,7 @@ _TAIL: collections.deque = collections.deque(maxlen=8)  # the JVM's last lines, 
 _silenced = threading.Event()
 _launched: list = []  # the Popen of the JVM launch() started (PySpark's gateway.proc), once it has
 _dumping = threading.Event()  # that JVM writes a class-data-sharing archive as it exits (writes_archive())
+_dump_cleanup: list = []  # what removes that archive's files (its dump, its lock), for abandon_archive()
 
 
 def silence(on: bool = True) -> None:
@@ -115,10 +116,25 @@ def _end_accumulator_server() -> None:
         pass
 
 
-def writes_archive() -> None:
+def writes_archive(cleanup) -> None:
     """The JVM launched next writes a class-data-sharing archive as it exits (rspark.spark.cds): :func:`shutdown`
-    stops its SparkContext and does not wait for it to exit."""
+    stops its SparkContext and does not wait for it to exit. ``cleanup()`` removes the archive's files."""
     _dumping.set()
+    _dump_cleanup[:] = [cleanup]
+
+
+def abandon_archive() -> None:
+    """An interrupted command ends now: a JVM that would write the class-data-sharing archive as it exits is killed
+    instead (a command interrupted with Ctrl-C leaves no process behind, nor a dump half written) and the archive's
+    files are removed, so that a later session writes it."""
+    if not _dumping.is_set() or not _launched:
+        return
+    try:
+        _launched[-1].kill()
+    except OSError:
+        pass
+    for cleanup in _dump_cleanup:
+        cleanup()
 
 
 def shutdown(timeout: float = 30.0) -> int | None:

@@ -370,8 +370,9 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
         sharing = cds.java_options(settings)  # the Spark JVM's classes mapped from an archive (rspark.spark.cds)
         if sharing is not None:
             settings["spark.driver.extraJavaOptions"] += " " + sharing
-            if cds.DUMP_OPTION in sharing:
-                writes_archive()
+            if sharing.startswith(cds.DUMP_OPTION):
+                files = cds.dump_files(sharing)
+                writes_archive(lambda: [f.unlink(missing_ok=True) for f in files])
     builder = SparkSession.builder.appName("rspark").master(master or "local[*]")
     for key, value in settings.items():
         builder = builder.config(key, value)
