@@ -43,13 +43,25 @@ def test_the_first_session_writes_the_dump_and_the_others_wait(cache):
 def test_a_finished_dump_becomes_the_archive(cache):
     assert cds.java_options(SETTINGS).startswith(cds.DUMP_OPTION)
     dump = cache / f"spark-cds-{_key()}.{os.getpid()}.dump"
-    dump.write_bytes(b"archive")
+    dump.write_bytes(cds.MAGIC + b"archive")
     assert cds.java_options(SETTINGS) is None  # written to a moment ago: maybe not finished
     _old(dump)
     archive = cache / f"spark-cds-{_key()}.jsa"
     assert cds.java_options(SETTINGS) == f"-XX:SharedArchiveFile={archive} -Xshare:auto"
-    assert archive.read_bytes() == b"archive" and not dump.exists()
+    assert archive.read_bytes() == cds.MAGIC + b"archive" and not dump.exists()
     assert not (cache / f"spark-cds-{_key()}.lock").exists()
+
+
+def test_a_dump_without_its_header_is_removed_not_adopted(cache):
+    """A JVM killed while it wrote the dump leaves a file that is no archive: removed, and written again later."""
+    assert cds.java_options(SETTINGS).startswith(cds.DUMP_OPTION)
+    dump = cache / f"spark-cds-{_key()}.{os.getpid()}.dump"
+    dump.write_bytes(bytes(64))
+    _old(dump)
+    lock = cache / f"spark-cds-{_key()}.lock"
+    _old(lock, cds.STALE_LOCK_S + 1)
+    assert cds.java_options(SETTINGS).startswith(cds.DUMP_OPTION)  # the stale lock taken over: a new dump
+    assert not dump.exists() and not (cache / f"spark-cds-{_key()}.jsa").exists()
 
 
 def test_a_dump_of_a_process_still_running_is_left_alone(cache):

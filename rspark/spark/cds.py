@@ -13,7 +13,8 @@ user's): the archive is ``<cache>/spark-cds-<key>.jsa``, ``<key>`` a hash of wha
 the JVM maps it; a JVM that cannot (another JDK, a changed class path) runs as without it (``-Xshare:auto``). When
 it does not, one process at a time (a lock file, taken over after :data:`STALE_LOCK_S` seconds) has its JVM write a
 dump ``spark-cds-<key>.<pid>.dump`` when it exits; a later session adopts a finished dump (one not written to for
-:data:`SETTLED_S` seconds) as the archive. At most :data:`KEEP` archives are kept (the least recently used are
+:data:`SETTLED_S` seconds, whose writer has ended, that starts with the archive header) as the archive, and removes
+one that is not (a JVM killed while writing it). At most :data:`KEEP` archives are kept (the least recently used are
 removed). ``RSPARK_CDS=0`` in the environment turns all of it off. The archive is large (about 150 MB for Spark 4).
 """
 
@@ -35,6 +36,7 @@ SETTLED_S = 60.0  # a dump not written to for this long is finished (the JVM wri
 STALE_LOCK_S = 600.0  # a lock this old is taken over (its process ended without leaving a dump, or runs on)
 KEEP = 3  # archives kept (of several JDKs, PySpark versions or class paths)
 DUMP_OPTION = "-XX:ArchiveClassesAtExit="
+MAGIC = (0xF00BABA8).to_bytes(4, "little")  # the first bytes of a dynamic archive (HotSpot's header), once written
 
 
 def enabled() -> bool:
@@ -88,7 +90,9 @@ def _adopt(folder: Path, key: str, archive: Path) -> None:
         if not settled or (_alive(pid) and pid != os.getpid()):
             continue
         try:
-            if not archive.exists() and dump.stat().st_size > 0:
+            with dump.open("rb") as handle:
+                whole = handle.read(len(MAGIC)) == MAGIC  # (a JVM killed while writing leaves no header)
+            if not archive.exists() and whole:
                 os.replace(dump, archive)
                 log.info("class-data-sharing archive of the Spark JVM's classes: %s", archive)
             else:
