@@ -115,6 +115,7 @@ class _Gen:
         self.fresh_count = 0
         self.windows: list[str] = []
         self.events: list[str] = []
+        self.computed_every = False  # COMPUTED EVERY written: a REPORT clause must name PERIODIC, and no EVERY
 
     def pick(self, options):
         return self.draw(st.sampled_from(options))
@@ -424,7 +425,8 @@ class _Gen:
         if kind == "range":
             return f"[RANGE {d}]"
         if kind == "slide":
-            report = self.pick(("", " REPORT ON WINDOW CLOSE", " REPORT NON EMPTY, PERIODIC",
+            report = self.pick(("", " REPORT NON EMPTY, PERIODIC") if self.computed_every else
+                               ("", " REPORT ON WINDOW CLOSE", " REPORT NON EMPTY, PERIODIC",
                                 f" REPORT EVERY {self.pick(DURATIONS)}", f" REPORT ON CONTENT CHANGE EVERY {d}"))
             return f"[RANGE {d} {self.pick(('SLIDE', 'STEP'))} {self.pick(DURATIONS)}{report}]"
         if kind == "tumbling":
@@ -608,6 +610,7 @@ class _Gen:
             parts.append(self.pick(("ex:q", "<http://ex.org/q2>", "myQuery")))
             if self.coin():
                 parts.append(f"COMPUTED EVERY {self.pick(DURATIONS)}")
+                self.computed_every = True
             prologue.append(" ".join(parts) + " AS")
         form = self.pick(("SELECT", "SELECT", "SELECT", "ASK", "CONSTRUCT", "CONSTRUCT_WHERE", "DESCRIBE"))
         if form == "SELECT":

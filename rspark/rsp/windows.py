@@ -239,6 +239,7 @@ class ElementWindow:
     window reads them. Its report policy is fixed (content change: every element timestamp), not the profile's."""
 
     report: None = None  # no REPORT clause: there is no window to write it in
+    report_every: None = None
 
     def content_bounds(self, t: int) -> tuple[int, int] | None:
         return (t, t)
