@@ -41,6 +41,7 @@ from pathlib import Path
 
 from rspark.algebra.ops import QueryForm, RegisterKind
 from rspark.errors import WARNINGS_PER_FILE, InputError, RsparkError, printable, summarised
+from rspark.model.timestamps import PROV_GENERATED_AT_TIME
 
 log = logging.getLogger("rspark")
 
@@ -390,6 +391,16 @@ def _check_rdf_file(what: str, path: str, *, stream: bool = False) -> str:
 _BAD_IRI_CHARS = '<>" {}|\\^`\n\r\t'
 
 
+def _check_predicate(iri: str) -> str:
+    """A --timestamp-predicate value, an absolute IRI written bare (``http://...``) or in angle brackets, bare."""
+    bare = iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri
+    scheme, _, rest = bare.partition(":")
+    if not scheme or not rest or not scheme[0].isalpha() or any(c in bare for c in ' <>"{}|^`\\'):
+        raise UsageError(f"--timestamp-predicate expects an absolute IRI (e.g. http://example.org/atInterval), "
+                         f"got {iri!r}")
+    return bare
+
+
 def _pairs(values: list[str] | None, flag: str) -> list[tuple[str, str]]:
     out = []
     for value in values or []:
@@ -666,6 +677,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     streams = _pairs(args.stream, "--stream")
     if not streams:
         raise UsageError("replay needs at least one --stream IRI=PATH")
+    args.timestamp_predicate = _check_predicate(args.timestamp_predicate)
     seen: set = set()
     for iri, _ in streams:
         if iri in seen:
@@ -694,7 +706,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _INTERRUPTS.install()
         _load_static(engine, data, graphs, versions)
         log.info("loading %s", ", ".join(f"{path} as <{iri}>" for iri, path in streams))
-        engine.add_streams(streams, strict=args.strict)  # loaded concurrently
+        engine.add_streams(streams, strict=args.strict,  # loaded concurrently
+                           timestamp_predicate=args.timestamp_predicate)
         _report_problems(engine.errors)
         log.info("replaying %s", ", ".join(q.path for q in queries))
         records = engine.replay_iter([q.text for q in queries], until=until, times=times,
@@ -933,6 +946,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                                        "feed the queries reading it); '-' reads "
                                                                        "standard input")
     replay.add_argument("--stream", action="append", metavar="IRI=PATH", help="a recorded stream; repeatable")
+    replay.add_argument("--timestamp-predicate", metavar="IRI", default=PROV_GENERATED_AT_TIME,
+                        help="the predicate of the streams' timestamp triples (default prov:generatedAtTime); its "
+                             "object is an instant, or an interval 'start/end' (docs/streams.md)")
     replay.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
     replay.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
     _version_arguments(replay)

@@ -16,13 +16,16 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from rspark.errors import RsparkError
-from rspark.model.time import TimeKind, Timeline, WindowError, time_number, time_value_problem
+from rspark.model.time import TimeKind, Timeline, WindowError, parse_duration, time_number, time_value_problem
 from rspark.model.xsd import DATETIME_TYPES, EXACT_NUMBER_TYPES, XSD_DECIMAL
 
 # (ASCII digits only: XSD's lexical spaces have no other digits, though Python's int() reads them)
 _DATETIME = re.compile(r"(-?\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)?", re.ASCII)
 _DECIMAL = re.compile(r"[+-]?(\d+(?:\.\d*)?|\.\d+)", re.ASCII)
 _INTEGER = re.compile(r"[+-]?\d+", re.ASCII)
+
+# the default timestamp predicate of a stream's elements
+PROV_GENERATED_AT_TIME = "http://www.w3.org/ns/prov#generatedAtTime"
 
 # A canonical xsd:integer / xsd:long timestamp of at most 17 digits: parse_timestamp gives (NUMERIC, int, 0). The
 # loader reads such timestamps with Spark's and Arrow's own functions (a regular expression, then a cast).
@@ -143,6 +146,58 @@ def parse_timestamp(encoded: str) -> tuple[TimeKind, int, int]:
     raise ValueError(
         f"the timestamp {encoded} is {kind}; expected xsd:dateTime or a number (xsd:integer, xsd:decimal, xsd:long)"
     )
+
+
+XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_NUMBER_END = re.compile(r"[+-]?(\d+(?:\.\d*)?|\.\d+)", re.ASCII)
+
+
+def parse_validity(encoded: str) -> tuple[TimeKind, int, int, int | None, int]:
+    """An element's timestamp literal, a point or an interval: ``(kind, start, start_exp, end, end_exp)``, ``end``
+    None for a point (:func:`parse_timestamp`'s values). An interval is a plain (or ``xsd:string``) literal in
+    ISO 8601's forms ``start/end``, ``start/duration`` or ``duration/end`` with xsd:dateTime ends
+    (``"2016-03-01T13:00:00Z/2016-03-01T13:00:10Z"``, the W3C RSP CG document's ``:atInterval`` example), or
+    ``start/end`` with two numbers for a numeric stream (``"3/7"``); both ends are inside the interval, and the end
+    is not before the start. Raises ValueError."""
+    cut = encoded.rfind('"')
+    suffix = encoded[cut + 1:]
+    if not encoded.startswith('"') or "/" not in encoded[1:cut] or suffix not in ("", f"^^<{XSD_STRING}>"):
+        kind, value, exp = parse_timestamp(encoded)
+        return kind, value, exp, None, 0
+    lexical = encoded[1:cut]
+    first, _, second = lexical.partition("/")
+    if "/" in second:
+        raise ValueError(f"the interval {encoded} has more than one '/' (ISO 8601: start/end)")
+    if _NUMBER_END.fullmatch(first.strip()) and _NUMBER_END.fullmatch(second.strip()):
+        (start, e0), (end, e1) = (_exact_number(x.strip(), XSD_DECIMAL) for x in (first, second))
+        if Decimal(end).scaleb(-e1) < Decimal(start).scaleb(-e0):
+            raise ValueError(f"the interval {encoded} ends before it starts")
+        return TimeKind.NUMERIC, start, e0, end, e1
+    try:
+        if first.strip()[:1] in ("P", "p"):
+            end = datetime_millis(second)
+            start = end - _duration_millis(first, encoded)
+        else:
+            start = datetime_millis(first)
+            end = start + _duration_millis(second, encoded) if second.strip()[:1] in ("P", "p") \
+                else datetime_millis(second)
+    except DateTimeError as exc:
+        raise DateTimeError(f"the interval {encoded}: {exc}", exc.reason) from None
+    except ValueError as exc:
+        raise ValueError(f"the interval {encoded} is not ISO 8601 start/end, start/duration or duration/end "
+                         f"of xsd:dateTime values ({exc})") from None
+    if end < start:
+        raise ValueError(f"the interval {encoded} ends before it starts")
+    return TimeKind.DATETIME, start, 0, end, 0
+
+
+def _duration_millis(text: str, encoded: str) -> int:
+    """An ISO 8601 duration of an interval literal in milliseconds (no years or months: no fixed length)."""
+    duration = parse_duration(text)
+    millis = duration.amount
+    if millis != int(millis):
+        raise ValueError(f"the duration {text.strip()!r} is finer than a millisecond")
+    return int(millis)
 
 
 def _exact_number(lexical: str, datatype: str) -> tuple[int, int]:

@@ -126,6 +126,15 @@ class WindowContent(StrEnum):
     DATASET = "dataset"
 
 
+class IntervalElements(StrEnum):
+    """How a time, landmark, interval or NOW window takes an element valid over an interval (docs/streams.md):
+    while the element's interval meets the window's (``meets``), or at the element's start alone, as a point
+    (``start``)."""
+
+    MEETS = "meets"
+    START = "start"
+
+
 class CountUnit(StrEnum):
     """What a count-based window counts."""
 

@@ -28,6 +28,7 @@ from rspark.rsp.policies import (
     Consumption,
     DefaultWindow,
     ImplicitSlide,
+    IntervalElements,
     ReportPolicy,
     Selection,
     T0Policy,
@@ -77,6 +78,9 @@ class Profile:
     # timestamp triples), the elements' own graphs reached with GRAPH. Under both, GRAPH inside WINDOW reads the
     # elements.
     window_content: WindowContent = WindowContent.GRAPH
+    # how a time, landmark, interval or NOW window takes an element valid over an interval: while the intervals
+    # meet, or at the element's start (docs/profiles.md, "Elements valid over an interval")
+    interval_elements: IntervalElements = IntervalElements.MEETS
     sources: dict = field(default_factory=dict, compare=False)  # setting -> where it comes from
 
     def __post_init__(self) -> None:
@@ -100,6 +104,7 @@ class Profile:
         if self.consumption is not None:
             coerce("consumption", Consumption)
         coerce("window_content", WindowContent)
+        coerce("interval_elements", IntervalElements)
         for attr in ("time_report", "other_report"):
             value = getattr(self, attr)
             if not isinstance(value, (frozenset, set, tuple, list)):

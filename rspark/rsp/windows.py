@@ -21,6 +21,11 @@ count ELEMENTS n   the last ``n`` elements by (ts, seq) with ``ts <= t``; ``PART
 count TRIPLES n    the last ``n`` triples by (ts, seq, triple order) with ``ts <= t`` (over a quads frame)
 count BGP n        not here: the query compiler assigns it over the BGP matches with :func:`assign_count`
 =================  ===================================================================================
+
+An element valid over an interval ``[ts, te]`` (docs/streams.md) is held by a time, landmark, interval or NOW
+window whose content bounds ``[lo, hi]`` it meets, ``ts <= hi`` and ``te >= lo`` (``meets``, the profile's
+``interval_elements``), or as a point at ``ts`` (``start``); count windows and a stream read with no window take it
+at ``ts``.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from rspark.rsp.policies import (
     CountUnit,
     DefaultWindow,
     ImplicitSlide,
+    IntervalElements,
     ReportPolicy,
     T0Policy,
     setting,
@@ -116,6 +122,7 @@ class TimeWindow:
     explicit_start: bool = False  # t0 came from the query (STARTING AT): nothing is reported before it
     report: frozenset[ReportPolicy] | None = None  # the report policies the query wrote (None: the profile's)
     report_every: int | None = None  # REPORT EVERY d in ticks: the period of the clause's PERIODIC
+    meets: bool = True  # an element valid over an interval is held while it meets the window (else: at its start)
 
     def __post_init__(self) -> None:
         if self.range <= 0 or self.slide <= 0:
@@ -197,6 +204,7 @@ class LandmarkWindow:
     start: int
     report: frozenset[ReportPolicy] | None = None
     report_every: int | None = None  # REPORT EVERY d in ticks: the period of the clause's PERIODIC
+    meets: bool = True  # an element valid over an interval is held while it meets the window (else: at its start)
 
     def content_bounds(self, t: int) -> tuple[int, int] | None:
         return (self.start, t) if self.start <= t else None
@@ -210,6 +218,7 @@ class IntervalWindow:
     end: int
     report: frozenset[ReportPolicy] | None = None
     report_every: int | None = None  # REPORT EVERY d in ticks: the period of the clause's PERIODIC
+    meets: bool = True  # an element valid over an interval is held while it meets the window (else: at its start)
 
     def __post_init__(self) -> None:
         if self.end < self.start:
@@ -222,10 +231,12 @@ class IntervalWindow:
 
 @dataclass(frozen=True, slots=True)
 class NowWindow:
-    """CQELS ``[NOW]``: the elements stamped with the evaluation instant."""
+    """CQELS ``[NOW]``: the elements stamped with the evaluation instant (an element valid over an interval: while
+    the instant is in it)."""
 
     report: frozenset[ReportPolicy] | None = None
     report_every: int | None = None  # REPORT EVERY d in ticks: the period of the clause's PERIODIC
+    meets: bool = True  # an element valid over an interval is held while it meets the window (else: at its start)
 
     def content_bounds(self, t: int) -> tuple[int, int] | None:
         return (t, t)
@@ -307,6 +318,7 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
             return ElementWindow()
         spec = NowWindowSpec() if profile.default_window is DefaultWindow.NOW else LandmarkWindowSpec(None)
     every = None
+    meets = profile.interval_elements is IntervalElements.MEETS
     if getattr(spec, "report_every", None) is not None and not isinstance(spec, RESOLVED):
         every = timeline.duration(spec.report_every, "REPORT EVERY")
     if isinstance(spec, TimeWindowSpec):
@@ -328,18 +340,19 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
             explicit_start=explicit,
             report=spec.report,
             report_every=every,
+            meets=meets,
         )
     if isinstance(spec, LandmarkWindowSpec):
         if spec.start is not None:
-            return LandmarkWindow(timeline.instant(spec.start, "LANDMARK start"), spec.report, every)
-        return LandmarkWindow(resolve_t0(profile, timeline, first_ts), spec.report, every)
+            return LandmarkWindow(timeline.instant(spec.start, "LANDMARK start"), spec.report, every, meets)
+        return LandmarkWindow(resolve_t0(profile, timeline, first_ts), spec.report, every, meets)
     if isinstance(spec, IntervalWindowSpec):
         return IntervalWindow(timeline.instant(spec.start, "FROM"), timeline.instant(spec.end, "TO"), spec.report,
-                              every)
+                              every, meets)
     if isinstance(spec, CountWindowSpec):
         return CountWindow(spec.unit, int(spec.size), spec.report, spec.partition, every)
     if isinstance(spec, NowWindowSpec):
-        return NowWindow(spec.report, every)
+        return NowWindow(spec.report, every, meets)
     if isinstance(spec, RESOLVED):
         return spec
     raise WindowError(f"not a window specification: {spec!r}")

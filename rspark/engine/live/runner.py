@@ -320,7 +320,8 @@ class LiveRunner(LiveReading):
         from rspark.spark.loading.loader import load_stream
 
         try:
-            loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate)
+            loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate,
+                                 intervals=False)
         except RsparkError as exc:  # the whole file is unreadable: quarantined, the stream goes on
             self._quarantine(st, local, [exc])
             return

@@ -64,7 +64,7 @@ from pyspark.sql import functions as F
 
 from rspark.errors import DataError, InputError, MissingFileError, MoreProblems
 from rspark.model.time import TimeKind
-from rspark.model.timestamps import PLAIN_INTEGER_STAMP, parse_timestamp
+from rspark.model.timestamps import PLAIN_INTEGER_STAMP, PROV_GENERATED_AT_TIME, parse_validity
 from rspark.spark import jvm
 from rspark.spark.frames import local_frame
 from rspark.spark.loading import rdf, small
@@ -76,7 +76,6 @@ __all__ = ["LoadedGraph", "LoadedStream", "load_rdf", "load_stream", "no_valid_e
 # stream (WARNING)
 log = logging.getLogger("rspark.loading")
 
-PROV_GENERATED_AT_TIME = "http://www.w3.org/ns/prov#generatedAtTime"
 MAX_ERRORS = 1000  # problems listed per load (a final entry says how many more there were)
 
 K_QUAD, _K_PROBLEM = 0, 1
@@ -160,6 +159,9 @@ class LoadedStream:
     errors: list[DataError] = field(default_factory=list)
     n_elements: int | None = None
     n_rejected: int = 0
+    # the elements valid over an interval (a timestamp literal "start/end"): ``element, te`` (the interval's end
+    # in ticks; ``ts`` in ``elements`` is its start); None when every element is a point
+    ends: DataFrame | None = None
     _cached: list[DataFrame] = field(default_factory=list, repr=False)
 
     def unpersist(self) -> None:
@@ -703,13 +705,16 @@ def load_rdf(spark: SparkSession, path: str | Path, *, graph: str | None = None,
 # --------------------------------------------------------------------------------------------------- streams
 
 _CHECK_DDL = ("element string, blk long, idx long, ord long, kind string, m long, e int, ms long, "
-              "err string, eblk long, eidx long, eord long")
+              "err string, eblk long, eidx long, eord long, me long, ee int")
 
 
 _CHECK_SCHEMA = pa.schema([
     ("element", pa.string()), ("blk", pa.int64()), ("idx", pa.int64()), ("ord", pa.int64()),
     ("kind", pa.string()), ("m", pa.int64()), ("e", pa.int32()), ("ms", pa.int64()),
     ("err", pa.string()), ("eblk", pa.int64()), ("eidx", pa.int64()), ("eord", pa.int64()),
+    # an interval's end (RSP CG document's validity intervals): epoch ms (``ee`` 0) or a number's mantissa and
+    # exponent as ``m`` and ``e``; NULL for a point
+    ("me", pa.int64()), ("ee", pa.int32()),
 ])
 
 
@@ -734,6 +739,7 @@ def _check_elements(batches):
                 pa.repeat(pa.scalar(TimeKind.NUMERIC.value), n), pc.cast(lexical, pa.int64()),
                 pa.repeat(pa.scalar(0, pa.int32()), n), pa.nulls(n, pa.int64()), pa.nulls(n, pa.string()),
                 part.column("tblk"), part.column("tidx"), part.column("tord"),
+                pa.nulls(n, pa.int64()), pa.nulls(n, pa.int32()),
             ], schema=_CHECK_SCHEMA)
         if n < batch.num_rows:
             yield from _check_rows(batch.filter(pc.invert(fast)))
@@ -750,10 +756,10 @@ def _check_rows(batch: pa.RecordBatch):
     """:func:`_check_elements` for one batch, row by row in Python (every case)."""
     cols = {name: batch.column(name).to_pylist() for name in batch.schema.names}
     out = {name: [] for name in ("element", "blk", "idx", "ord", "kind", "m", "e", "ms", "err", "eblk", "eidx",
-                                 "eord")}
+                                 "eord", "me", "ee")}
     for i, element in enumerate(cols["element"]):
         vals = cols["vals"][i]
-        kind = m = e = ms = err = None
+        kind = m = e = ms = err = me = ee = None
         epos = (cols["blk"][i], cols["idx"][i], cols["ord"][i])  # where a problem is reported
         if not vals:
             err = _NO_TIMESTAMP
@@ -763,14 +769,16 @@ def _check_rows(batch: pa.RecordBatch):
         else:
             epos = (cols["tblk"][i], cols["tidx"][i], cols["tord"][i])
             try:
-                kind, value, exp = parse_timestamp(vals[0])
+                kind, value, exp, end, end_exp = parse_validity(vals[0])
                 if kind is TimeKind.DATETIME:
                     ms = value
                 else:
                     m, e = value, exp
+                if end is not None:
+                    me, ee = end, end_exp
             except ValueError as exc:
                 err = "bad timestamp: " + str(exc)
-        row = (element, cols["blk"][i], cols["idx"][i], cols["ord"][i], kind, m, e, ms, err, *epos)
+        row = (element, cols["blk"][i], cols["idx"][i], cols["ord"][i], kind, m, e, ms, err, *epos, me, ee)
         for name, value in zip(out, row):
             out[name].append(value)
     yield pa.RecordBatch.from_pydict(out, schema=_CHECK_SCHEMA)
@@ -794,7 +802,8 @@ def _checked_elements(candidates: DataFrame) -> DataFrame:
         "element", "blk", "idx", "ord", F.lit(TimeKind.NUMERIC.value).alias("kind"),
         F.substring_index(F.substring(first, 2, 1 << 30), '"', 1).cast("long").alias("m"),
         F.lit(0).cast("int").alias("e"), null.cast("long").alias("ms"), null.cast("string").alias("err"),
-        F.col("tblk").alias("eblk"), F.col("tidx").alias("eidx"), F.col("tord").alias("eord"))
+        F.col("tblk").alias("eblk"), F.col("tidx").alias("eidx"), F.col("tord").alias("eord"),
+        null.cast("long").alias("me"), null.cast("int").alias("ee"))
     rest = candidates.filter(~plain)
     if rest.isEmpty():
         return fast
@@ -820,7 +829,7 @@ def no_valid_element(path: str, loaded: LoadedStream) -> DataError | None:
 
 def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
                 timestamp_predicate: str = PROV_GENERATED_AT_TIME, base_iri: str | None = None,
-                strict: bool = False, format: str | None = None) -> LoadedStream:
+                strict: bool = False, format: str | None = None, intervals: bool = True) -> LoadedStream:
     """Load a recorded RDF stream: a TriG or N-Quads file (RDF-star too) in the format of docs/streams.md.
 
     Each named graph is one element; its timestamp is the object of the default-graph triple
@@ -831,6 +840,10 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     :class:`DataError` naming file, line and element. Rejected elements are skipped (listed in ``errors``) unless
     ``strict``, where the first problem raises. A malformed statement elsewhere is reported and skipped too. A
     local file of 0 bytes is an empty stream, with a warning and no Spark job.
+
+    A timestamp literal ``"start/end"`` (ISO 8601; :func:`rspark.model.timestamps.parse_validity`) makes its
+    element valid over an interval: ``ts`` is its start and ``ends`` gives its end. Without ``intervals`` (live
+    mode's batches) such an element is rejected with the reason.
     """
     path = str(path)
     check_file(path)
@@ -854,7 +867,7 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     lines = _Lines(spark, path, fmt)
     try:
         errors = _problems(raw, counts.get(_K_PROBLEM, 0), lines, path)
-        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts)
+        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts, intervals)
     except BaseException:
         for df in cached:
             df.unpersist()
@@ -1119,6 +1132,7 @@ class _Elements:
     bad: list[tuple[str, str, int | None, int | None]]
     n_bad: int
     bounds: tuple[int | None, int | None] | None = None  # the valid elements' least and greatest ts, when known
+    ends: DataFrame | None = None  # the ends of the elements valid over an interval (element, te); None: none
 
 
 def _is_stamp(pred: str) -> Column:
@@ -1200,7 +1214,12 @@ def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) 
                      summary["n_err"], (summary["lo"], summary["hi"]))
 
 
-def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, cached: list) -> _Elements:
+_LIVE_INTERVAL = ("an interval timestamp (start/end): live mode reads elements with one instant; a replay reads "
+                  "elements valid over an interval")
+
+
+def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, cached: list,
+                      intervals: bool = True) -> _Elements:
     """The element check of any stream: timestamps of every kind (row by row in Python workers for those that
     are not canonical integers, :func:`_check_elements`), positions as (blk, idx, ord) structs."""
     pos = ["blk", "idx", "ord"]
@@ -1218,17 +1237,25 @@ def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, c
         vals.alias("vals"),
         *[F.col("tpos." + c).alias("t" + c) for c in pos],
     )
-    checked = _checked_elements(candidates).persist(StorageLevel.MEMORY_AND_DISK)
+    checked = _checked_elements(candidates)
+    if not intervals:
+        checked = checked.withColumn("err", F.when(F.col("err").isNull() & F.col("me").isNotNull(),
+                                                   F.lit(_LIVE_INTERVAL)).otherwise(F.col("err")))
+    checked = checked.persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(checked)
 
     # One aggregate job: the stream's kind (that of its first element in file order with a good timestamp), the
     # decimal scale numeric timestamps need, and how many elements are rejected of each reason.
     ok = F.col("err").isNull()
     is_number = ok & (F.col("kind") == TimeKind.NUMERIC.value)
+    end_number = is_number & F.col("me").isNotNull()
     summary = checked.agg(
         F.min(F.when(ok, F.struct(*pos, "kind"))).alias("first"),
-        F.max(F.when(is_number, F.col("e"))).alias("e"),
-        F.max(F.when(is_number, F.length(F.abs(F.col("m")).cast("string")) - F.col("e"))).alias("digits"),
+        F.greatest(F.max(F.when(is_number, F.col("e"))), F.max(F.when(end_number, F.col("ee")))).alias("e"),
+        F.greatest(F.max(F.when(is_number, F.length(F.abs(F.col("m")).cast("string")) - F.col("e"))),
+                   F.max(F.when(end_number, F.length(F.abs(F.col("me")).cast("string")) - F.col("ee"))))
+        .alias("digits"),
+        F.count(F.when(ok & F.col("me").isNotNull(), 1)).alias("n_interval"),
         F.count(F.when(~ok, 1)).alias("n_err"),
         F.count(F.when(is_number, 1)).alias("n_number"),
         F.count(F.when(ok & (F.col("kind") == TimeKind.DATETIME.value), 1)).alias("n_datetime"),
@@ -1258,17 +1285,22 @@ def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, c
 
     valid = checked.filter(ok & (F.col("kind") == kind.value))
     if kind is TimeKind.DATETIME:
-        ts = F.col("ms")
+        ts, te = F.col("ms"), F.col("me")
     else:
         ts = F.col("m") * F.pow(F.lit(10.0), F.lit(scale_exp) - F.col("e")).cast("long")
+        te = F.col("me") * F.pow(F.lit(10.0), F.lit(scale_exp) - F.col("ee")).cast("long")
     seq = order.key(*(F.col(c) for c in pos))
     elements = valid.select("element", ts.cast("long").alias("ts"), seq.alias("seq"))
+    ends = None
+    if summary["n_interval"]:  # the elements valid over an interval: their end (their ts is the start)
+        ends = valid.where(F.col("me").isNotNull()).select("element", te.cast("long").alias("te"))
     n_elements = summary["n_datetime" if kind is TimeKind.DATETIME else "n_number"]
     n_meta = per_element.filter(F.col("pos").isNull() & ~F.col("rej") & F.col("v0").isNotNull()).count()
-    return _Elements(per_element, elements, kind, scale_exp, n_elements, n_meta, bad, n_bad)
+    return _Elements(per_element, elements, kind, scale_exp, n_elements, n_meta, bad, n_bad, ends=ends)
 
 
-def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts: dict) -> LoadedStream:
+def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts: dict,
+                  intervals: bool = True) -> LoadedStream:
     order = counts["positions"]
     quads = raw.filter(F.col("k") == K_QUAD)
     named = quads.filter(F.col("g") != "")
@@ -1277,7 +1309,7 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, co
     if PLAIN_ELEMENTS and JVM_STAMPS and order.fits and not counts["stamps_other"]:
         check = _plain_elements(raw, pred, order, cached)
     else:
-        check = _general_elements(raw, pred, path, order, cached)
+        check = _general_elements(raw, pred, path, order, cached, intervals)
     if check.n_bad:
         for element, msg, blk, idx in check.bad:
             errors.append(DataError(msg, file=path, line=lines.line(blk, idx), element=element))
@@ -1339,5 +1371,6 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, co
         time_scale=10 ** check.scale_exp,
         errors=errors,
         n_rejected=n_rejected,
+        ends=check.ends,
         _cached=cached,
     )

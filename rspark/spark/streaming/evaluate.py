@@ -178,7 +178,10 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
         # a triple window counts the quads; a partitioned one finds its elements' keys there
         counted = isinstance(rw, CountWindow) and (rw.unit == CountUnit.TRIPLES or rw.partition is not None)
         triples = src.quads if counted else None
-        inputs.append(WindowInput(rw, src.elements, triples, matches, src.bounds(), src.stamps))
+        elements = src.elements
+        if src.ends is not None and getattr(rw, "meets", False):  # the non-empty filter's assignment
+            elements = src.with_ends(elements)
+        inputs.append(WindowInput(rw, elements, triples, matches, src.bounds(), src.stamps))
     carry = None
     if carried is not None and consumes_events(plan.op, profile):
         carry = CarriedConsumption.load(carried.state, timeline.scale)

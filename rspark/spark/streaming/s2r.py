@@ -20,7 +20,7 @@ from rspark.algebra.expr import TriplePattern
 from rspark.errors import NotSupportedError
 from rspark.model import codec as E
 from rspark.rsp.policies import CountUnit
-from rspark.rsp.windows import CountWindow
+from rspark.rsp.windows import CountWindow, ElementWindow
 from rspark.spark.cep.match import WindowEvents
 from rspark.spark.sparql.compiler import ActiveGraph, Context, memoized
 from rspark.spark.sparql.solutions import Solutions
@@ -32,6 +32,16 @@ from rspark.spark.streaming.windows import assign_window
 
 # (triple pattern, frame, key column) -> its solutions: how a [RANGE BGP n] window matches its counted pattern
 Scan = Callable[[TriplePattern, DataFrame, str], Solutions]
+
+
+def assign_elements(src: Stream, frame: DataFrame, rw, instants, **kwargs) -> DataFrame:
+    """:func:`assign_window` over ``frame`` (rows of ``src``'s elements: ``element``, ``ts``, ``seq``, ...), with the
+    end of each element's validity when ``src`` has elements valid over an interval and ``rw`` holds them while
+    they meet it (rspark.rsp.windows); the result has ``frame``'s columns plus ``instant``."""
+    meets = getattr(rw, "meets", False) and not isinstance(rw, (CountWindow, ElementWindow))
+    if not meets or src.ends is None:
+        return assign_window(frame, rw, instants, **kwargs)
+    return assign_window(src.with_ends(frame), rw, instants, **kwargs).drop("te")
 
 
 def content(src: Stream, rw, instants, predicates: frozenset | None = None) -> DataFrame:
@@ -46,19 +56,19 @@ def content(src: Stream, rw, instants, predicates: frozenset | None = None) -> D
     ``predicates``: those of every triple pattern of the query (``r2r.pattern_predicates``), or None: the
     content is a set without a DISTINCT when the stream's triples with these predicates are unique."""
     if isinstance(rw, CountWindow) and rw.unit == CountUnit.TRIPLES:
-        assigned = assign_window(src.elements, rw, instants, quads=src.quads)
+        assigned = assign_elements(src, src.elements, rw, instants, quads=src.quads)
         return assigned.select(F.col("instant").alias(KEY), "s", "p", "o").distinct()
     quads = src.content(predicates)  # (a triple window, above, counts every triple: it reads them all)
     if isinstance(rw, CountWindow):
-        assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element")
+        assigned = assign_elements(src, src.elements, rw, instants, quads=src.quads).select("instant", "element")
         out = assigned.join(quads.select("element", "s", "p", "o"), "element")
     else:
-        out = assign_window(quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants)
+        out = assign_elements(src, quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants)
         assigned = None
     out = out.select(F.col("instant").alias(KEY), "s", "p", "o")
     if src.has_metadata():
         if assigned is None:
-            assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element")
+            assigned = assign_elements(src, src.elements, rw, instants, quads=src.quads).select("instant", "element")
         out = out.unionByName(element_metadata(src, assigned))
     if assigned is None and src.triples_unique(predicates):
         return out  # each triple the query reads is in one element: no duplicate to remove
@@ -70,10 +80,10 @@ def dated(src: Stream, rw, instants, metadata: bool = False) -> DataFrame:
     ``metadata``, also the elements' metadata (``s`` the element)."""
     cols = ("instant", "element", "s", "p", "o", "ts")
     if isinstance(rw, CountWindow) and rw.unit == CountUnit.TRIPLES:  # a triple window holds no metadata
-        return assign_window(src.elements, rw, instants, quads=src.quads).select(*cols)
+        return assign_elements(src, src.elements, rw, instants, quads=src.quads).select(*cols)
     if not isinstance(rw, CountWindow) and not metadata:
-        return assign_window(src.quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants).select(*cols)
-    assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
+        return assign_elements(src, src.quads.select("element", "ts", "seq", "s", "p", "o"), rw, instants).select(*cols)
+    assigned = assign_elements(src, src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
     triples = src.quads.select("element", "s", "p", "o")
     if metadata and src.has_metadata():
         triples = triples.unionByName(src.metadata.select(F.col("s").alias("element"), F.col("s"), "p", "o"))
@@ -82,12 +92,15 @@ def dated(src: Stream, rw, instants, metadata: bool = False) -> DataFrame:
 
 def occurrences(src: Stream, rw, instants) -> DataFrame:
     """A window's dated triple occurrences at every instant (EP-SPARQL patterns): ``(__t, s, p, o, ts0, ts)``,
-    ``[ts0, ts]`` the occurrence's interval (``ts0`` differs from ``ts`` for triples derived by rules)."""
+    ``[ts0, ts]`` the occurrence's interval: an element's validity interval (``[ts, ts]`` for a point), or a triple
+    derived by rules, stamped with its interval's end and started at its ``start``."""
     out = dated(src, rw, instants)
     if src.starts is not None:
         out = out.join(src.starts, "element", "left").withColumn("ts0", F.coalesce(F.col("start"), F.col("ts")))
     else:
         out = out.withColumn("ts0", F.col("ts"))
+    if src.ends is not None:
+        out = out.join(src.ends, "element", "left").withColumn("ts", F.coalesce(F.col("te"), F.col("ts")))
     return out.select(F.col("instant").alias(KEY), "s", "p", "o", "ts0", "ts").distinct()
 
 
@@ -102,14 +115,20 @@ def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEven
         return selected.select("element", "ts", "seq", "s", "p", "o")
 
     def assign(rows: DataFrame) -> DataFrame:
+        if src.ends is not None and getattr(rw, "meets", False):
+            raise NotSupportedError(
+                f"EVENT ON {decl.name.n3()}: the stream <{src.iri}> has elements valid over an interval, and a basic "
+                "event pattern matches an element at one instant (RSEP-QL, Def. 7); match them with EP-SPARQL's "
+                "operators (SEQ, EQUALS, getSTARTTIME() ... over the interval), or under the profile setting "
+                "interval_elements=start (each element at its start)")
         if isinstance(rw, CountWindow):
             if rw.unit != CountUnit.ELEMENTS:
                 raise NotSupportedError(f"EVENT ON {decl.name.n3()}: a [RANGE {rw.unit} n] window holds parts of "
                                         "elements, and a basic event pattern matches whole elements (RSEP-QL, "
                                         "eq. 4); use a time, landmark or [RANGE ELEMENTS n] window")
-            held = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element")
+            held = assign_elements(src, src.elements, rw, instants, quads=src.quads).select("instant", "element")
             return held.join(rows, "element")
-        return assign_window(rows, rw, instants)
+        return assign_elements(src, rows, rw, instants)
 
     return WindowEvents(quads, assign)
 
@@ -126,9 +145,9 @@ def default_graphs(src: Stream, rw, instants) -> DataFrame:
     default graphs, the timestamp triples (in canonical form: NOW()'s) and the other metadata, at every
     instant ``(__t, s, p, o)``. The elements' own graphs are its named graphs (:func:`element_graphs`)."""
     if isinstance(rw, CountWindow) and rw.unit == CountUnit.TRIPLES:
-        assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
+        assigned = assign_elements(src, src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
     else:
-        assigned = assign_window(src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
+        assigned = assign_elements(src, src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
     assigned = assigned.distinct()
     out = assigned.select(F.col("instant").alias(KEY), F.col("element").alias("s"),
                           F.lit(src.stamp_predicate).alias("p"), F.expr(now_sql(src.timeline, "ts")).alias("o"))

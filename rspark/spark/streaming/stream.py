@@ -62,6 +62,9 @@ class Stream:
     # the elements' timestamps (a sorted numpy int64 array) when the driver holds them (a live buffer's segments
     # read on the driver): a micro-batch's instants are then found without a job (rspark.rsp.report.instants_after)
     stamps: object | None = None
+    # the elements valid over an interval (docs/streams.md): ``element, te``, the interval's end in ticks (``ts``
+    # is its start); None when every element is a point
+    ends: DataFrame | None = None
     # a registered stream's end: the last instant of the query that writes it (its bounds reach it even when the
     # query's output there is empty, so the stream has no element there)
     end: int | None = None
@@ -92,7 +95,7 @@ class Stream:
         stream = cls(iri=iri, timeline=Timeline.of(loaded.time_kind, loaded.time_scale), elements=loaded.elements,
                      read_quads=lambda: quads, metadata=loaded.metadata, quoted=loaded.quoted,
                      stamp_predicate=encode(IRI(timestamp_predicate)), candidates=loaded.candidates,
-                     restricted=loaded.restricted)
+                     restricted=loaded.restricted, ends=loaded.ends)
         stream.stats.bounds, stream.stats.has_metadata = loaded.bounds, loaded.has_metadata
         return stream
 
@@ -141,6 +144,14 @@ class Stream:
         return dataclasses.replace(self, elements=elements, read_quads=lambda: quads, candidates=None,
                                    restricted=None, selects_cheaply=False, unique_on_driver=None,
                                    starts=derived.select("element", "start").distinct())
+
+    def with_ends(self, frame: DataFrame) -> DataFrame:
+        """``frame`` (``element`` and ``ts`` columns) with the end of each element's validity, ``te`` (``ts`` for an
+        element that is a point): what the windows read to take an element while its interval meets theirs.
+        ``frame`` itself when every element is a point."""
+        if self.ends is None:
+            return frame
+        return frame.join(self.ends, "element", "left").withColumn("te", F.coalesce(F.col("te"), F.col("ts")))
 
     @cached_property
     def quads(self) -> DataFrame:

@@ -39,6 +39,12 @@ aggregates are: a ``min``/``max`` row, and for count windows a histogram of at m
   exact condition filters the candidates. Landmark windows hold O(elements x instants) pairs by definition.
 * partitioned count windows: each (key, element) is in the window from its timestamp until the ``n``-th later
   element of its key (a lead over the key's elements): those intervals are range-joined with the instants.
+* elements valid over an interval (a ``te`` column beside ``ts``, the interval's end; docs/streams.md): a time,
+  landmark, interval or NOW window holds an element when the element's interval meets the window's, ``ts <= hi``
+  and ``te >= lo``. ``explode`` lists the windows from the one holding ``ts`` to the one holding ``te``; ``panes``
+  is not used (an element would lie in several panes); the range joins explode the element over the buckets its
+  interval covers and keep each pair in the bucket where the two intervals start to meet (once). Count windows
+  and a stream read with no window take an element at its start, ``ts``.
 * count windows: a global rank of the items by (ts, seq[, triple order]) and, for every instant, ``C(t)`` = the
   number of items with ``ts <= t``, both from one pass: items and instants are unioned, cut into ts buckets,
   counted with a running sum inside each bucket plus the bucket's offset (a prefix sum over <= 64 bucket counts,
@@ -73,6 +79,7 @@ from rspark.spark.frames import local_frame
 # ----------------------------------------------------------------------------------------------------- Spark helpers
 
 INSTANT = "instant"
+ENDS = "te"  # the end of an element valid over an interval (its start is ``ts``), when a frame has the column
 BROADCAST_ROWS = 500_000  # instant-side tables up to this many rows are broadcast
 EXPLODE_LIMIT = 64  # time windows: copy an element into at most this many windows, else a range join
 BOUNDS_INSTANTS = 4  # time windows over local data at this many instants, or fewer: a selection per instant
@@ -204,9 +211,12 @@ def assign_time_window(elements: DataFrame, spec: TimeWindow, instants, *, strat
         return _assign_by_bounds(elements, spec, sorted({int(t) for t in instants}))
     inst, rows = instants_frame(elements.sparkSession, instants)
     panes_per_window = spec.range // math.gcd(spec.range, spec.slide)
+    valid = ENDS in elements.columns  # elements valid over an interval: no panes (an element spans several)
+    if strategy == "panes" and valid:
+        strategy = "explode"
     if strategy == "auto":
         few_instants = rows is not None and rows * panes_per_window <= BROADCAST_ROWS
-        if few_instants and spec.overlap > 2:
+        if few_instants and spec.overlap > 2 and not valid:
             strategy = "panes"
         else:
             strategy = "explode" if spec.overlap <= EXPLODE_LIMIT else "range"
@@ -217,11 +227,13 @@ def assign_time_window(elements: DataFrame, spec: TimeWindow, instants, *, strat
     ts = F.col("ts")
 
     if strategy == "explode":
+        # the windows holding ts are k_lo(ts)..k_hi(ts); an interval [ts, te] meets k_lo(ts)..k_hi(te)
         rel = ts - F.lit(spec.anchor)
+        rel_end = F.col(ENDS) - F.lit(spec.anchor) if valid else rel
         if spec.bounds is Bounds.OPEN_CLOSED:
-            k_lo, k_hi = _ceildiv(rel, spec.slide), _ceildiv(rel + F.lit(spec.range), spec.slide) - F.lit(1)
+            k_lo, k_hi = _ceildiv(rel, spec.slide), _ceildiv(rel_end + F.lit(spec.range), spec.slide) - F.lit(1)
         else:
-            k_lo, k_hi = _floordiv(rel, spec.slide) + F.lit(1), _floordiv(rel + F.lit(spec.range), spec.slide)
+            k_lo, k_hi = _floordiv(rel, spec.slide) + F.lit(1), _floordiv(rel_end + F.lit(spec.range), spec.slide)
         if not spec.windows_before_t0:
             k_lo = F.greatest(k_lo, F.lit(0).cast("long"))
         exploded = elements.withColumn(k, _seq(k_lo, k_hi))
@@ -251,7 +263,7 @@ def assign_time_window(elements: DataFrame, spec: TimeWindow, instants, *, strat
             lo, hi = c - F.lit(spec.range), c - F.lit(1)
         ranges = inst.withColumn("_w_lo", lo).withColumn("_w_hi", hi).drop(k)
         return _range_join(elements, "ts", ranges, "_w_lo", "_w_hi", spec.range, spec.anchor,
-                           None if rows is None else 2 * rows)
+                           None if rows is None else 2 * rows, key_end=ENDS if valid else None)
 
     raise WindowError(f"unknown window strategy {strategy!r}: expected auto, explode, panes, range or bounds")
 
@@ -259,12 +271,13 @@ def assign_time_window(elements: DataFrame, spec: TimeWindow, instants, *, strat
 def _assign_by_bounds(elements: DataFrame, spec: TimeWindow, instants: list[int]) -> DataFrame:
     """The ``bounds`` strategy: per instant, the elements inside its window's tick bounds, with the instant."""
     ts = F.col("ts")
+    te = F.col(ENDS) if ENDS in elements.columns else ts
     parts = []
     for t in instants:
         bounds = spec.content_bounds(t)
         if bounds is not None:
             lo, hi = bounds
-            parts.append(elements.where(ts.between(F.lit(lo), F.lit(hi)))
+            parts.append(elements.where((ts <= F.lit(hi)) & (te >= F.lit(lo)))
                          .withColumn(INSTANT, F.lit(t).cast("long")))
     if not parts:
         return elements.where(F.lit(False)).withColumn(INSTANT, F.lit(None).cast("long"))
@@ -272,15 +285,26 @@ def _assign_by_bounds(elements: DataFrame, spec: TimeWindow, instants: list[int]
 
 
 def _range_join(items: DataFrame, key: str, ranges: DataFrame, lo: str, hi: str, bucket: int, base: int,
-                rows: int | None) -> DataFrame:
+                rows: int | None, key_end: str | None = None) -> DataFrame:
     """Items whose ``key`` lies in ``[lo, hi]`` of a ``ranges`` row (inclusive), as an equi-join on buckets of
-    ``bucket`` keys counted from ``base``: each range row is exploded over the buckets it covers."""
+    ``bucket`` keys counted from ``base``: each range row is exploded over the buckets it covers.
+
+    With ``key_end``, each item is the interval ``[key, key_end]`` and is kept with the ranges it meets
+    (``key <= hi`` and ``key_end >= lo``): it is exploded over the buckets it covers too, and a pair is kept in
+    one bucket only, the one where the two intervals begin to meet."""
     b = "_w_bucket"
     lo_b, hi_b = _floordiv(F.col(lo) - F.lit(base), bucket), _floordiv(F.col(hi) - F.lit(base), bucket)
     ranges_b = ranges.withColumn(b, _seq(lo_b, hi_b))
-    items_b = items.withColumn(b, _floordiv(F.col(key) - F.lit(base), bucket))
+    item_b = _floordiv(F.col(key) - F.lit(base), bucket)
+    if key_end is None:
+        items_b = items.withColumn(b, item_b)
+        joined = items_b.join(_small(ranges_b, rows), b)
+        return joined.where((F.col(key) >= F.col(lo)) & (F.col(key) <= F.col(hi))).drop(b, lo, hi)
+    items_b = items.withColumn(b, _seq(item_b, _floordiv(F.col(key_end) - F.lit(base), bucket)))
     joined = items_b.join(_small(ranges_b, rows), b)
-    return joined.where((F.col(key) >= F.col(lo)) & (F.col(key) <= F.col(hi))).drop(b, lo, hi)
+    first = _floordiv(F.greatest(F.col(key), F.col(lo)) - F.lit(base), bucket)
+    return joined.where((F.col(key) <= F.col(hi)) & (F.col(key_end) >= F.col(lo)) & (F.col(b) == first)) \
+        .drop(b, lo, hi)
 
 
 def assign_bounded_window(elements: DataFrame, spec: LandmarkWindow | IntervalWindow | NowWindow | ElementWindow,
@@ -294,13 +318,18 @@ def assign_bounded_window(elements: DataFrame, spec: LandmarkWindow | IntervalWi
         ts = F.col("ts")
         return elements.where(ts.between(F.lit(min(instants)), F.lit(max(instants)))).withColumn(INSTANT, ts)
     inst, rows = instants_frame(elements.sparkSession, instants)
-    if isinstance(spec, (NowWindow, ElementWindow)):
+    valid = ENDS in elements.columns and not isinstance(spec, ElementWindow)
+    if isinstance(spec, (NowWindow, ElementWindow)) and not valid:
         return elements.join(_small(inst, rows), F.col("ts") == F.col(INSTANT))
     lo_ts, hi_ts = stream_bounds(elements)
+    if valid and lo_ts is not None:
+        _, hi_ts = stream_bounds(elements, ENDS)  # the ranges are clipped to the span the intervals cover
     if lo_ts is None:
         return elements.withColumn(INSTANT, F.lit(None).cast("long")).limit(0)
     t = F.col(INSTANT)
-    if isinstance(spec, LandmarkWindow):
+    if isinstance(spec, NowWindow):  # elements valid over an interval: those valid at the instant
+        lo, hi = t, t
+    elif isinstance(spec, LandmarkWindow):
         lo, hi = F.lit(spec.start).cast("long"), t
     else:
         lo, hi = F.lit(spec.start).cast("long"), F.least(t, F.lit(spec.end).cast("long"))
@@ -311,7 +340,8 @@ def assign_bounded_window(elements: DataFrame, spec: LandmarkWindow | IntervalWi
               .where(F.col("_w_lo") <= F.col("_w_hi")))
     bucket = max(1, -(-(hi_ts - lo_ts + 1) // RANGE_BUCKETS))
     bucket_rows = None if rows is None else rows * (RANGE_BUCKETS + 1)
-    return _range_join(elements, "ts", ranges, "_w_lo", "_w_hi", bucket, lo_ts, bucket_rows)
+    return _range_join(elements, "ts", ranges, "_w_lo", "_w_hi", bucket, lo_ts, bucket_rows,
+                       key_end=ENDS if valid else None)
 
 
 def rank_items(items: DataFrame, instants, order: Sequence[str] = ("ts", "seq")) -> tuple[DataFrame, DataFrame]:
