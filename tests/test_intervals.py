@@ -313,3 +313,19 @@ def test_random_interval_streams_in_every_window_kind(spark, tmp_path_factory, c
             if held:
                 expected[(t, w)] = held
     assert got == expected
+
+
+def test_live_mode_rejects_an_interval_element_by_name_and_goes_on(spark, tmp_path):
+    """Live mode reads elements with one instant: an element with an interval timestamp is rejected with the
+    reason (counted, in the errors), and the batch's other elements flow."""
+    from rspark.engine.engine import Engine
+
+    prov = "<http://www.w3.org/ns/prov#generatedAtTime>"
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        eng.live_stream(EX + "B")
+        eng.push(EX + "B", f'<{EX}g1> {{ <{EX}s> <{EX}p> 1 . }}\n<{EX}g1> {prov} "1/4" .\n'
+                           f'<{EX}g2> {{ <{EX}s> <{EX}p> 2 . }}\n<{EX}g2> {prov} 2 .\n')
+        assert eng.live.wait_idle(timeout=120)
+        status = eng.live_status()["streams"][EX + "B"]
+        assert (status["elements"], status["rejected"]) == (1, 1)
+        assert "live mode reads elements with one instant" in str(eng.live.errors[-1])
