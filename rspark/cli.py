@@ -391,13 +391,12 @@ def _check_rdf_file(what: str, path: str, *, stream: bool = False) -> str:
 _BAD_IRI_CHARS = '<>" {}|\\^`\n\r\t'
 
 
-def _check_predicate(iri: str) -> str:
-    """A --timestamp-predicate value, an absolute IRI written bare (``http://...``) or in angle brackets, bare."""
+def _check_predicate(iri: str, flag: str) -> str:
+    """A --timestamp-predicate / --end-predicate value, an absolute IRI written bare or in angle brackets, bare."""
     bare = iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri
     scheme, _, rest = bare.partition(":")
     if not scheme or not rest or not scheme[0].isalpha() or any(c in bare for c in ' <>"{}|^`\\'):
-        raise UsageError(f"--timestamp-predicate expects an absolute IRI (e.g. http://example.org/atInterval), "
-                         f"got {iri!r}")
+        raise UsageError(f"{flag} expects an absolute IRI (e.g. http://example.org/atInterval), got {iri!r}")
     return bare
 
 
@@ -677,7 +676,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     streams = _pairs(args.stream, "--stream")
     if not streams:
         raise UsageError("replay needs at least one --stream IRI=PATH")
-    args.timestamp_predicate = _check_predicate(args.timestamp_predicate)
+    args.timestamp_predicate = _check_predicate(args.timestamp_predicate, "--timestamp-predicate")
+    if args.end_predicate is not None:
+        args.end_predicate = _check_predicate(args.end_predicate, "--end-predicate")
     seen: set = set()
     for iri, _ in streams:
         if iri in seen:
@@ -707,7 +708,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _load_static(engine, data, graphs, versions)
         log.info("loading %s", ", ".join(f"{path} as <{iri}>" for iri, path in streams))
         engine.add_streams(streams, strict=args.strict,  # loaded concurrently
-                           timestamp_predicate=args.timestamp_predicate)
+                           timestamp_predicate=args.timestamp_predicate, end_predicate=args.end_predicate)
         _report_problems(engine.errors)
         log.info("replaying %s", ", ".join(q.path for q in queries))
         records = engine.replay_iter([q.text for q in queries], until=until, times=times,
@@ -949,6 +950,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--timestamp-predicate", metavar="IRI", default=PROV_GENERATED_AT_TIME,
                         help="the predicate of the streams' timestamp triples (default prov:generatedAtTime); its "
                              "object is an instant, or an interval 'start/end' (docs/streams.md)")
+    replay.add_argument("--end-predicate", metavar="IRI", default=None,
+                        help="the predicate of the triple that ends an element's validity interval (its start is "
+                             "its timestamp), e.g. http://www.w3.org/ns/prov#invalidatedAtTime")
     replay.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
     replay.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
     _version_arguments(replay)

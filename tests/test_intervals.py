@@ -329,3 +329,74 @@ def test_live_mode_rejects_an_interval_element_by_name_and_goes_on(spark, tmp_pa
         status = eng.live_status()["streams"][EX + "B"]
         assert (status["elements"], status["rejected"]) == (1, 1)
         assert "live mode reads elements with one instant" in str(eng.live.errors[-1])
+
+
+ENDS = """@prefix : <http://example.org/> .
+@prefix prov: <http://www.w3.org/ns/prov#> .
+:a { :x :status :up . }
+:a prov:generatedAtTime 1 ; prov:invalidatedAtTime 4 .
+:b { :x :status :down . }
+:b prov:generatedAtTime 6 ; :source :lab .
+:c { :x :status :up . }
+:c prov:generatedAtTime 8 ; prov:invalidatedAtTime 7 .
+:d { :x :status :down . }
+:d prov:generatedAtTime 9 ; prov:invalidatedAtTime 10 , 11 .
+"""
+
+
+def test_an_end_predicate_gives_the_interval_an_element_without_one_is_a_point(spark, tmp_path):
+    """``end_predicate``: the timestamp starts the interval and the end triple ends it (:a [1, 4]); an element with
+    no end triple is a point (:b at 6); an end before the start and two ends are bad timestamps, named. The end
+    triples are no metadata (:source is)."""
+    from rspark.engine.engine import Engine
+
+    path = tmp_path / "ends.trig"
+    path.write_text(ENDS)
+    q = P + "SELECT ?g ?p ?o FROM NAMED WINDOW :w ON :e [NOW] WHERE { WINDOW :w { ?g ?p ?o FILTER(?p != :status) } }"
+    now = P + "SELECT ?st FROM NAMED WINDOW :w ON :e [NOW] WHERE { WINDOW :w { :x :status ?st } }"
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "e", path, end_predicate="http://www.w3.org/ns/prov#invalidatedAtTime")
+        problems = sorted((e.element, str(e).split(": ", 1)[-1]) for e in eng.errors)
+        assert [element for element, _ in problems] == ["<http://example.org/c>", "<http://example.org/d>"]
+        assert "ends before it starts" in problems[0][1]
+        assert "more than one timestamp" in problems[1][1]
+        assert _rows(eng.replay(now, times=[0, 1, 3, 4, 5, 6, 7]), "st") == [
+            (0, []), (1, [(":up",)]), (3, [(":up",)]), (4, [(":up",)]), (5, []), (6, [(":down",)]), (7, [])]
+        assert _rows(eng.replay(q, times=[6]), "g", "p", "o") == [(6, [(":b", ":source", ":lab")])]
+
+
+def test_the_command_line_reads_intervals_and_names_a_bad_predicate(tmp_path):
+    import subprocess
+    import sys
+
+    stream = tmp_path / "social.trig"
+    stream.write_text(SOCIAL.replace("{end}", "59"))
+    query = tmp_path / "who.rq"
+    query.write_text(WHO)
+    bad = subprocess.run([sys.executable, "-m", "rspark", "replay", str(query), "--stream",
+                          f"{EX}social={stream}", "--timestamp-predicate", "atInterval"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert "--timestamp-predicate expects an absolute IRI" in bad.stderr and "'atInterval'" in bad.stderr
+
+
+def test_rspark_replay_reads_the_at_interval_stream(spark, tmp_path, capsys):
+    from rspark.cli import main
+
+    stream = tmp_path / "social.trig"
+    stream.write_text(SOCIAL.replace("{end}", "59"))
+    query = tmp_path / "who.rq"
+    query.write_text(WHO)
+    assert main(["replay", str(query), "--stream", f"{EX}social={stream}", "--timestamp-predicate",
+                 f"<{AT}>", "--format", "csv", "--until", "2016-03-01T13:00:30Z"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    lines = out.split("\r\n")
+    assert lines[0] == "query,time,who,room" and lines[-1] == ""
+    assert sorted(lines[1:-1]) == [  # (rows of one instant in any order)
+        "who.rq,2016-03-01T13:00:00Z,http://example.org/axel,http://example.org/RedRoom",
+        "who.rq,2016-03-01T13:00:00Z,http://example.org/darko,http://example.org/RedRoom",
+        "who.rq,2016-03-01T13:00:15Z,http://example.org/axel,http://example.org/RedRoom",
+        "who.rq,2016-03-01T13:00:15Z,http://example.org/darko,http://example.org/RedRoom",
+        "who.rq,2016-03-01T13:00:30Z,http://example.org/axel,http://example.org/BlueRoom",
+    ]

@@ -420,7 +420,7 @@ class Engine:
 
     def add_stream(self, iri: str, path: str | os.PathLike, *,
                    timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime",
-                   base_iri: str | None = None, strict: bool = False) -> Engine:
+                   base_iri: str | None = None, strict: bool = False, end_predicate: str | None = None) -> Engine:
         """Add a recorded stream (TriG or N-Quads, docs/streams.md) under the IRI ``iri``.
 
         Elements without a (valid) timestamp and malformed elements (invalid UTF-8 included) are reported in
@@ -429,12 +429,16 @@ class Engine:
         ``FileNotFoundError``) before Spark reads anything. A file with problems and no valid element (a binary
         file, a file of another format) raises a :class:`~rspark.errors.DataError`, ``FILE: no valid stream
         element (K rejected; first: ...)``, whose ``errors`` lists the problems, and the stream is not added; a
-        stream with no element and nothing to report is logged as a WARNING on the ``rspark`` logger."""
+        stream with no element and nothing to report is logged as a WARNING on the ``rspark`` logger.
+
+        An element valid over an interval (docs/streams.md) has the interval literal ``"start/end"`` as its
+        timestamp, or, with ``end_predicate``, its timestamp as the start and the object of its default-graph
+        triple ``<g> <end_predicate> instant`` as the end."""
         return self.add_streams({iri: path}, timestamp_predicate=timestamp_predicate, base_iri=base_iri,
-                                strict=strict)
+                                strict=strict, end_predicate=end_predicate)
 
     def add_streams(self, streams, *, timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime",
-                    base_iri: str | None = None, strict: bool = False) -> Engine:
+                    base_iri: str | None = None, strict: bool = False, end_predicate: str | None = None) -> Engine:
         """Add several recorded streams at once (``streams``: a mapping or (IRI, path) pairs), loaded
         concurrently: Spark runs one load's jobs while the other's driver plans or waits, as ``rspark replay``
         loads its ``--stream`` files. Errors are reported in the order of ``streams``; if one load fails, none of these
@@ -455,7 +459,7 @@ class Engine:
         def load(pair):
             iri, path = pair
             loaded = load_stream(self.spark, iri, str(path), timestamp_predicate=timestamp_predicate,
-                                 base_iri=base_iri, strict=strict)
+                                 base_iri=base_iri, strict=strict, end_predicate=end_predicate)
             failure = no_valid_element(str(path), loaded)
             if failure is not None:
                 loaded.unpersist()

@@ -829,7 +829,8 @@ def no_valid_element(path: str, loaded: LoadedStream) -> DataError | None:
 
 def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
                 timestamp_predicate: str = PROV_GENERATED_AT_TIME, base_iri: str | None = None,
-                strict: bool = False, format: str | None = None, intervals: bool = True) -> LoadedStream:
+                strict: bool = False, format: str | None = None, intervals: bool = True,
+                end_predicate: str | None = None) -> LoadedStream:
     """Load a recorded RDF stream: a TriG or N-Quads file (RDF-star too) in the format of docs/streams.md.
 
     Each named graph is one element; its timestamp is the object of the default-graph triple
@@ -843,7 +844,9 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
 
     A timestamp literal ``"start/end"`` (ISO 8601; :func:`rspark.model.timestamps.parse_validity`) makes its
     element valid over an interval: ``ts`` is its start and ``ends`` gives its end. Without ``intervals`` (live
-    mode's batches) such an element is rejected with the reason.
+    mode's batches) such an element is rejected with the reason. With ``end_predicate``, an element's interval
+    ends at the object of its default-graph triple ``<g> <end_predicate> literal`` (an instant), and starts at its
+    timestamp; an element without one is a point.
     """
     path = str(path)
     check_file(path)
@@ -855,19 +858,22 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
         return _empty_stream(spark, iri)
     base = base_iri if base_iri is not None else rdf.file_base_iri(path)
     pred = _graph_term(timestamp_predicate)
-    on_driver = _small_stream(spark, iri, path, fmt, base, pred)
-    if on_driver is not None:
-        return on_driver
-    scanned = _scanned_stream(spark, iri, path, fmt, pred)
-    if scanned is not None:
-        return scanned
+    end_pred = _graph_term(end_predicate) if end_predicate is not None else None
+    if end_pred is None:  # (the driver's and the scanner's checks know one timestamp per element)
+        on_driver = _small_stream(spark, iri, path, fmt, base, pred)
+        if on_driver is not None:
+            return on_driver
+        scanned = _scanned_stream(spark, iri, path, fmt, pred)
+        if scanned is not None:
+            return scanned
     # strict or not, the whole file is parsed so that strict mode raises the first problem in file order
     raw, cached, counts = _parse(spark, path, fmt=fmt, base_iri=base, token=new_token(), default_graph="",
                                  triple_graph=None, strict=False, pred=pred)
     lines = _Lines(spark, path, fmt)
     try:
         errors = _problems(raw, counts.get(_K_PROBLEM, 0), lines, path)
-        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts, intervals)
+        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts, intervals,
+                               end_pred)
     except BaseException:
         for df in cached:
             df.unpersist()
@@ -1299,14 +1305,31 @@ def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, c
     return _Elements(per_element, elements, kind, scale_exp, n_elements, n_meta, bad, n_bad, ends=ends)
 
 
+def _with_end_triples(raw: DataFrame, pred: str, end_pred: str) -> DataFrame:
+    """``raw`` with each timestamp triple of an element that also has an end triple (``<g> <end_pred> literal``)
+    turned into the interval literal ``"start/end"`` of the two literals' lexical forms, which the element check
+    reads as any interval timestamp (an element with two ends gets two values: 'more than one timestamp')."""
+    is_end = (F.col("k") == K_QUAD) & (F.col("g") == "") & (F.col("p") == end_pred)
+    ends = raw.filter(is_end).select(F.col("s").alias("_end_s"), F.col("o").alias("_end_o"))
+    joined = raw.join(ends, (F.col("s") == F.col("_end_s")) & _is_stamp(pred), "left")
+
+    def lexical(c: Column) -> Column:
+        return F.regexp_extract(c, r'^"(.*)"', 1)
+    interval = F.concat(F.lit('"'), lexical(F.col("o")), F.lit("/"), lexical(F.col("_end_o")), F.lit('"'))
+    return joined.withColumn("o", F.when(F.col("_end_o").isNotNull(), interval).otherwise(F.col("o"))) \
+        .drop("_end_s", "_end_o")
+
+
 def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts: dict,
-                  intervals: bool = True) -> LoadedStream:
+                  intervals: bool = True, end_pred: str | None = None) -> LoadedStream:
     order = counts["positions"]
     quads = raw.filter(F.col("k") == K_QUAD)
     named = quads.filter(F.col("g") != "")
     default = quads.filter(F.col("g") == "")
 
-    if PLAIN_ELEMENTS and JVM_STAMPS and order.fits and not counts["stamps_other"]:
+    if end_pred is not None:
+        check = _general_elements(_with_end_triples(raw, pred, end_pred), pred, path, order, cached, intervals)
+    elif PLAIN_ELEMENTS and JVM_STAMPS and order.fits and not counts["stamps_other"]:
         check = _plain_elements(raw, pred, order, cached)
     else:
         check = _general_elements(raw, pred, path, order, cached, intervals)
@@ -1351,8 +1374,9 @@ def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, co
     element_names = per_element.filter(F.col("pos").isNotNull() | F.col("rej")).select("element")
     # metadata: the other default-graph triples, and the timestamp triples of names that are no element
     n_meta = counts["other"] + check.n_meta
+    stamps = [pred] if end_pred is None else [pred, end_pred]  # an element's end is a timestamp too, no metadata
     meta = default.join(
-        element_names, (default["s"] == element_names["element"]) & (default["p"] == F.lit(pred)), "left_anti"
+        element_names, (default["s"] == element_names["element"]) & default["p"].isin(*stamps), "left_anti"
     ).select("s", "p", "o")
     quoted = quoted_table(content, meta).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(quoted)
