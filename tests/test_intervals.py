@@ -6,7 +6,7 @@ intervals, and what is refused."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from rspark.errors import NotSupportedError
@@ -315,20 +315,78 @@ def test_random_interval_streams_in_every_window_kind(spark, tmp_path_factory, c
     assert got == expected
 
 
-def test_live_mode_rejects_an_interval_element_by_name_and_goes_on(spark, tmp_path):
-    """Live mode reads elements with one instant: an element with an interval timestamp is rejected with the
-    reason (counted, in the errors), and the batch's other elements flow."""
+def _json_records(recs) -> list:
+    import json
+
+    out = []
+    for rec in recs:
+        js = rec.to_json()
+        out.append((js["time"], sorted(json.dumps(a, sort_keys=True) for a in js["results"]["bindings"])))
+    return out
+
+
+LIVE_QUERIES = {
+    "time": "SELECT ?s ?o FROM NAMED WINDOW :w ON :S [RANGE 4 SLIDE 2] WHERE { WINDOW :w { ?s :p ?o } }",
+    "now": "SELECT ?s ?o FROM NAMED WINDOW :w ON :S [NOW] WHERE { WINDOW :w { ?s :p ?o } }",
+    "landmark": "SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW :w ON :S [LANDMARK 3] WHERE { WINDOW :w { ?s :p ?o } }",
+    "count": "SELECT ?s ?o FROM NAMED WINDOW :w ON :S [RANGE ELEMENTS 2] WHERE { WINDOW :w { ?s :p ?o } }",
+}
+
+
+@st.composite
+def interval_batches(draw):
+    """Elements in the order of their starts (no lateness), some valid over an interval, cut into batches."""
+    n = draw(st.integers(2, 9))
+    starts = sorted(draw(st.lists(st.integers(1, 20), min_size=n, max_size=n)))
+    elements = [(f"g{i}", ts, ts + draw(st.sampled_from([0, 0, 2, 5, 12])), draw(st.sampled_from(["a", "b"])))
+                for i, ts in enumerate(starts)]
+    cuts = sorted(draw(st.sets(st.integers(1, n - 1), max_size=2))) if n > 1 else []
+    return [elements[a:b] for a, b in zip([0, *cuts], [*cuts, n])]
+
+
+def _trig(elements) -> str:
+    lines = ["@prefix : <http://example.org/> .", "@prefix prov: <http://www.w3.org/ns/prov#> ."]
+    for name, ts, te, o in elements:
+        stamp = f'"{ts}/{te}"' if te != ts else str(ts)
+        lines.append(f":{name} {{ :{name} :p :{o} . }} :{name} prov:generatedAtTime {stamp} .")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.slow
+@settings(max_examples=1, deadline=None, suppress_health_check=list(HealthCheck),
+          phases=(Phase.explicit, Phase.reuse, Phase.generate))  # (a live run costs ~50 s: one drawn, one written)
+@given(interval_batches())
+@example([[("g0", 1, 6, "a"), ("g1", 2, 2, "b")], [("g2", 5, 17, "a"), ("g3", 9, 9, "b")],
+          [("g4", 14, 14, "a"), ("g5", 20, 25, "b")]])
+def test_live_records_equal_the_replays_over_interval_elements(spark, tmp_path_factory, batches):
+    """Elements valid over intervals pushed live in batches: every query's records equal a replay's over the same
+    elements, instant by instant (a pruned buffer keeps the elements whose intervals still reach its bound)."""
     from rspark.engine.engine import Engine
 
-    prov = "<http://www.w3.org/ns/prov#generatedAtTime>"
-    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
-        eng.live_stream(EX + "B")
-        eng.push(EX + "B", f'<{EX}g1> {{ <{EX}s> <{EX}p> 1 . }}\n<{EX}g1> {prov} "1/4" .\n'
-                           f'<{EX}g2> {{ <{EX}s> <{EX}p> 2 . }}\n<{EX}g2> {prov} 2 .\n')
-        assert eng.live.wait_idle(timeout=120)
-        status = eng.live_status()["streams"][EX + "B"]
-        assert (status["elements"], status["rejected"]) == (1, 1)
-        assert "live mode reads elements with one instant" in str(eng.live.errors[-1])
+    texts = {name: P + q for name, q in LIVE_QUERIES.items()}
+    tmp = tmp_path_factory.mktemp("live-intervals")
+    path = tmp / "s.trig"
+    path.write_text(_trig([e for batch in batches for e in batch]))
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "S", path)
+        recs = eng.replay(list(texts.values()), names=list(texts))
+    expected = {name: _json_records(r for r in recs if r.query == name) for name in texts}
+    with Engine(spark=spark, checkpoint=str(tmp / "ckpt")) as eng:
+        eng.live_stream(EX + "S")
+        handles = {name: eng.register(text, name=name) for name, text in texts.items()}
+        got = {name: [] for name in texts}
+        for batch in batches:
+            eng.push(EX + "S", _trig(batch))
+            assert next(iter(handles.values())).wait(timeout=120)
+            for name, h in handles.items():
+                got[name] += h.drain()
+        status = eng.live_status()["streams"][EX + "S"]
+        assert (status["elements"], status["late"], status["rejected"]) == (sum(map(len, batches)), 0, 0)
+        eng.live.close(flush=True)
+        for name, h in handles.items():
+            got[name] += h.drain()
+    for name in texts:
+        assert _json_records(got[name]) == expected[name], name
 
 
 ENDS = """@prefix : <http://example.org/> .

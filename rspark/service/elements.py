@@ -15,7 +15,7 @@ from decimal import Decimal
 from rspark.errors import DataError
 from rspark.model.codec import encode_literal
 from rspark.model.time import TimeKind
-from rspark.model.timestamps import format_millis, parse_timestamp
+from rspark.model.timestamps import format_millis, parse_validity
 from rspark.model.xsd import XSD_DATETIME
 
 # media type -> pyoxigraph format name
@@ -135,7 +135,8 @@ def _timestamp(lit, g) -> tuple[str | Decimal, float, TimeKind]:
     if not isinstance(lit, ox.Literal):
         raise DataError(f"the timestamp {lit} is not a literal", file="request body", element=str(g))
     try:
-        kind, value, exp = parse_timestamp(encode_literal(lit.value, lit.datatype.value, lit.language))
+        # (an element valid over an interval is placed at its start)
+        kind, value, exp, _, _ = parse_validity(encode_literal(lit.value, lit.datatype.value, lit.language))
     except ValueError as exc:
         raise DataError(f"bad timestamp: {exc}", file="request body", element=str(g)) from None
     if kind is TimeKind.DATETIME:

@@ -45,6 +45,7 @@ _TABLES = {
     "quads": "s string, p string, o string, element string, ts long, seq long",
     "metadata": "s string, p string, o string",
     "quoted": "t string, s string, p string, o string",
+    "ends": "element string, te long",  # the elements valid over an interval: their end (docs/streams.md)
 }
 
 # segments beyond which they are merged into one (each is a scan in every plan that reads the buffer), and quads held
@@ -107,6 +108,9 @@ class LiveBuffer:
     low: int | None = None
     count: int = 0
     next_id: int = 1
+    # the longest validity interval of an element accepted so far (ticks; 0: points only): a prune keeps the
+    # elements that started that much before its bound, whose intervals may still reach it
+    span: int = 0
     segments: list = field(default_factory=list)
     empty: dict = field(default_factory=dict)  # table name -> its empty frame (made once: a table no segment has)
 
@@ -114,13 +118,15 @@ class LiveBuffer:
 
     def state(self) -> dict:
         return {"kind": self.kind, "scale": self.scale, "first": self.first, "last": self.last, "low": self.low,
-                "count": self.count, "next": self.next_id, "segments": [seg.state() for seg in self.segments]}
+                "count": self.count, "next": self.next_id, "span": self.span,
+                "segments": [seg.state() for seg in self.segments]}
 
     def restore(self, state: dict) -> None:
         """Reads the segments ``state`` names (after a restart)."""
         self.kind, self.scale = _saved_kind(state.get("kind")), state.get("scale", 1)
         self.first, self.last, self.low = state.get("first"), state.get("last"), state.get("low")
         self.count = state.get("count", 0)
+        self.span = state.get("span", 0)
         if "segments" in state:
             self.next_id = state.get("next", 1)
             saved = state["segments"]
@@ -198,7 +204,11 @@ class LiveBuffer:
                 result.late_elements = [r["element"] for r in
                                         elements.filter(F.col("late")).orderBy("seq").limit(20).collect()]
                 if dead_letter is not None:
-                    _write_nquads(late, loaded, dead_letter, self.timestamp_predicate, self.kind, self.scale)
+                    ends = None
+                    if loaded.ends is not None:  # a late element valid over an interval keeps it in the dead letters
+                        ends = {r["element"]: r["te"] * factor_new for r in
+                                loaded.ends.join(elements.filter(F.col("late")).select("element"), "element").collect()}
+                    _write_nquads(late, loaded, dead_letter, self.timestamp_predicate, self.kind, self.scale, ends)
             if not result.accepted:
                 return result
             tables = {
@@ -208,6 +218,13 @@ class LiveBuffer:
             }
             if loaded.has_metadata:
                 tables["metadata"] = loaded.metadata.select("s", "p", "o")
+            if loaded.ends is not None:
+                ends = loaded.ends.select("element", (F.col("te") * F.lit(factor_new)).alias("te")) \
+                    .join(tables["elements"].select("element", "ts"), "element")
+                span = ends.agg(F.max(F.col("te") - F.col("ts")).alias("span")).first()["span"]
+                if span is not None:
+                    self.span = max(self.span, int(span))
+                    tables["ends"] = ends.select("element", "te")
             self._add(tables, new_lo, new_hi, meta=loaded.has_metadata)
             self._extend(new_lo, new_hi, result.accepted + result.late)
             return result
@@ -246,6 +263,7 @@ class LiveBuffer:
     def _rescale(self, factor: int) -> None:
         """The bounds at a scale ``factor`` times finer (the segments keep theirs: :meth:`table` rescales)."""
         if factor != 1:
+            self.span *= factor
             self.first = None if self.first is None else self.first * factor
             self.last = None if self.last is None else self.last * factor
             self.low = None if self.low is None else self.low * factor
@@ -290,6 +308,7 @@ class LiveBuffer:
         own); the others' rows before it are filtered out when read."""
         if not self.segments:
             return
+        keep_from -= self.span  # an element that started before the bound may be valid at it
         self.low = keep_from if self.low is None else max(self.low, keep_from)
         gone = [seg for seg in self.segments if seg.hi is not None and seg.hi * (self.scale // seg.scale) < self.low]
         if not gone:
@@ -378,6 +397,8 @@ class LiveBuffer:
                     df = df.filter(pc.is_in(df["p"], value_set=chosen))
                 arrows.append(df)
                 continue
+            if "te" in df.columns and factor != 1:
+                df = df.withColumn("te", F.col("te") * F.lit(factor))
             if "ts" in df.columns:
                 if factor != 1:
                     df = df.withColumn("ts", F.col("ts") * F.lit(factor))
@@ -460,11 +481,15 @@ class LiveBuffer:
         return Stream.from_buffer(self.iri, Timeline.of(self.kind, self.scale), table,
                                   bounds=(self.first, self.last), has_metadata=any(seg.meta for seg in self.segments),
                                   stamps=self.driver_stamps(), timestamp_predicate=self.timestamp_predicate,
-                                  unique=self.driver_triples_unique)
+                                  unique=self.driver_triples_unique,
+                                  ends=self.table("ends") if any("ends" in seg.tables for seg in self.segments)
+                                  else None)
 
 
-def _write_nquads(quads: DataFrame, loaded, path: str, predicate: str, kind: TimeKind, scale: int) -> None:
-    """The late elements as N-Quads (their triples and their timestamps), appended to ``path``."""
+def _write_nquads(quads: DataFrame, loaded, path: str, predicate: str, kind: TimeKind, scale: int,
+                  ends: dict | None = None) -> None:
+    """The late elements as N-Quads (their triples and their timestamps, ``ends``: the end of those valid over an
+    interval, by element, whose timestamp is then the interval ``"start/end"``), appended to ``path``."""
     from rspark.model.terms import Literal
     from rspark.model.timestamps import format_time
 
@@ -477,6 +502,9 @@ def _write_nquads(quads: DataFrame, loaded, path: str, predicate: str, kind: Tim
         stamped.setdefault(r["element"], r["ts"])
     for element, ts in stamped.items():
         value = format_time(ts, timeline)
+        if ends and element in ends:
+            lines.append(f'{element} <{predicate}> "{value}/{format_time(ends[element], timeline)}" .\n')
+            continue
         if kind is TimeKind.DATETIME:
             lit = encode(Literal(str(value), datatype=XSD_DATETIME))
         else:

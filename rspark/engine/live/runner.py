@@ -320,8 +320,7 @@ class LiveRunner(LiveReading):
         from rspark.spark.loading.loader import load_stream
 
         try:
-            loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate,
-                                 intervals=False)
+            loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate)
         except RsparkError as exc:  # the whole file is unreadable: quarantined, the stream goes on
             self._quarantine(st, local, [exc])
             return

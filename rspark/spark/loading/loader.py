@@ -829,7 +829,7 @@ def no_valid_element(path: str, loaded: LoadedStream) -> DataError | None:
 
 def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
                 timestamp_predicate: str = PROV_GENERATED_AT_TIME, base_iri: str | None = None,
-                strict: bool = False, format: str | None = None, intervals: bool = True,
+                strict: bool = False, format: str | None = None,
                 end_predicate: str | None = None) -> LoadedStream:
     """Load a recorded RDF stream: a TriG or N-Quads file (RDF-star too) in the format of docs/streams.md.
 
@@ -843,10 +843,9 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     local file of 0 bytes is an empty stream, with a warning and no Spark job.
 
     A timestamp literal ``"start/end"`` (ISO 8601; :func:`rspark.model.timestamps.parse_validity`) makes its
-    element valid over an interval: ``ts`` is its start and ``ends`` gives its end. Without ``intervals`` (live
-    mode's batches) such an element is rejected with the reason. With ``end_predicate``, an element's interval
-    ends at the object of its default-graph triple ``<g> <end_predicate> literal`` (an instant), and starts at its
-    timestamp; an element without one is a point.
+    element valid over an interval: ``ts`` is its start and ``ends`` gives its end. With ``end_predicate``, an
+    element's interval ends at the object of its default-graph triple ``<g> <end_predicate> literal`` (an
+    instant), and starts at its timestamp; an element without one is a point.
     """
     path = str(path)
     check_file(path)
@@ -872,8 +871,7 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     lines = _Lines(spark, path, fmt)
     try:
         errors = _problems(raw, counts.get(_K_PROBLEM, 0), lines, path)
-        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts, intervals,
-                               end_pred)
+        result = _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts, end_pred)
     except BaseException:
         for df in cached:
             df.unpersist()
@@ -1220,12 +1218,7 @@ def _plain_elements(raw: DataFrame, pred: str, order: _FileOrder, cached: list) 
                      summary["n_err"], (summary["lo"], summary["hi"]))
 
 
-_LIVE_INTERVAL = ("an interval timestamp (start/end): live mode reads elements with one instant; a replay reads "
-                  "elements valid over an interval")
-
-
-def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, cached: list,
-                      intervals: bool = True) -> _Elements:
+def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, cached: list) -> _Elements:
     """The element check of any stream: timestamps of every kind (row by row in Python workers for those that
     are not canonical integers, :func:`_check_elements`), positions as (blk, idx, ord) structs."""
     pos = ["blk", "idx", "ord"]
@@ -1243,11 +1236,7 @@ def _general_elements(raw: DataFrame, pred: str, path: str, order: _FileOrder, c
         vals.alias("vals"),
         *[F.col("tpos." + c).alias("t" + c) for c in pos],
     )
-    checked = _checked_elements(candidates)
-    if not intervals:
-        checked = checked.withColumn("err", F.when(F.col("err").isNull() & F.col("me").isNotNull(),
-                                                   F.lit(_LIVE_INTERVAL)).otherwise(F.col("err")))
-    checked = checked.persist(StorageLevel.MEMORY_AND_DISK)
+    checked = _checked_elements(candidates).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(checked)
 
     # One aggregate job: the stream's kind (that of its first element in file order with a good timestamp), the
@@ -1321,18 +1310,18 @@ def _with_end_triples(raw: DataFrame, pred: str, end_pred: str) -> DataFrame:
 
 
 def _build_stream(spark, iri, raw, pred, path, lines, strict, errors, cached, counts: dict,
-                  intervals: bool = True, end_pred: str | None = None) -> LoadedStream:
+                  end_pred: str | None = None) -> LoadedStream:
     order = counts["positions"]
     quads = raw.filter(F.col("k") == K_QUAD)
     named = quads.filter(F.col("g") != "")
     default = quads.filter(F.col("g") == "")
 
     if end_pred is not None:
-        check = _general_elements(_with_end_triples(raw, pred, end_pred), pred, path, order, cached, intervals)
+        check = _general_elements(_with_end_triples(raw, pred, end_pred), pred, path, order, cached)
     elif PLAIN_ELEMENTS and JVM_STAMPS and order.fits and not counts["stamps_other"]:
         check = _plain_elements(raw, pred, order, cached)
     else:
-        check = _general_elements(raw, pred, path, order, cached, intervals)
+        check = _general_elements(raw, pred, path, order, cached)
     if check.n_bad:
         for element, msg, blk, idx in check.bad:
             errors.append(DataError(msg, file=path, line=lines.line(blk, idx), element=element))

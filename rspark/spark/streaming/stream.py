@@ -102,7 +102,8 @@ class Stream:
     @classmethod
     def from_buffer(cls, iri: str, timeline: Timeline, table: Callable[..., DataFrame], *,
                     bounds: tuple[int, int], has_metadata: bool, stamps, timestamp_predicate: str,
-                    unique: Callable[[frozenset | None], bool | None] | None = None) -> Stream:
+                    unique: Callable[[frozenset | None], bool | None] | None = None,
+                    ends: DataFrame | None = None) -> Stream:
         """A live buffer (``rspark.engine.live.buffer.LiveBuffer.source``): ``table(name)`` gives its table
         ``name`` (elements, quads, metadata, quoted) and ``table("quads", predicates)`` its quads with one of
         ``predicates``, selected by Arrow on the driver. Its whole quads are given to Spark only when a plan first
@@ -116,7 +117,7 @@ class Stream:
                      metadata=table("metadata"), quoted=table("quoted"),
                      stamp_predicate=encode(IRI(timestamp_predicate)), stamps=stamps, checks_duplicates=False,
                      restricted=lambda predicates: table("quads", predicates), selects_cheaply=True,
-                     unique_on_driver=unique)
+                     unique_on_driver=unique, ends=ends)
         stream.stats.bounds, stream.stats.has_metadata = bounds, has_metadata
         return stream
 
