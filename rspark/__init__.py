@@ -27,6 +27,7 @@ def __getattr__(name: str):
     # Engine and SparqlResult need PySpark: imported when first asked for, so that the front end and the stream
     # model can be used (and tested) without it
     if name in ("Engine", "SparqlResult"):
+        # delayed: rspark.engine.engine imports PySpark (~0.3 s); `import rspark` stays pure Python
         from rspark.engine import engine
 
         return getattr(engine, name)

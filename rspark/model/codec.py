@@ -86,6 +86,7 @@ def encode(term: Term | None) -> str | None:
 
 def encode_oxigraph(term) -> str:
     """The encoded string of a pyoxigraph term (NamedNode, BlankNode, Literal, Triple)."""
+    # delayed: pyoxigraph, for its terms only; rspark.model imports nothing outside the standard library
     import pyoxigraph as ox
 
     if isinstance(term, ox.NamedNode):

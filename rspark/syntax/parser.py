@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 import threading
 from bisect import bisect_left
 from copy import copy
@@ -40,10 +41,12 @@ from dataclasses import replace
 from decimal import Decimal
 from importlib.resources import files
 
+import lark
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from rspark.algebra.ops import QueryForm, RegisterKind, SelectModifier
+from rspark.cache import cache_dir
 from rspark.errors import RsparkError, printable
 from rspark.model.iri import resolve_iri
 from rspark.model.terms import (
@@ -1322,12 +1325,6 @@ def _grammar_cache() -> str | bool:
     """Where Lark keeps the analysed grammar between processes (so that importing this module does not analyse it):
     the user's cache directory, as for rspark's jar (not the shared temporary directory: the cache is a pickle).
     Lark checks the grammar's hash stored in it and rebuilds it when the grammar changed."""
-    import sys
-
-    import lark
-
-    from rspark.cache import cache_dir
-
     folder = cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -369,6 +369,7 @@ def from_csv(text: str) -> SolutionSequence:
 
 
 def parse_quads(data: str | bytes, fmt: str, base_iri: str | None, rdf_star: str) -> list[Quad]:
+    # delayed: pyoxigraph, for the RDF reader only (the results readers need none)
     import pyoxigraph as ox
 
     if rdf_star not in ("cg", "rdf12"):
