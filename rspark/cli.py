@@ -39,9 +39,19 @@ from datetime import datetime
 from decimal import InvalidOperation
 from pathlib import Path
 
+from rspark import __version__
 from rspark.algebra.ops import QueryForm, RegisterKind
+from rspark.algebra.sse import to_sse
 from rspark.errors import WARNINGS_PER_FILE, InputError, RsparkError, printable, summarised
-from rspark.model.timestamps import PROV_GENERATED_AT_TIME
+from rspark.model.terms import IRI
+from rspark.model.time import DurationError, Timeline, WindowError, time_number
+from rspark.model.timestamps import PROV_GENERATED_AT_TIME, parse_time
+from rspark.rsp.policies import DefaultWindow, ReportPolicy
+from rspark.rsp.profiles import ProfileError, get_profile
+from rspark.rsp.report import policies_in_force
+from rspark.rsp.windows import TimeWindowSpec
+from rspark.syntax.parser import QuerySyntaxError
+from rspark.syntax.translate import QueryError, compile_query, ensure_evaluable, refusals_under
 
 log = logging.getLogger("rspark")
 
@@ -62,11 +72,8 @@ class UsageError(RsparkError):
 def exit_code(exc: RsparkError) -> int:
     """2 for a usage error or a bad query (syntax, translation, window, profile, format), 1 for the others
     (bad data, out of memory, Spark stopped, not supported, ...)."""
+    # delayed: the result writers (with rspark.results, ~30 ms) are not loaded by `import rspark.cli` nor by explain
     from rspark.engine.writers import FormatError
-    from rspark.model.time import DurationError, WindowError
-    from rspark.rsp.profiles import ProfileError
-    from rspark.syntax.parser import QuerySyntaxError
-    from rspark.syntax.translate import QueryError
 
     usage = (UsageError, InputError, QuerySyntaxError, QueryError, WindowError, DurationError, ProfileError,
              FormatError)
@@ -74,8 +81,6 @@ def exit_code(exc: RsparkError) -> int:
 
 
 def _version() -> str:
-    from rspark import __version__
-
     return __version__
 
 
@@ -341,8 +346,6 @@ def _queries(paths: list[str], base: str | None = None, *, evaluated: bool = Tru
     are to be ``evaluated``, a construct rspark does not evaluate is refused too (exit code 2). ``sparql``:
     SPARQL 1.1 queries (their syntax errors name no keyword of continuous queries); ``profile``: the engine
     profile they run under."""
-    from rspark.syntax.translate import compile_query, ensure_evaluable
-
     if paths.count("-") > 1:
         raise UsageError("standard input ('-') can give one query only")
     out = []
@@ -358,6 +361,7 @@ def _queries(paths: list[str], base: str | None = None, *, evaluated: bool = Tru
 def _check_file(what: str, path: str) -> None:
     """``path`` names a readable local file (paths with another scheme than file://, e.g. hdfs://, are left to
     Spark)."""
+    # delayed: rdf imports pyoxigraph, which `import rspark.cli` does not load
     from rspark.spark.loading import rdf
 
     if path == "-":
@@ -375,6 +379,7 @@ def _check_file(what: str, path: str) -> None:
 
 def _check_rdf_file(what: str, path: str, *, stream: bool = False) -> str:
     """A data or stream file: readable, in a format known from its extension (a stream: TriG or N-Quads)."""
+    # delayed: rdf imports pyoxigraph, which `import rspark.cli` does not load
     from rspark.spark.loading import rdf
 
     _check_file(what, path)
@@ -430,8 +435,6 @@ def _time(option: str, value: str, *, end: bool = False) -> str:
     """A --until / --times instant checked for its form (a number or an ISO 8601 date-time; ``end`` for --until)
     and a number for the bounds of the query's instants (at most 10^18, 60 decimal places): its meaning (units, the
     stream's time kind) is the engine's."""
-    from rspark.model.time import time_number
-
     text = value.strip()
     if end and text.lower() == "end":
         return "end"
@@ -474,10 +477,6 @@ def _stdout_is_terminal() -> bool:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Print the algebra of each query file."""
-    from rspark.algebra.sse import to_sse
-    from rspark.rsp.profiles import get_profile
-    from rspark.syntax.translate import refusals_under
-
     profile = get_profile(args.profile)  # an unknown name: ProfileError, listing the known ones
     queries = _queries(args.queries, args.base, evaluated=False)
     for i, q in enumerate(queries):
@@ -495,10 +494,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def _report_lines(plan, profile) -> list[str]:
     """One comment line per window: the report policies it is evaluated under and where they come from."""
-    from rspark.rsp.policies import DefaultWindow, ReportPolicy
-    from rspark.rsp.report import policies_in_force
-    from rspark.rsp.windows import TimeWindowSpec
-
     every = plan.register is not None and plan.register.every is not None
     lines = []
     for d in plan.dataset.windows:
@@ -537,6 +532,7 @@ def _load_static(engine, data: list[str], graphs: list[tuple[str, str]], version
 def _refreshed(args: argparse.Namespace) -> list[tuple[str, str, float]]:
     """``--graph-refresh IRI=SOURCE@PERIOD``: (graph IRI, a file or an http(s) SPARQL endpoint, the period in
     seconds), checked before Spark starts."""
+    # delayed: runner imports PySpark (~0.3 s) and live mode; only --graph-refresh needs these
     from rspark.engine.live.refresh import is_endpoint
     from rspark.engine.live.runner import refresh_period
 
@@ -561,8 +557,7 @@ def _versions(args: argparse.Namespace) -> list[tuple[str | None, str, str]]:
     """``--data-version PATH@INSTANT`` and ``--graph-version IRI=PATH@INSTANT``: (graph IRI or None, path, the
     instant the version is valid from), checked before Spark starts (the instant after the last ``@``: a number
     or an ISO 8601 date-time; the file a triple format)."""
-    from rspark.model.time import Timeline
-    from rspark.model.timestamps import parse_time
+    # delayed: rdf imports pyoxigraph, which `import rspark.cli` does not load
     from rspark.spark.loading import rdf
 
     wanted = [(None, value, "--data-version") for value in args.data_version or []]
@@ -599,8 +594,8 @@ def _version_arguments(command: argparse.ArgumentParser) -> None:
 
 def cmd_sparql(args: argparse.Namespace) -> int:
     """Answer a SPARQL 1.1 query over static data files."""
+    # delayed: the result writers (~30 ms), for the commands that write results
     from rspark.engine.writers import Head, check_sparql_format, default_sparql_format
-    from rspark.syntax.translate import ensure_evaluable
 
     [query] = _queries([args.query], args.base, evaluated=False, sparql=True)
     if query.plan.is_continuous:
@@ -614,6 +609,7 @@ def cmd_sparql(args: argparse.Namespace) -> int:
     data = [_check_rdf_file("--data", path) for path in args.data or []]
     graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in _pairs(args.graph, "--graph")]
 
+    # delayed: PySpark (~0.3 s), once the arguments are checked
     from rspark.engine.engine import Engine
 
     log.info("starting Spark (master %s)", args.master or "local[*]")
@@ -630,6 +626,7 @@ def cmd_sparql(args: argparse.Namespace) -> int:
 def _warn_empty_streams(streams: list[tuple[str, str]]) -> None:
     """The stream files of 0 bytes, warned about before Spark starts; the load's warning, in the same words, is
     not printed again (_SaidBefore)."""
+    # delayed: rdf imports pyoxigraph, which `import rspark.cli` does not load
     from rspark.spark.loading import rdf
 
     for iri, path in streams:
@@ -641,8 +638,6 @@ def _warn_empty_streams(streams: list[tuple[str, str]]) -> None:
 
 def _check_replay_queries(queries: list[_Query], streams: list[tuple[str, str]]) -> None:
     """Each query reads a stream, and every stream it reads is given (--stream) or registered by a query."""
-    from rspark.model.terms import IRI
-
     given = {iri for iri, _ in streams}
     registered = {q.plan.register.name.value for q in queries
                   if q.plan.register is not None and q.plan.register.kind == RegisterKind.STREAM
@@ -670,8 +665,8 @@ def _report_problems(errors: list) -> None:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay continuous queries over recorded streams; print one record per evaluation instant."""
+    # delayed: the result writers (~30 ms), for the commands that write results
     from rspark.engine.writers import Head, ReplayWriter, replay_columns
-    from rspark.rsp.profiles import get_profile
 
     streams = _pairs(args.stream, "--stream")
     if not streams:
@@ -700,6 +695,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     versions = _versions(args)
     _warn_empty_streams(streams)
 
+    # delayed: PySpark (~0.3 s), once the arguments are checked
     from rspark.engine.engine import Engine
 
     log.info("starting Spark (master %s)", args.master or "local[*]")
@@ -726,10 +722,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Live: run continuous queries over streams as they arrive; print each record as it is reported."""
+    # delayed: live mode's sinks and sources and the writers (~40 ms), for `rspark run` only
     from rspark.engine.live.sinks import FileSink, TextSink, TrigDirectorySink
     from rspark.engine.live.sources import parse_source
     from rspark.engine.writers import Head, replay_columns
-    from rspark.rsp.profiles import get_profile
 
     sources = _pairs(args.source, "--source")
     if not sources:
@@ -754,6 +750,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     versions = _versions(args)
     refreshed = _refreshed(args)
 
+    # delayed: PySpark (~0.3 s), once the arguments are checked
     from rspark.engine.engine import Engine
 
     log.info("starting Spark (master %s)", args.master or "local[*]")
@@ -809,7 +806,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """The HTTP + Server-Sent Events service over live mode (docs/service.md)."""
-    from rspark.rsp.profiles import get_profile
+    # delayed: the service's modules (~50 ms), for `rspark serve` only
     from rspark.service.server import check_binding, check_port, read_token, serve
     from rspark.service.state import Limits
 
@@ -1182,6 +1179,7 @@ def _run(argv: list[str] | None) -> int:
         if _INTERRUPTS.received:
             return _interrupted()
         if "pyspark" in sys.modules:
+            # delayed: PySpark, loaded here only when a command started it
             from rspark.spark.failures import jvm_gone, memory_limit_error
 
             if jvm_gone(exc):  # the Spark JVM went away outside a query (while loading, or freeing the cache)
