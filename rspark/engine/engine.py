@@ -2,24 +2,33 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from rspark import results as R
 from rspark.algebra.ops import QueryPlan
+from rspark.engine.live.handle import QueryHandle
+from rspark.engine.live.sinks import CallbackSink, QueueSink, Sink
+from rspark.engine.live.sources import start_source
 from rspark.errors import RsparkError
-from rspark.model.codec import encode
+from rspark.model.codec import decode, encode
 from rspark.model.terms import IRI, Literal
 from rspark.model.xsd import INTEGER_TYPES, XSD_BOOLEAN, XSD_DATETIME, XSD_DECIMAL, XSD_DOUBLE, XSD_FLOAT
 from rspark.rsp.versions import instant_key
 from rspark.spark.failures import jvm_exit_code, jvm_gone, memory_limit_error
 from rspark.spark.session import get_session, use_session
 from rspark.spark.sparql.compiler import DatasetView, GraphVersion
+from rspark.spark.sparql.query import make_env, prepare_query
 from rspark.syntax.translate import compile_query, ensure_evaluable
 
 QUADS_SCHEMA = "s string, p string, o string, g string"
@@ -71,8 +80,6 @@ class SparqlResult:
 
     def serialize(self, fmt: str = "json") -> str:
         """Text in one of: json, xml, csv, tsv, table, ntriples, nquads."""
-        import json
-
         if fmt == "json":
             return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
         if fmt == "ntriples":
@@ -102,6 +109,7 @@ class SparqlResult:
         """A pandas DataFrame, one column per variable: IRIs as strings, literals as Python values where the
         datatype has one (int, Decimal, float, bool, datetime), other literals as their lexical form, blank
         nodes as ``_:label``, quoted triples in N-Triples-star form, unbound as None."""
+        # delayed: pandas costs ~0.3 s and only to_pandas needs it
         import pandas as pd
 
         if isinstance(self.value, R.SolutionSequence):
@@ -126,9 +134,6 @@ class SparqlResult:
 
 
 def _python_value(term):
-    from datetime import datetime
-    from decimal import Decimal, InvalidOperation
-
     if term is None:
         return None
     if isinstance(term, IRI):
@@ -250,6 +255,7 @@ class Engine:
         ``strict`` raises :class:`~rspark.errors.DataError` at the first (file, line, column, reason). A path that
         does not exist raises :class:`~rspark.errors.MissingFileError` (a ``DataError`` and a
         ``FileNotFoundError``) before Spark reads anything."""
+        # delayed: the loader imports pyoxigraph, not needed until data is loaded
         from rspark.spark.loading.loader import load_rdf
 
         since = None if valid_from is None else _version_instant(valid_from, path, format)
@@ -293,8 +299,6 @@ class Engine:
 
     def graphs(self) -> list[str]:
         """The IRIs of the named graphs loaded."""
-        from rspark.model.codec import decode
-
         return sorted(decode(name).value for name in self._graphs)
 
     def _add(self, quads: DataFrame | None, quoted: DataFrame) -> None:
@@ -368,8 +372,6 @@ class Engine:
             return
         value = iri.value
         if value.startswith("file:"):
-            from urllib.parse import unquote, urlparse
-
             path = unquote(urlparse(value).path)
             if os.path.exists(path):
                 with self._graph_lock:  # see __init__: one load when several queries need the graph at once
@@ -388,8 +390,6 @@ class Engine:
         optimised and run afresh without being built again, until data is loaded or cleared. Queries with NOW(),
         RAND(), UUID(), STRUUID(), BNODE(), a ``*`` / ``+`` path, and DESCRIBE are compiled at every run
         (docs/evaluation.md, "Compiled queries kept for reuse")."""
-        from rspark.spark.sparql.query import make_env, prepare_query
-
         key = (query, base_iri, source)
         with self._lock:  # see __init__; popped: one thread at a time executes a kept plan, others compile anew
             prepared = self._plans.pop(key, None)
@@ -443,8 +443,7 @@ class Engine:
         concurrently: Spark runs one load's jobs while the other's driver plans or waits, as ``rspark replay``
         loads its ``--stream`` files. Errors are reported in the order of ``streams``; if one load fails, none of these
         streams is added and the first failure in that order is raised."""
-        from concurrent.futures import ThreadPoolExecutor
-
+        # delayed: the loader imports pyoxigraph, not needed until data is loaded
         from rspark.spark.loading.loader import check_file, load_stream, no_valid_element
 
         pairs = list(streams.items()) if hasattr(streams, "items") else [tuple(p) for p in streams]
@@ -483,6 +482,7 @@ class Engine:
         return self
 
     def _register_stream(self, iri: str, loaded, timestamp_predicate: str) -> None:
+        # delayed: Stream imports the loader, and with it pyoxigraph
         from rspark.spark.streaming.stream import Stream
 
         self.errors.extend(loaded.errors)
@@ -519,6 +519,7 @@ class Engine:
         makes a replay print less than expected (numeric times over a date-time stream, a slide longer than the
         range, triple patterns directly in a WINDOW block under ``rspql-star``, the elements after the last
         instant)."""
+        # delayed: the replay's modules import pyoxigraph (through the loader); a one-shot query needs none
         from rspark.engine.replay import Replayer
 
         texts = [queries] if isinstance(queries, str) else list(queries)
@@ -541,6 +542,7 @@ class Engine:
     def live(self):
         """The live streams and queries (:class:`rspark.engine.live.runner.LiveRunner`), started on first use."""
         if self._live is None:
+            # delayed: live mode's ~35 modules and pyoxigraph (through the loader), on first use only
             from rspark.engine.live.runner import LiveRunner
 
             with self._lock:
@@ -591,8 +593,6 @@ class Engine:
     def source(self, iri: str, spec: str, **options) -> Engine:
         """A live source from its command-line form: a directory, ``tcp://HOST:PORT`` (N-Quads lines) or
         ``replay:PATH@SPEED`` (a recorded stream written into the inbox at SPEED times its own pace)."""
-        from rspark.engine.live.sources import start_source
-
         start_source(self, iri, spec, **options)
         return self
 
@@ -606,9 +606,6 @@ class Engine:
         or callables called with each record), attached before the query is first evaluated. A sink added to the
         handle later (``subscribe``, ``write_to``) gets the records delivered after it is added: those of an
         evaluation at registration (what the buffers, or a checkpoint's, already hold) can be gone by then."""
-        from rspark.engine.live.handle import QueryHandle
-        from rspark.engine.live.sinks import CallbackSink, QueueSink, Sink
-
         runner = self.live
         attached = [QueueSink()]
         for sink in sinks:
@@ -632,6 +629,7 @@ class Engine:
 def _version_instant(valid_from, path, format) -> object:
     """``valid_from`` checked: a number, or a text that is a number or an ISO 8601 date-time (read as an
     element's timestamp is); the file a triple format."""
+    # delayed: rdf imports pyoxigraph
     from rspark.spark.loading import rdf
 
     if isinstance(valid_from, bool) or not isinstance(valid_from, (int, float, str)):

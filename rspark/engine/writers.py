@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from rspark import results as R
+from rspark.algebra import ops
+from rspark.algebra.expr import QuadPattern
 from rspark.algebra.ops import QueryForm
 from rspark.errors import RsparkError
 from rspark.model.terms import XSD, Literal
@@ -58,9 +60,6 @@ class Head:
     @classmethod
     def of(cls, plan, name: str) -> Head:
         """The head of a translated query (:class:`rspark.algebra.ops.QueryPlan`)."""
-        from rspark.algebra import ops
-        from rspark.algebra.expr import QuadPattern
-
         names: tuple[str, ...] = ()
         if plan.form == QueryForm.SELECT:
             op = plan.op
