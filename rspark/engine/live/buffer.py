@@ -26,19 +26,27 @@ from __future__ import annotations
 
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import reduce
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import _parse_datatype_string
 
 from rspark.errors import RsparkError
 from rspark.model.codec import encode
+from rspark.model.terms import Literal
 from rspark.model.time import TimeKind, Timeline
+from rspark.model.timestamps import format_time
 from rspark.model.xsd import XSD_DATETIME, XSD_DECIMAL, XSD_INTEGER
 from rspark.spark.frames import local_frame
 from rspark.spark.streaming.stream import Stream
+from rspark.spark.streaming.windows import stream_bounds
 
 _TABLES = {
     "elements": "element string, ts long, seq long",
@@ -157,8 +165,6 @@ class LiveBuffer:
         if loaded.bounds is not None:
             lo, _ = loaded.bounds
         else:  # the load did not find them (date-time and other timestamps than canonical integers)
-            from rspark.spark.streaming.windows import stream_bounds
-
             lo, _ = stream_bounds(loaded.elements)
         if lo is None:  # the batch has no valid element (its errors are reported by the caller)
             return BatchResult()
@@ -235,8 +241,6 @@ class LiveBuffer:
         """Adds a batch read on the driver (:class:`~rspark.engine.live.ingest.SmallBatch`) as a new segment
         written by Arrow: no Spark job. None (and nothing changed): the batch must go through :meth:`append`, because
         an element is late (at or before ``horizon``) or its timestamps are of the other kind (append says so)."""
-        import pyarrow.compute as pc
-
         if self.kind is not None and batch.time_kind != self.kind:
             return None
         scale = max(self.scale, batch.time_scale)
@@ -328,11 +332,7 @@ class LiveBuffer:
         """Writes a segment's tables. Spark DataFrames: their jobs at once (each a small job whose time is mostly
         Spark's scheduling and the output's commit, which overlap), read back cached. Arrow tables (a batch read on
         the driver): written by Arrow and kept (:meth:`table` gives them to Spark)."""
-        from concurrent.futures import ThreadPoolExecutor
-
         if all(isinstance(t, pa.Table) for t in tables.values()):
-            import pyarrow.parquet as pq
-
             for name, table in tables.items():
                 folder = os.path.join(self.directory, seg.name, name)
                 shutil.rmtree(folder, ignore_errors=True)  # a batch applied again after a crash
@@ -374,9 +374,6 @@ class LiveBuffer:
         relation (their Arrow tables concatenated, and cut by Arrow): a plan over one relation is planned and run
         about twice as fast as over a union of one a batch, and Arrow selects by ``predicates`` and ``low`` in
         bulk before Spark reads a row."""
-        import pyarrow.compute as pc
-        from pyspark.sql.types import _parse_datatype_string
-
         segments = self.segments if segments is None else segments
         chosen = None if predicates is None else pa.array(sorted(predicates), pa.string())
         frames, arrows = [], []
@@ -421,8 +418,6 @@ class LiveBuffer:
         """Whether every triple of the buffer (with one of ``predicates``, encoded IRIs) occurs once, found by
         Arrow when the driver holds every segment's quads (None when Spark holds one). Quads before ``low`` are
         counted too: a duplicate there only costs the DISTINCT it would have saved."""
-        import pyarrow.compute as pc
-
         held = self._driver_tables("quads")
         if held is None:
             return None
@@ -454,8 +449,6 @@ class LiveBuffer:
     def driver_stamps(self):
         """The elements' timestamps (a sorted numpy int64 array at the buffer's scale, those before ``low`` left
         out) when every segment holding elements is held on the driver; else None."""
-        import numpy as np
-
         held = self._driver_tables("elements")
         if held is None:
             return None
@@ -490,9 +483,6 @@ def _write_nquads(quads: DataFrame, loaded, path: str, predicate: str, kind: Tim
                   ends: dict | None = None) -> None:
     """The late elements as N-Quads (their triples and their timestamps, ``ends``: the end of those valid over an
     interval, by element, whose timestamp is then the interval ``"start/end"``), appended to ``path``."""
-    from rspark.model.terms import Literal
-    from rspark.model.timestamps import format_time
-
     timeline = Timeline.of(kind, scale)
     rows = quads.select("s", "p", "o", "element", "ts").orderBy("seq").collect()
     stamped: dict = {}

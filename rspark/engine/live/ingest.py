@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rspark.spark.loading import rdf
+from rspark.spark.loading.loader import small_stream_batch
 from rspark.spark.loading.small import SmallBatch
 
 __all__ = ["SmallBatch", "read_small", "combine", "MAX_BYTES"]
@@ -30,8 +31,6 @@ def read_small(path: str, timestamp_predicate: str, *, format: str | None = None
                max_bytes: int = MAX_BYTES) -> SmallBatch | None:
     """The batch in ``path`` (N-Quads or TriG) when it is at most ``max_bytes`` and clean (see the module
     documentation), else None: the caller loads it with ``load_stream``."""
-    from rspark.spark.loading.loader import small_stream_batch
-
     try:
         fmt = rdf.detect_format(path, format)
     except Exception:  # noqa: BLE001 - anything unusual is load_stream's to report

@@ -8,6 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 
+import numpy as np
+
+from rspark.algebra.sse import to_sse
+from rspark.cep.carried import occurrence_count
 from rspark.engine.live.view import Band, QueryView, StreamView, WindowView, interval_variables
 from rspark.errors import RsparkError
 from rspark.model.time import TimeKind, Timeline
@@ -54,9 +58,6 @@ class LiveReading:
     def describe_query(self, name: str) -> QueryView | None:
         """The registered query ``name`` (None when there is none): counters, progress, windows with their current
         and next bands, interval variables; its times formatted."""
-        from rspark.algebra.sse import to_sse
-        from rspark.cep.carried import occurrence_count
-
         q = self.queries.get(name)
         if q is None:
             return None
@@ -283,7 +284,6 @@ def _count_band(window: CountWindow, last: int | None, stamps, tl: Timeline) -> 
     instant (None without the elements' timestamps on the driver)."""
     if last is None or stamps is None:
         return None
-    import numpy as np
 
     held = int(np.searchsorted(stamps, last, side="right"))
     if held == 0:

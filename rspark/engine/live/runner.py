@@ -24,6 +24,7 @@ sources, the micro-batches, the registry of queries, the state, the status and c
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -33,11 +34,16 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from rspark.cep.carried import check_saved, occurrence_count
+from rspark.engine.live.buffer import LiveBuffer
 from rspark.engine.live.evaluation import LiveScheduler
+from rspark.engine.live.files import save_json
 from rspark.engine.live.inbox import InboxReader
+from rspark.engine.live.ingest import combine, read_small
 from rspark.engine.live.reading import LiveReading
+from rspark.engine.live.refresh import GraphRefresh, stream_horizon
 from rspark.engine.live.registry import (
     Closing,
     LiveQuery,
@@ -48,8 +54,13 @@ from rspark.engine.live.registry import (
     stream_key,
     write_inbox,
 )
-from rspark.errors import WARNINGS_PER_FILE, InputError, MoreProblems, RsparkError, summarised
+from rspark.engine.live.spool import spool_files
+from rspark.engine.live.stamp import stamp_arrivals
+from rspark.engine.replay import query_label
+from rspark.errors import WARNINGS_PER_FILE, DataError, InputError, MoreProblems, RsparkError, summarised
+from rspark.model.time import parse_duration
 from rspark.model.timestamps import format_time, parse_time
+from rspark.spark.loading.loader import load_stream
 from rspark.syntax.translate import compile_query, ensure_evaluable
 
 if TYPE_CHECKING:  # (annotations only: the compiler and the stream type need PySpark, imported by the engine)
@@ -108,8 +119,6 @@ class LiveRunner(LiveReading):
     def stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
                arrival_time: bool = False) -> LiveStream:
         """Declares a live stream (idempotent: an existing one is returned, its settings updated)."""
-        from rspark.engine.live.buffer import LiveBuffer
-
         check_lateness(iri, lateness)  # before anything changes: a bad value leaves the stream as it was
         with self.lock:
             st = self.streams.get(iri)
@@ -138,8 +147,6 @@ class LiveRunner(LiveReading):
         again every ``every`` (a duration: ``PT20S``, ``20s``, or seconds); a changed content is a new version of
         the graph, valid from the instant after the streams' watermark (``rspark.engine.live.refresh``). The
         first read is the graph from the beginning; its failure is raised. Returns the refresh's counters."""
-        from rspark.engine.live.refresh import GraphRefresh, stream_horizon
-
         if self.graph_replacer is None:
             raise RsparkError("live mode was started without static graphs to replace")
         seconds = refresh_period(every)
@@ -181,8 +188,6 @@ class LiveRunner(LiveReading):
         if fmt not in ("trig", "nquads", "nq"):
             raise InputError(f"push to <{iri}>: the format is trig or nquads, not {format!r}")
         if st.arrival_time:
-            from rspark.engine.live.stamp import stamp_arrivals
-
             text = stamp_arrivals(text, fmt, st.timestamp_predicate, time.time())
             fmt = "nquads"
         return st.write(text, "nq" if fmt in ("nquads", "nq") else "trig")
@@ -270,8 +275,6 @@ class LiveRunner(LiveReading):
     def _ingest_batch(self, st: LiveStream, paths: list[str], source: str, batch_id: int) -> None:
         """Loads a micro-batch's files: those that parse cleanly together, as one N-Quads file (one load for the
         batch, :mod:`rspark.engine.live.spool`), every other file alone (its messages then name its own lines)."""
-        from rspark.engine.live.spool import spool_files
-
         st.counters["files"] += len(paths)
         if source == "inbox":
             st.read += len(paths)
@@ -294,8 +297,6 @@ class LiveRunner(LiveReading):
         """Reads a micro-batch's files on the driver and appends them as one segment, when each is small and clean
         and they combine (:mod:`rspark.engine.live.ingest`) and none of their elements is late; False (and nothing
         changed): the batch is the loader's."""
-        from rspark.engine.live.ingest import combine, read_small
-
         batches = []
         for path in paths:
             batch = read_small(path, st.timestamp_predicate)
@@ -316,9 +317,6 @@ class LiveRunner(LiveReading):
 
     def _ingest(self, st: LiveStream, local: str, source: str, batch_id: int, origins=None) -> None:
         """Loads one file (or a batch's spool, whose lines ``origins`` maps back to their files) and appends it."""
-        from rspark.errors import DataError
-        from rspark.spark.loading.loader import load_stream
-
         try:
             loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate)
         except RsparkError as exc:  # the whole file is unreadable: quarantined, the stream goes on
@@ -385,8 +383,6 @@ class LiveRunner(LiveReading):
     def register(self, text: str, *, name: str | None = None, profile: str | None = None,
                  sinks: tuple = ()) -> LiveQuery:
         """Adds a live query, its ``sinks`` attached before any micro-batch can evaluate it."""
-        from rspark.engine.replay import query_label
-
         plan = compile_query(text, source=name or "query")
         ensure_evaluable(plan, continuous=True, source=name or "query", profile=profile or self.profile)
         if not plan.dataset.windows:
@@ -440,8 +436,6 @@ class LiveRunner(LiveReading):
     # ------------------------------------------------------------------------------------------------ state
 
     def _read_state(self) -> dict:
-        import json
-
         path = os.path.join(self.checkpoint, STATE_FILE)
         if not os.path.exists(path):
             return {}
@@ -449,8 +443,6 @@ class LiveRunner(LiveReading):
             return json.load(f)
 
     def _save_state(self) -> None:
-        from rspark.engine.live.files import save_json
-
         state = {"streams": {}, "queries": {}}
         for iri, st in self.streams.items():
             state["streams"][iri] = {"buffer": st.buffer.state(), "batches": st.batches, "counters": st.counters,
@@ -601,7 +593,6 @@ def _local_path(path: str) -> str:
     local = path[len("file:"):] if path.startswith("file:") else path
     while local.startswith("//"):
         local = local[1:]
-    from urllib.parse import unquote
 
     return unquote(local)
 
@@ -617,8 +608,6 @@ def _looks_like_nquads(text: str) -> bool:
 
 def refresh_period(every) -> float:
     """A refresh period in seconds: a duration (``PT20S``, ``20s``) or a number (of seconds), positive."""
-    from rspark.model.time import parse_duration
-
     if isinstance(every, (int, float)) and not isinstance(every, bool):
         seconds = float(every)
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import os
 import queue
 from abc import ABC, abstractmethod
@@ -157,8 +158,6 @@ class QueueSink(Sink):
                 break
             self.dropped += 1
             if self.dropped == 1:
-                import logging
-
                 logging.getLogger("rspark.live").warning(
                     "%s: more than %d records not read from handle.results(): the oldest give way (the other sinks "
                     "have them all)", rec.query, self.limit)

@@ -7,12 +7,15 @@ it would be configured)."""
 
 from __future__ import annotations
 
+import gzip
 import logging
 import os
 import threading
 import time
+from datetime import datetime
 from decimal import Decimal
 
+from rspark.engine.live.registry import stream_key
 from rspark.errors import InputError
 
 log = logging.getLogger("rspark.live")
@@ -60,8 +63,6 @@ def start_source(engine, iri: str, spec: str, **options) -> None:
 def listen_tcp(runner, iri: str, host: str, port: int, **options) -> None:
     """Reads N-Quads lines from a TCP server (Spark's socket source); each micro-batch's lines become one inbox
     file. Spark's socket source keeps no offsets: lines sent while rspark was down are not read again."""
-    from rspark.engine.live.registry import stream_key
-
     st = runner.stream(iri, **options)
     lines = runner.spark.readStream.format("socket").option("host", host).option("port", port).load()
 
@@ -71,6 +72,7 @@ def listen_tcp(runner, iri: str, host: str, port: int, **options) -> None:
         if not text.strip():
             return
         if st.arrival_time:
+            # delayed: stamp imports pyoxigraph, needed only for a stream stamped on arrival
             from rspark.engine.live.stamp import stamp_arrivals
 
             text = stamp_arrivals(text, "nquads", st.timestamp_predicate, time.time())
@@ -133,9 +135,7 @@ def recorded_elements(path: str, predicate: str) -> list[tuple[float, str]]:
     """The elements of a recorded stream file, in timestamp order (ties in file order), each as (timestamp in
     milliseconds, its N-Quads text with its timestamp triple). Elements without a timestamp are left out (the
     loader reports them when they are written without one)."""
-    import gzip
-    from datetime import datetime
-
+    # delayed: pyoxigraph, for a replay: source only; the Engine and `rspark run` import this module for any source
     import pyoxigraph as ox
 
     fmt = ox.RdfFormat.N_QUADS if path.endswith((".nq", ".nquads", ".nq.gz", ".nquads.gz")) else ox.RdfFormat.TRIG

@@ -14,6 +14,8 @@ import os
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+import pyoxigraph as ox
+
 
 @dataclass
 class Origins:
@@ -33,8 +35,6 @@ class Origins:
 def spool_files(paths: list[str], directory: str, name: str) -> tuple[str | None, Origins, list[str]]:
     """Writes the files of ``paths`` that parse as one N-Quads file in ``directory``; returns its path (None when no
     file parsed), the origins of its lines, and the files to load alone."""
-    import pyoxigraph as ox
-
     os.makedirs(directory, exist_ok=True)
     spool = os.path.join(directory, name + ".nq")
     origins, alone = Origins(), []
@@ -67,8 +67,6 @@ def spool_files(paths: list[str], directory: str, name: str) -> tuple[str | None
 
 def _apart(quad, prefix: str):
     """``quad`` with its blank nodes renamed with ``prefix`` (inside quoted triples too)."""
-    import pyoxigraph as ox
-
     def term(t):
         if isinstance(t, ox.BlankNode):
             return ox.BlankNode(prefix + t.value)
