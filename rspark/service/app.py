@@ -19,6 +19,7 @@ from importlib import resources
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
@@ -145,8 +146,6 @@ def create_app(service: Service, *, token: str | None = None, cors: list[str] | 
                     lifespan=lifespan)
     app.state.service = service
     if cors:
-        from starlette.middleware.cors import CORSMiddleware
-
         app.add_middleware(CORSMiddleware, allow_origins=cors, allow_methods=["GET", "POST", "PUT", "DELETE"],
                            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
     return Guard(app, token=token, max_body=service.limits.max_body, service=service)

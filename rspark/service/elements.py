@@ -51,6 +51,7 @@ def parse_push(body: bytes, media_type: str | None, *, predicate: str, arrival_t
     """The elements of a push body. ``media_type``: TriG, N-Quads or JSON-LD (``None`` or ``text/plain``: N-Quads
     when the first statement looks like one, else TriG). Elements without a timestamp get ``now`` (seconds since
     the epoch) when ``arrival_time``, else the push is refused."""
+    # delayed: pyoxigraph (rdf imports it too); `rspark serve` imports the service to check options before Spark
     import pyoxigraph as ox
 
     from rspark.spark.loading.rdf import document_problem
@@ -122,6 +123,7 @@ def _format(body: bytes, media_type: str | None) -> str:
 
 
 def _name(g) -> str:
+    # delayed: pyoxigraph, as in parse_push
     import pyoxigraph as ox
 
     return g.value if isinstance(g, ox.NamedNode) else "_:" + g.value
@@ -130,6 +132,7 @@ def _name(g) -> str:
 def _timestamp(lit, g) -> tuple[str | Decimal, float, TimeKind]:
     """The timestamp ``lit`` of element ``g``: its value (the ISO 8601 text in UTC, to the millisecond, or the
     exact number), its position on the time axis (epoch milliseconds, or the number) and its kind."""
+    # delayed: pyoxigraph, as in parse_push
     import pyoxigraph as ox
 
     if not isinstance(lit, ox.Literal):

@@ -4,6 +4,8 @@ XML, CSV, TSV; CONSTRUCT and DESCRIBE as N-Triples (or N-Quads when the template
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs
+
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -11,6 +13,7 @@ from starlette.responses import Response
 from rspark import results as R
 from rspark.errors import RsparkError
 from rspark.service.state import ServiceError, refuse_service_calls
+from rspark.syntax.translate import QuerySyntaxError, compile_query
 
 SELECT_TYPES = {  # media type -> result format
     "application/sparql-results+json": "json",
@@ -27,8 +30,6 @@ MEDIA = {"json": "application/sparql-results+json", "xml": "application/sparql-r
 
 
 async def sparql_request(request: Request, service) -> Response:
-    from rspark.syntax.translate import QuerySyntaxError, compile_query
-
     if request.method == "GET":
         query = request.query_params.get("query")
     else:
@@ -36,8 +37,6 @@ async def sparql_request(request: Request, service) -> Response:
         if ctype == "application/sparql-query":
             query = (await request.body()).decode("utf-8", "replace")
         elif ctype == "application/x-www-form-urlencoded":
-            from urllib.parse import parse_qs
-
             fields = parse_qs((await request.body()).decode("utf-8", "replace"))
             query = (fields.get("query") or [None])[0]
         else:

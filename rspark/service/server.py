@@ -11,9 +11,11 @@ import ipaddress
 import logging
 import os
 import signal
+import socket
 import sys
 
 from rspark.errors import InputError
+from rspark.service.state import Service
 
 log = logging.getLogger("rspark.service")
 
@@ -47,8 +49,6 @@ def check_binding(host: str, token: str | None) -> None:
 
 def check_port(host: str, port: int) -> None:
     """Refuses a port another process listens on, before Spark starts (uvicorn would find it only after)."""
-    import socket
-
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -61,11 +61,11 @@ def check_port(host: str, port: int) -> None:
 def serve(*, host: str, port: int, token: str | None, checkpoint: str | None, master: str | None = None,
           conf: dict | None = None, profile: str | None = None, limits=None, cors: list[str] | None = None,
           data: list[str] = (), graphs: list[tuple[str, str]] = ()) -> None:
+    # delayed: uvicorn and starlette (~0.15 s) and PySpark, once cli has checked the options (check_*)
     import uvicorn
 
     from rspark.engine.engine import Engine
     from rspark.service.app import create_app
-    from rspark.service.state import Service
 
     check_binding(host, token)
     engine = Engine(master, profile=profile, conf=conf, checkpoint=checkpoint)

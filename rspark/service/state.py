@@ -18,14 +18,18 @@ from collections import deque
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from rspark.algebra.ops import calls_a_service
 from rspark.engine.live.files import remove_file, save_json
 from rspark.engine.live.view import QueryView, to_json
 from rspark.errors import DataError, InputError, RsparkError, printable
 from rspark.model.time import Timeline
+from rspark.rsp.profiles import ProfileError, get_profile
 from rspark.rsp.versions import instant_key
+from rspark.rsp.windows import CountWindow, resolve_window
 from rspark.service.elements import Element, parse_push
 from rspark.service.observers import ObserverSink
 from rspark.service.results import ResultLog
+from rspark.syntax.translate import QuerySyntaxError, compile_query, ensure_evaluable
 
 log = logging.getLogger("rspark.service")
 
@@ -57,8 +61,6 @@ SERVICE_REFUSED = ("SERVICE is refused by rspark serve: a client's query would m
 def refuse_service_calls(plan) -> None:
     """A query sent to the service must not call other endpoints (SERVICE): the server would make requests to
     any address a client names."""
-    from rspark.algebra.ops import calls_a_service
-
     if calls_a_service(plan.op):
         raise ServiceError(400, SERVICE_REFUSED)
 
@@ -309,6 +311,7 @@ class Service:
         ``valid_from`` (a number or an ISO 8601 date-time) the body is a version of the graph valid from that
         instant (docs/language.md, background graphs that change over time), added to its versions (one of the
         same instant replaced); without, the body replaces the graph and all its versions."""
+        # delayed: pyoxigraph; `rspark serve` imports this module to check its options before Spark starts
         import pyoxigraph as ox
 
         _check_name(name, "graph")
@@ -324,6 +327,7 @@ class Service:
         try:
             triples = list(ox.parse(body, format=getattr(ox.RdfFormat, fmt)))
         except SyntaxError as exc:
+            # delayed: rdf imports pyoxigraph, which importing this module must not load (see above)
             from rspark.spark.loading.rdf import document_problem
 
             reason, line, column = document_problem(exc, body)
@@ -401,9 +405,6 @@ class Service:
     # ------------------------------------------------------------------------------------------------ queries
 
     def register(self, name: str, text: str, profile: str | None, *, save: bool = True) -> QueryEntry:
-        from rspark.rsp.profiles import ProfileError, get_profile
-        from rspark.syntax.translate import QuerySyntaxError, compile_query, ensure_evaluable
-
         _check_name(name, "query")
         with self.lock:
             if name in self.queries:
@@ -442,9 +443,6 @@ class Service:
         return os.path.join(self.folder, "results", f"{name}.jsonl")
 
     def _check_cost(self, name: str, plan, profile: str | None) -> None:
-        from rspark.rsp.profiles import get_profile
-        from rspark.rsp.windows import CountWindow, resolve_window
-
         for d in plan.dataset.windows:
             try:
                 rw = resolve_window(d.spec, get_profile(profile or self.engine.profile), Timeline.datetime(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from rspark.service.protocol import sparql_request
 from rspark.service.routes import call, service_of
 
 
@@ -45,6 +46,4 @@ async def delete_graph(request: Request):
 
 async def sparql(request: Request):
     """The SPARQL 1.1 Protocol over the static graphs."""
-    from rspark.service.protocol import sparql_request
-
     return await sparql_request(request, service_of(request))

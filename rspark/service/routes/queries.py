@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+from sse_starlette.sse import EventSourceResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -73,8 +74,6 @@ async def delete_observer(request: Request):
 
 async def results(request: Request):
     """The query's records as Server-Sent Events, from ``Last-Event-ID`` (or ``?from=start``) on."""
-    from sse_starlette.sse import EventSourceResponse
-
     service = service_of(request)
     entry = service.query(request.path_params["name"])
     after = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
