@@ -27,6 +27,8 @@ import shutil
 import time
 from pathlib import Path
 
+import pyspark
+
 from rspark.cache import cache_dir
 
 log = logging.getLogger("rspark.spark.cds")
@@ -56,8 +58,6 @@ def _java() -> Path | None:
 def archive_key(settings: dict[str, str], java: Path) -> str:
     """What the archive depends on, hashed: the JVM, PySpark's jars, the extra jars and class path, the driver's
     Java options (without the archive's own)."""
-    import pyspark
-
     digest = hashlib.sha256()
     stat = java.stat()
     digest.update(f"{java}|{stat.st_size}|{stat.st_mtime_ns}|{pyspark.__version__}".encode())

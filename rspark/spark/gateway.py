@@ -25,6 +25,9 @@ import os
 import subprocess
 import threading
 
+from pyspark import SparkConf, SparkContext
+from pyspark.java_gateway import launch_gateway
+
 from rspark.errors import RsparkError
 
 __all__ = ["abandon_archive", "launch", "shutdown", "silence", "writes_archive"]
@@ -69,9 +72,6 @@ def launch(settings: dict[str, str]) -> None:
     them) and its output relayed, and make it the JVM of the SparkContext about to be created (PySpark's
     ``SparkContext._gateway``). Does nothing when PySpark already has a JVM (one started before, or the one of
     spark-submit, ``PYSPARK_GATEWAY_PORT``)."""
-    from pyspark import SparkConf, SparkContext
-    from pyspark.java_gateway import launch_gateway
-
     if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
         return
     conf = SparkConf(loadDefaults=False)  # no JVM yet: the settings stay in Python, for the command line
@@ -106,8 +106,6 @@ def _end_accumulator_server() -> None:
     by the first job that ran Python code) that the end is expected: without it, the JVM closing its end of the
     socket as it exits makes the server's handler read end-of-file and print a traceback to standard error."""
     try:
-        from pyspark import SparkContext
-
         server = getattr(SparkContext._active_spark_context, "_accumulatorServer", None)
         if server is not None:
             server.server_shutdown = True
@@ -152,8 +150,6 @@ def shutdown(timeout: float = 30.0) -> int | None:
         # stopped: the SparkContext is stopped here (the application ends, its files are released), and the JVM
         # finishes the archive on its own after this command has ended
         try:
-            from pyspark import SparkContext
-
             if SparkContext._active_spark_context is not None:
                 SparkContext._active_spark_context.stop()
         except Exception:  # noqa: BLE001 - the end of a command must not fail on PySpark's internals

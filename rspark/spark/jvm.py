@@ -27,6 +27,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import pyspark
+from pyspark.sql.types import StringType, StructField, StructType
+
 from rspark.cache import cache_dir
 
 __all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "quoted_parts", "source_unavailable",
@@ -61,7 +64,6 @@ def jar_path() -> str | None:
     ``RSPARK_JVM=0``."""
     if not enabled():
         return None
-    import pyspark
 
     sources = sorted(SOURCES.rglob("*.java"))
     digest = hashlib.sha256(pyspark.__version__.encode())
@@ -143,8 +145,6 @@ def _register(spark, name: str, cls: str, return_type) -> str | None:
 
 def line_parser(spark) -> str | None:
     """The name of the JVM line-scanner UDF in this Spark session (``rspark.jvm.NQuadsLine``), or None."""
-    from pyspark.sql.types import StringType, StructField, StructType
-
     schema = StructType([StructField(name, StringType()) for name in ("s", "p", "o", "g")])
     return _register(spark, LINE_PARSER, "rspark.jvm.NQuadsLine", schema)
 
@@ -211,8 +211,6 @@ def source_unavailable(spark, path: str) -> str | None:
 def sum_avg_result(spark) -> str | None:
     """The name of the UDF giving SUM's and AVG's final value from their partial sums in this Spark session
     (``rspark.jvm.SumAvgResult``, see :func:`rspark.spark.expr.aggregate._sum_avg_split`), or None."""
-    from pyspark.sql.types import StringType
-
     return _register(spark, SUM_AVG_RESULT, "rspark.jvm.SumAvgResult", StringType())
 
 
@@ -220,7 +218,5 @@ def quoted_parts(spark) -> str | None:
     """The name of the UDF splitting an encoded quoted triple into its subject, predicate and object in this Spark
     session (``rspark.jvm.QuotedParts``: RDF-star patterns decompose quoted triples in place with it, see
     :mod:`rspark.spark.sparql.quoted`), or None."""
-    from pyspark.sql.types import StringType, StructField, StructType
-
     schema = StructType([StructField(name, StringType()) for name in ("s", "p", "o")])
     return _register(spark, QUOTED_PARTS, "rspark.jvm.QuotedParts", schema)

@@ -91,6 +91,7 @@ cluster's defaults apply):
 from __future__ import annotations
 
 import atexit
+import importlib
 import ipaddress
 import logging
 import os
@@ -98,11 +99,14 @@ import re
 import shutil
 import signal
 import sys
+import tempfile
 import threading
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from rspark.errors import RsparkError
@@ -237,9 +241,6 @@ def _package_root() -> str:
 
 def _ship_package(spark: SparkSession) -> None:
     """Executors parse RDF with rspark code (mapInArrow): on a cluster, send them the package as a zip."""
-    import tempfile
-    import zipfile
-
     root = Path(_package_root())
     staging = tempfile.mkdtemp(prefix="rspark-")
     # the driver serves the zip from this path to every executor that starts (addPyFile does not copy it): removed
@@ -310,7 +311,6 @@ def _submitted_conf() -> dict[str, str]:
     :func:`get_session` has chosen its options)."""
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
         return {}
-    from pyspark import SparkConf, SparkContext
 
     SparkContext._ensure_initialized()  # connects to the running JVM
     return dict(SparkConf().getAll())
@@ -336,8 +336,6 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     settings (the JVM's options, the workers' Python) take effect only when this call starts the SparkContext; the
     log level is set (ERROR, WARN when the ``rspark`` logger shows DEBUG) only on a SparkContext this call starts.
     A JVM this call starts has its output read by rspark (:mod:`rspark.spark.gateway`)."""
-    from pyspark import SparkContext
-
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # local Python workers inherit this environment: let them import rspark also from a source checkout
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -416,16 +414,13 @@ def _check_executors(spark: SparkSession) -> None:
     python = spark.sparkContext.pythonExec
 
     def probe(_):
-        import importlib
-        import sys as _sys
-
         missing = []
         for name in ("pyarrow", "pandas", "lark", "pyoxigraph", "rspark"):  # rspark: the shipped zip
             try:
                 importlib.import_module(name)
             except ImportError as exc:
                 missing.append(f"{name} ({type(exc).__name__}: {exc})")
-        yield _sys.executable, "%d.%d.%d" % _sys.version_info[:3], missing
+        yield sys.executable, "%d.%d.%d" % sys.version_info[:3], missing
 
     advice = ("set spark.pyspark.python (--conf) or PYSPARK_PYTHON to the executors' interpreter with rspark's "
               "dependencies installed (docs/cluster.md)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from rspark.model.terms import XSD_BOOLEAN, XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER, XSD_STRING
+from rspark.spark.expr.datetimes import canonical_dt
 from rspark.spark.expr.values import (
     DBL,
     DEC,
@@ -290,8 +291,6 @@ def cast_boolean(v: V) -> V:
 def cast_string(v: V, iri_string: SQL) -> V:
     """xsd:string(v): IRIs give their string, numbers and booleans their canonical form, literals their lexical
     form; blank nodes and triples are errors."""
-    from rspark.spark.expr.datetimes import canonical_dt
-
     cats = v.cats()
     n = v.num()
     b = v.bool_value()

@@ -19,6 +19,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from pyspark import SparkContext
+from pyspark.sql import functions as F
+
 from rspark.model.xsd import (
     INTEGER_DERIVED,
     XSD_BOOLEAN,
@@ -313,8 +316,6 @@ def to_column(sql: SQL, inputs: list):
     """A Column from SQL text whose input placeholders (:func:`token`) stand for the given Columns: plain column
     references are named in the text; anything else is passed in through a one-element ``transform_values``
     (:func:`let_in`)."""
-    from pyspark.sql import functions as F
-
     if not inputs:
         return parsed(sql)
     names = [attribute_sql(c) for c in inputs]
@@ -339,9 +340,6 @@ def parsed(sql: SQL):
     and parsing the long texts of SPARQL expressions is a noticeable part of planning a query. The Columns are
     unresolved expressions, reusable in any plan of the same Spark context (the memo is dropped when the
     context changes)."""
-    from pyspark import SparkContext
-    from pyspark.sql import functions as F
-
     owner = id(SparkContext._active_spark_context)
     if _PARSED_OWNER[0] != owner:
         _PARSED.clear()

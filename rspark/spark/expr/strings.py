@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from pyspark import SparkContext
+
 from rspark.model.iri import resolve_iri, split_iri
 from rspark.model.terms import IRI as IRITerm
 from rspark.model.terms import XSD_STRING, Literal
@@ -319,8 +321,6 @@ def _quote_java(pattern: str) -> str:
 def _java_pattern_ok(pattern: str) -> bool:
     """Whether Java accepts the pattern (checked on the driver's JVM when there is one, else with Python's re)."""
     try:
-        from pyspark import SparkContext
-
         sc = SparkContext._active_spark_context
         if sc is not None:
             try:

@@ -8,6 +8,7 @@ this way; the date-time functions (``rspark.spark.expr.datetimes``) build on it.
 
 from __future__ import annotations
 
+import calendar
 import re
 from decimal import Decimal
 
@@ -113,8 +114,6 @@ def const_time_pack(term) -> SQL:
         return "CAST(NULL AS STRUCT<l: BIGINT, z: INT>)"
     year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
     try:
-        import calendar
-
         if not 1 <= month <= 12 or not 1 <= day <= calendar.monthrange(2000 if year <= 0 else year, month)[1]:
             raise ValueError
     except ValueError:
