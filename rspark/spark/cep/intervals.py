@@ -32,6 +32,7 @@ from rspark.model.terms import XSD, Literal
 from rspark.model.time import DurationError, TimeKind, parse_duration
 from rspark.model.xsd import DURATION_TYPES
 from rspark.spark.sparql import solutions as S
+from rspark.spark.sparql.compiler import expression_nodes
 from rspark.spark.sparql.solutions import Solutions, var_col
 
 R_START, R_END = ".rstart", ".rend"
@@ -129,8 +130,6 @@ def rewrite_durations(expr, timeline):
 
 def interval_calls(expr, out: list) -> list:
     """The getSTARTTIME() / getENDTIME() / getDURATION() calls of an expression."""
-    from rspark.spark.sparql.compiler import expression_nodes
-
     return expression_nodes(expr, lambda x: isinstance(x, Call) and (x.name in INTERVAL_CALLS
                                                                          or x.name == DURATION_TICKS), out)
 

@@ -8,17 +8,21 @@ element-keyed rows to the instants whose window holds their element.
 
 from __future__ import annotations
 
+import json
 import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import reduce
 from itertools import repeat
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from rspark.algebra import ops
 from rspark.algebra.expr import TriplePattern
+from rspark.cep.machine import ConsumingEvaluator, timestamps_needed
 from rspark.cep.patterns import (
     END,
     START,
@@ -233,8 +237,6 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool, p
     key's evaluator resumes from its snapshot, and each group's snapshot just before the run's last instant comes
     back as a row of its own (``__ev_state``); the events are computed at once (a local checkpoint) and those rows
     read back into the carried state."""
-    from rspark.cep.machine import ConsumingEvaluator, timestamps_needed
-
     carried = comp.carried
     initial = carried.keyed(position) if carried is not None else {}
     hold = carried.resume if carried is not None else None
@@ -259,9 +261,6 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool, p
 
     def events(table, state):
         """The events of the complete instants in ``table`` (a key's rows of viable instants), in order."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         # each shape's rows apart, as Python lists once; then each basic event pattern's mappings and triple
         # occurrences built from its shape's lists a column at a time
         columns: dict = {}
@@ -299,10 +298,6 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool, p
 
     def state_row(group: tuple, state) -> pa.RecordBatch:
         """The group's snapshot as a row: ``__ev_state`` the JSON of [key, snapshot], the other columns null."""
-        import json
-
-        import pyarrow as pa
-
         snapshot = state.held if state.held is not None else state.snapshot()
         data = {key: pa.nulls(1, pa.int64()), **{c: pa.nulls(1, pa.string()) for c in cols},
                 T1: pa.nulls(1, pa.int64()), T2: pa.nulls(1, pa.int64()),
@@ -317,9 +312,6 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool, p
         """One key's rows, sorted by instant, in Arrow batches: an instant is evaluated once its rows are all in
         (the next batch may continue the last instant of this one); the worker holds at most about two batches
         and one instant's rows."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         state = ConsumingEvaluator(expr, beps, hold)
         group = None
         ready: list = []  # rows of complete instants, not evaluated yet
@@ -358,7 +350,7 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool, p
         if carried is not None and group is not None:
             yield state_row(group, state)
 
-    import pyarrow as pa  # the iterator form of applyInArrow is chosen by the function's type hints
+    # the iterator form of applyInArrow is chosen by the function's type hints
     run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
     # the impossible instants are left out in Spark, before Python; every row of a key in one partition
     rows = shapes.viable(rows, key, needed)
@@ -379,8 +371,6 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool, p
 def _carry(df: DataFrame, carried, position: int) -> DataFrame:
     """The consumption's output computed now (a local checkpoint: the run's plans read it, and the snapshots are
     read from it), its snapshot rows put in ``carried``; returns the events."""
-    import json
-
     df = df.localCheckpoint(eager=True)
     snapshots = {}
     for row in df.filter(F.col("__ev_state").isNotNull()).select("__ev_state").collect():

@@ -48,6 +48,8 @@ and a stream's per-element check reads that job's rows; the executor-side parsin
 
 from __future__ import annotations
 
+import glob
+import gzip
 import logging
 import os
 import re
@@ -56,6 +58,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import StorageLevel
@@ -187,8 +190,6 @@ def check_file(path: str | Path) -> None:
     if "{" in local:  # a Hadoop glob's alternatives, which Python's glob does not read: Spark tells
         return
     if any(ch in local for ch in "*?["):
-        import glob
-
         if glob.glob(local):
             return
     raise MissingFileError(str(path))
@@ -273,21 +274,16 @@ def python_line_parser(fmt: str, base_iri: str | None, token: str, default_graph
     """The mapInArrow function parsing batches of (value, blk, idx) lines in a Python worker."""
 
     def parse(batches):
-        import numpy as np
-        import pyarrow.compute as pc
-
-        from rspark.spark.loading import rdf as _rdf
-
         for batch in batches:
             values, blk_col, idx_col = batch.column(0), batch.column(1), batch.column(2)
             # lines that are not UTF-8 (Spark's text source and rspark's data source pass their bytes as they are):
             # reported as problems, and null for the parsers, which skip them
-            values, invalid = _rdf.invalid_utf8_lines(values)
+            values, invalid = rdf.invalid_utf8_lines(values)
             if invalid:
-                sink = _rdf.Sink()
-                _rdf.add_invalid_lines(invalid, blk_col.to_pylist(), idx_col.to_pylist(), sink, fmt=fmt, token=token)
+                sink = rdf.Sink()
+                rdf.add_invalid_lines(invalid, blk_col.to_pylist(), idx_col.to_pylist(), sink, fmt=fmt, token=token)
                 yield from sink_batches(sink, positions)
-            ok, s, p, o, g = _rdf.fast_lines(values, fmt=fmt, token=token, default_graph=default_graph,
+            ok, s, p, o, g = rdf.fast_lines(values, fmt=fmt, token=token, default_graph=default_graph,
                                              triple_graph=triple_graph)
             n_fast = len(s)
             if n_fast:
@@ -296,8 +292,8 @@ def python_line_parser(fmt: str, base_iri: str | None, token: str, default_graph
                 yield _quad_batch(s, p, o, g, pos)
             if n_fast < len(values):  # the other lines through pyoxigraph
                 rest = np.flatnonzero(~ok.to_numpy(zero_copy_only=False))
-                sink = _rdf.Sink()
-                _rdf.parse_lines(pc.take(values, rest).to_pylist(), pc.take(blk_col, rest).to_pylist(),
+                sink = rdf.Sink()
+                rdf.parse_lines(pc.take(values, rest).to_pylist(), pc.take(blk_col, rest).to_pylist(),
                                  pc.take(idx_col, rest).to_pylist(), sink, fmt=fmt, base_iri=base_iri, token=token,
                                  default_graph=default_graph, triple_graph=triple_graph)
                 yield from sink_batches(sink, positions)
@@ -489,19 +485,15 @@ def _parse_document_df(spark: SparkSession, path: str, *, fmt: str, base_iri: st
         source = spark.read.format("binaryFile").load(path).select("content")
 
     def parse(batches):
-        from rspark.spark.loading import rdf as _rdf
-
         for batch in batches:
             for value in batch.column(0).to_pylist():
                 if isinstance(value, str):
-                    data = _rdf.read_bytes(value)
+                    data = rdf.read_bytes(value)
                 else:
                     data = value
                     if compressed:
-                        import gzip
-
                         data = gzip.decompress(data)
-                for sink in _rdf.parse_document(data, fmt=fmt, base_iri=base_iri, token=token,
+                for sink in rdf.parse_document(data, fmt=fmt, base_iri=base_iri, token=token,
                                                 default_graph=default_graph, triple_graph=triple_graph,
                                                 strict=strict, stream=stream):
                     yield from sink_batches(sink, stream)
@@ -594,12 +586,10 @@ def quoted_table(*frames: DataFrame) -> DataFrame:
     terms = terms.distinct()
 
     def explode(batches):
-        from rspark.spark.loading import rdf as _rdf
-
         for batch in batches:
             t_, s_, p_, o_ = [], [], [], []
             for value in batch.column(0).to_pylist():
-                for t, s, p, o in _rdf.iter_quoted(value):
+                for t, s, p, o in rdf.iter_quoted(value):
                     t_.append(t)
                     s_.append(s)
                     p_.append(p)
@@ -722,8 +712,6 @@ def _check_elements(batches):
     """Per candidate element: its timestamp parsed, or the reason it is rejected (with the position to report).
     Elements with one canonical integer timestamp (the common case of a numeric stream) are read with Arrow's
     vectorised functions; the others row by row (:func:`_check_rows`), with the same results."""
-    import pyarrow.compute as pc
-
     for batch in batches:
         vals = batch.column("vals")
         single = pc.fill_null(pc.equal(pc.list_value_length(vals), 1), False)

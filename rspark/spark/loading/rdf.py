@@ -27,17 +27,20 @@ and its pieces share the term encoder, the sink and the error positions.
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pyoxigraph as ox
 
 from rspark.errors import InputError
-from rspark.model.codec import encode_literal
+from rspark.model.codec import decode, encode, encode_literal
+from rspark.model.terms import QuotedTriple
 
 RDF_REIFIES = "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies"
 
@@ -99,8 +102,6 @@ def local_path(path: str) -> str | None:
     """The absolute local path of ``path``, a path or a ``file:`` URI (None for a URI with another scheme, which
     Spark reads)."""
     if path.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
         return unquote(urlparse(path).path)
     if has_scheme(path):
         return None
@@ -208,6 +209,7 @@ def invalid_utf8_lines(values) -> tuple[object, list[tuple[int, str, int, str]]]
     (so that the parsers skip them): ``(values, [(index, line, column, message)])``, the line decoded with
     "surrogateescape" (its invalid bytes as lone surrogates), the column (1-based, in characters) of its first
     invalid sequence. One validation pass over the batch when every line is valid (the usual case)."""
+    # delayed: pyarrow (~0.15 s): the command line imports this module to check files before Spark starts
     import pyarrow as pa
 
     try:
@@ -601,6 +603,7 @@ def fast_lines(values, *, fmt: str, token: str, default_graph: str, triple_graph
     a boolean mask of the lines it read (the others, nulls too, are for :func:`parse_lines`) and ``s p o g`` are
     the encoded terms of those lines (arrays as long as ``ok``'s true count). ``g`` follows ``parse_lines``:
     ``triple_graph`` (N-Triples; None: ``default_graph``), else the line's graph or ``default_graph``."""
+    # delayed: pyarrow (~0.15 s): the command line imports this module to check files before Spark starts
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -1009,8 +1012,6 @@ def parse_document(data: bytes, *, fmt: str, base_iri: str | None, token: str, d
     # the sequence is); those outside every statement (in a comment between two) are reported, nothing skipped
     invalid_in: dict[int, tuple[int, int, str]] = {}  # statement index -> (0-based line, column, message)
     if invalid:
-        import bisect
-
         starts = [st.start for st in stmts]
         for offset, line, column, message in invalid:
             k = bisect.bisect_right(starts, offset) - 1
@@ -1111,9 +1112,6 @@ def parse_document(data: bytes, *, fmt: str, base_iri: str | None, token: str, d
 
 def iter_quoted(encoded: str) -> Iterator[tuple[str, str, str, str]]:
     """``(t, s, p, o)`` for an encoded quoted triple and every quoted triple nested in it."""
-    from rspark.model.codec import decode, encode
-    from rspark.model.terms import QuotedTriple
-
     stack = [decode(encoded)]
     while stack:
         term = stack.pop()

@@ -28,6 +28,7 @@ from rspark.model.codec import encode
 from rspark.model.terms import IRI, QuotedTriple, Variable
 from rspark.spark.expr.compile import compile_aggregate, compile_ebv, compile_expr
 from rspark.spark.frames import local_frame
+from rspark.spark.jvm import quoted_parts, sum_avg_result
 from rspark.spark.sparql import federation
 from rspark.spark.sparql import solutions as S
 from rspark.spark.sparql.paths import path_solutions
@@ -230,7 +231,6 @@ class Compiler:
     def __init__(self, spark: SparkSession, dataset: DatasetView, env, extension=None) -> None:
         self.spark = spark
         self.dataset = dataset
-        from rspark.spark.jvm import quoted_parts, sum_avg_result
 
         self.env = dataclasses.replace(env, sum_avg=sum_avg_result(spark))  # the session's JVM helpers
         self.quoted_parts = quoted_parts(spark)

@@ -19,6 +19,7 @@ from rspark.errors import NotSupportedError
 from rspark.model import codec as E
 from rspark.model.terms import BlankNode, QuotedTriple, Variable
 from rspark.results import BooleanResult, DatasetResult, GraphResult, SolutionSequence
+from rspark.spark.expr.compile import ExprEnv
 from rspark.spark.sparql import solutions as S
 from rspark.spark.sparql.compiler import Compiler, DatasetView
 from rspark.spark.sparql.solutions import Solutions, var_col
@@ -37,8 +38,6 @@ def _is_literal(col: Column) -> Column:
 
 
 def make_env(base_iri: str | None = None):
-    from rspark.spark.expr.compile import ExprEnv
-
     now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return ExprEnv(now=now, base_iri=base_iri)
 

@@ -37,8 +37,11 @@ from rspark.algebra import ops
 from rspark.errors import NotSupportedError
 from rspark.model.terms import BlankNode, QuotedTriple, Variable
 from rspark.spark.sparql import solutions as S
+from rspark.spark.sparql.compiler import order_patterns
+from rspark.spark.sparql.query import construct_frame
 from rspark.spark.sparql.solutions import Solutions, var_col
 from rspark.spark.streaming.keys import KEY
+from rspark.spark.streaming.windows import assign_count
 
 # Operators whose solutions are all solutions of their first operand's BGP (that BGP is counted through them).
 _THROUGH = (ops.Filter, ops.Extend, ops.Project, ops.Distinct, ops.Reduced, ops.OrderBy, ops.Slice, ops.Group)
@@ -92,8 +95,6 @@ def bgp_matches(scan: Callable, triples: tuple, positioned: DataFrame) -> tuple[
     plus ``ts`` and ``seq``, the position at which the match is complete. ``scan(triple, source_frame, key)`` is the
     compiler's scan of one triple pattern over a frame keyed by ``key`` (so quoted triple patterns match as in any
     other window). Returns the frame and the variable names."""
-    from rspark.spark.sparql.compiler import order_patterns
-
     acc: Solutions | None = None
     keys = []
     for i, triple in enumerate(order_patterns(triples)):
@@ -125,9 +126,6 @@ def bgp_window_content(matches: DataFrame, names: tuple[str, ...], triples: tupl
                        instants) -> DataFrame:
     """The window's content at every instant: ``(__t, s, p, o)``, the triples of the last ``size`` matches
     (distinct)."""
-    from rspark.spark.sparql.query import construct_frame
-    from rspark.spark.streaming.windows import assign_count
-
     cols = [var_col(n) for n in names]
     held = assign_count(matches, size, instants, order=("ts", "seq", *cols))
     sols = Solutions(held.select(F.col("instant").alias(KEY), *cols), names, frozenset(names), (KEY,))

@@ -17,13 +17,35 @@ from pyspark.sql import functions as F
 
 from rspark.algebra import ops
 from rspark.algebra.expr import Aggregate, Call, FunctionCall, TriplePattern
+from rspark.cep.patterns import END, START
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
 from rspark.model.terms import IRI, XSD, BlankNode, Variable
 from rspark.model.time import TimeKind
+from rspark.spark.cep.intervals import (
+    ends_no_later,
+    interval_calls,
+    interval_join,
+    interval_values,
+    rewrite_durations,
+    same_interval,
+    seq_before,
+)
+from rspark.spark.cep.match import compile_match
+from rspark.spark.expr.compile import compile_ebv
 from rspark.spark.frames import local_frame
 from rspark.spark.sparql import solutions as S
-from rspark.spark.sparql.compiler import ActiveGraph, Compiler, DatasetView, compiles
+from rspark.spark.sparql.compiler import (
+    ActiveGraph,
+    Compiler,
+    Context,
+    DatasetView,
+    Seed,
+    UnionGraph,
+    compiles,
+    expression_nodes,
+    order_patterns,
+)
 from rspark.spark.sparql.quoted import match_positions
 from rspark.spark.sparql.solutions import Solutions, var_col
 from rspark.spark.streaming.bgp_window import BGPWindow
@@ -132,8 +154,6 @@ class StreamCompiler(Compiler):
         self.domain = context.domain
 
     def default_context(self):
-        from rspark.spark.sparql.compiler import Context, UnionGraph
-
         windows = self.dataset.stream_windows
         parts = [ActiveGraph(self.dataset.default, (), "default graph")]
         if "" in self.dataset.versioned:
@@ -165,8 +185,6 @@ class StreamCompiler(Compiler):
         """As the static compiler; an operator whose expressions call NOW() (the evaluation instant in a replay)
         gets its input keyed by instant first, also when that input reads static data alone. getDURATION()
         compared with a duration literal becomes a comparison of tick counts (``intervals.rewrite_durations``)."""
-        from rspark.spark.sparql.compiler import Seed
-
         op = _durations_as_ticks(op, self.timeline)
         if isinstance(op, (ops.Extend, ops.Filter, ops.Group, ops.OrderBy)) and _mentions_now(_expressions(op)):
             ctx = ctx or self.default_context()
@@ -178,9 +196,6 @@ class StreamCompiler(Compiler):
         """As the static compiler, and a column for every C-SPARQL ``timestamp(s, p, o)`` call in ``exprs``: the
         latest timestamp of that triple in the active window at the row's instant (a left join with the window's
         timestamps on instant and triple), unbound when the window does not hold it."""
-        from rspark.spark.cep.intervals import interval_calls, interval_values
-        from rspark.spark.sparql.compiler import UnionGraph
-
         sols, flags = super().with_exists(sols, exprs, ctx)
         getters: list = []
         for e in exprs:
@@ -232,7 +247,6 @@ class StreamCompiler(Compiler):
         solution carries the interval [ts, ts] of the occurrence it matched."""
         if not isinstance(ctx.active, OccurrenceGraph):
             return super().scan_triple(triple, ctx)
-        from rspark.cep.patterns import END, START
 
         keys = ctx.active.keys
         df, positions, quoted = match_positions(ctx.active.triples(), triple, self.fresh)
@@ -246,8 +260,6 @@ class StreamCompiler(Compiler):
     def _op_BGP(self, op: ops.BGP, ctx):
         if not self.interval_mode or len(op.triples) < 2:
             return super()._op_BGP(op, ctx)
-        from rspark.spark.cep.intervals import interval_join
-        from rspark.spark.sparql.compiler import order_patterns
 
         scans = [self.scan_triple(t, ctx) for t in order_patterns(op.triples)]
         out = scans[0]
@@ -258,14 +270,12 @@ class StreamCompiler(Compiler):
     def _op_Join(self, op: ops.Join, ctx):
         if not self.interval_mode:
             return super()._op_Join(op, ctx)
-        from rspark.spark.cep.intervals import interval_join
 
         return interval_join(self.compile(op.left, ctx), self.compile(op.right, ctx))
 
     def _op_LeftJoin(self, op: ops.LeftJoin, ctx):
         if not self.interval_mode:
             return super()._op_LeftJoin(op, ctx)
-        from rspark.spark.cep.intervals import ends_no_later, interval_join
 
         left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
         left = self.align(left, right.keys, ctx)
@@ -274,8 +284,6 @@ class StreamCompiler(Compiler):
             exprs = op.expr if isinstance(op.expr, tuple) else (op.expr,)
 
             def condition(resolve):
-                from rspark.spark.expr.compile import compile_ebv
-
                 scope = self.condition_scope(resolve)
                 out = None
                 for e in exprs:
@@ -293,8 +301,6 @@ class StreamCompiler(Compiler):
     @compiles(ops.IntervalJoin)
     def _op_IntervalJoin(self, op: ops.IntervalJoin, ctx):
         """EP-SPARQL's SEQ, EQUALS, OPTIONALSEQ, EQUALSOPTIONAL (``rspark.spark.cep.intervals``)."""
-        from rspark.spark.cep.intervals import interval_join, same_interval, seq_before
-
         left, right = self.compile(op.left, ctx), self.compile(op.right, ctx)
         if op.kind is ops.IntervalKind.SEQ:
             return interval_join(left, right, temporal=seq_before)
@@ -313,14 +319,10 @@ class StreamCompiler(Compiler):
     @compiles(ops.Match)
     def _op_Match(self, op: ops.Match, ctx):
         """RSEP-QL's MATCH (eq. 8): ``rspark.spark.cep``."""
-        from rspark.spark.cep.match import compile_match
-
         return compile_match(self, op, KEY)
 
     @compiles(ops.Window)
     def _op_Window(self, op: ops.Window, ctx):
-        from rspark.spark.sparql.compiler import ActiveGraph, Context
-
         windows = self.dataset.windows
         if isinstance(op.name, IRI):
             name = E.encode(op.name)
@@ -377,8 +379,6 @@ def _window_content(content, pattern: ops.Op) -> DataFrame:
 
 def _durations_as_ticks(op: ops.Op, timeline):
     """``op`` with getDURATION() compared with duration literals as tick counts, in its own expressions."""
-    from rspark.spark.cep.intervals import rewrite_durations
-
     if timeline is None:
         return op
     if isinstance(op, ops.Filter) and _mentions(op.exprs, "GETDURATION"):
@@ -418,8 +418,6 @@ def no_graphs(name):
 
 def _timestamp_calls(expr, out: list) -> list:
     """The ``timestamp(s, p, o)`` calls in an expression (not inside EXISTS patterns)."""
-    from rspark.spark.sparql.compiler import expression_nodes
-
     found = expression_nodes(expr, lambda x: isinstance(x, Call) and x.name == "TIMESTAMP", [])
     for call in found:
         if len(call.args) != 3:

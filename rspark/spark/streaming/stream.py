@@ -18,6 +18,7 @@ from rspark.model.terms import IRI
 from rspark.model.time import Timeline
 from rspark.spark.loading.loader import PROV_GENERATED_AT_TIME, quoted_table
 from rspark.spark.streaming.keys import KEY
+from rspark.spark.streaming.windows import stream_bounds
 
 if TYPE_CHECKING:
     from rspark.spark.loading.loader import LoadedStream
@@ -208,8 +209,6 @@ class Stream:
     def bounds(self) -> tuple[int | None, int | None]:
         """The least and greatest timestamps of the elements, the greatest at least :attr:`end` (one job, once)."""
         if self.stats.bounds is None:
-            from rspark.spark.streaming.windows import stream_bounds
-
             lo, hi = stream_bounds(self.elements)
             if hi is not None and self.end is not None:
                 hi = max(hi, self.end)
