@@ -145,3 +145,40 @@ def test_no_function_in_the_engine_or_the_service_is_longer_than_80_lines(folder
                 if lines > 80:
                     long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}: {lines} lines")
     assert long == []
+
+
+def _inner_imports(path: Path) -> list[tuple[int, bool]]:
+    """(line, has a reason) of each import inside a function of ``path``. A reason is a comment on the import's
+    line or the line above; one comment covers a block of imports that follow each other (blank lines between)."""
+    src = path.read_text(encoding="utf-8").splitlines()
+    out: list[tuple[int, bool]] = []
+
+    def own_reason(n) -> bool:
+        return "#" in src[n.lineno - 1] or (n.lineno > 1 and src[n.lineno - 2].strip().startswith("#"))
+
+    def visit(node, in_function: bool) -> None:
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            stmts = getattr(node, name, None)
+            if not isinstance(stmts, list):
+                continue
+            reasoned, prev = False, None
+            for n in stmts:
+                if in_function and isinstance(n, (ast.Import, ast.ImportFrom)):
+                    follows = isinstance(prev, (ast.Import, ast.ImportFrom)) and all(
+                        not src[i].strip() for i in range(prev.end_lineno, n.lineno - 1))
+                    reasoned = own_reason(n) or (follows and reasoned)
+                    out.append((n.lineno, reasoned))
+                prev = n
+            for n in stmts:
+                visit(n, in_function or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    visit(ast.parse("\n".join(src)), False)
+    return out
+
+
+def test_every_import_inside_a_function_says_why():
+    """An import inside a function delays a heavy library (PySpark, pyarrow, pyoxigraph, pandas, uvicorn) for the
+    commands that do not need it; each says so in a comment, and the others are at the top of their module."""
+    unreasoned = [f"{path.relative_to(REPO)}:{line}" for path in sorted(PACKAGE.rglob("*.py"))
+                  for line, reasoned in _inner_imports(path) if not reasoned]
+    assert unreasoned == []
