@@ -215,25 +215,31 @@ WHERE { { ?x :status :up } EQUALS { ?x :load ?n } }"""
         assert got == [(8, [("3", "8", "12")])]
 
 
-def test_event_patterns_over_interval_elements_are_refused_by_name(spark, tmp_path):
+def test_rsep_ql_event_patterns_read_the_elements_intervals(spark, tmp_path):
+    """RSEP-QL's basic event over an element valid over an interval is (mu, start, end) (Def. 7), and E1 SEQ E2
+    takes E1's events that end before E2's event starts (eq. 7, EP-SPARQL's SeqJoin for intervals). By hand, in a
+    [RANGE 20 STEP 1] window: at 6, up [1, 4] then down [6, 9]: [1, 9]; at 14 also up [1, 4] and up [8, 12] then
+    down [14, 14]: [1, 14], [8, 14] (up [8, 12] does not end before down [6, 9] starts)."""
     from rspark.engine.engine import Engine
 
     path = tmp_path / "market.trig"
     path.write_text(MARKET)
-    q = P + """SELECT ?x FROM NAMED WINDOW :w ON :m [RANGE 10 STEP 1]
-EVENT ON :w { ?x :status :up } AS UP
-EVENT ON :w { ?x :status :down } AS DOWN
-WHERE { MATCH { UP SEQ DOWN } }"""
+    q = P + """SELECT ?x (getSTARTTIME() AS ?start) (getENDTIME() AS ?end)
+FROM NAMED WINDOW :w ON :m [RANGE {range} STEP 1]
+EVENT ON :w {{ ?x :status :up }} AS UP
+EVENT ON :w {{ ?x :status :down }} AS DOWN
+WHERE {{ MATCH{consume} {{ UP SEQ DOWN }} }}"""
     with Engine(spark=spark) as eng:
         eng.add_stream(EX + "m", path, timestamp_predicate=EX + "t")
+        got = _rows(eng.replay(q.format(range=20, consume=""), times=[5, 6, 8, 14]), "start", "end")
+        assert got == [(5, []), (6, [("1", "9")]), (8, [("1", "9")]), (14, [("1", "14"), ("1", "9"), ("8", "14")])]
         with pytest.raises(NotSupportedError) as info:
-            eng.replay(q)
-        assert "has elements valid over an interval" in str(info.value)
-        assert "interval_elements=start" in str(info.value)
-        # at their starts, the elements are instants: the pattern runs
+            eng.replay(q.format(range=20, consume=" CONSUME CHRONOLOGICAL"))
+        assert "elements valid over an interval" in str(info.value) and "MATCH CONSUME" in str(info.value)
+        # at their starts, the elements are instants (up 1, down 6, up 8, down 14): every event is [start, start]
         profile = get_profile("default").with_settings(interval_elements="start")
-        got = _rows(eng.replay(q, profile=profile, times=[5, 6, 9, 14]), "x")
-        assert got == [(5, []), (6, [(":x",)]), (9, [(":x",)]), (14, [(":x",)])]
+        got = _rows(eng.replay(q.format(range=10, consume=""), profile=profile, times=[5, 6, 9, 14]), "start", "end")
+        assert got == [(5, []), (6, [("1", "6")]), (9, [("1", "6")]), (14, [("8", "14")])]
 
 
 # ------------------------------------------------------------------ random streams, every window kind

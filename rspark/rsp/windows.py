@@ -251,6 +251,7 @@ class ElementWindow:
 
     report: None = None  # no REPORT clause: there is no window to write it in
     report_every: None = None
+    meets: bool = True  # an element valid over an interval is read at its start, and carries its interval (else: not)
 
     def content_bounds(self, t: int) -> tuple[int, int] | None:
         return (t, t)
@@ -268,6 +269,7 @@ class CountWindow:
     report: frozenset[ReportPolicy] | None = None
     partition: str | None = None
     report_every: int | None = None  # REPORT EVERY d in ticks: the period of the clause's PERIODIC
+    meets: bool = True  # an element valid over an interval is counted at its start, and carries its interval
 
     def __post_init__(self) -> None:
         if self.size <= 0:
@@ -315,7 +317,7 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
     """
     if spec is None:
         if profile.default_window is DefaultWindow.ELEMENT:
-            return ElementWindow()
+            return ElementWindow(meets=profile.interval_elements is IntervalElements.MEETS)
         spec = NowWindowSpec() if profile.default_window is DefaultWindow.NOW else LandmarkWindowSpec(None)
     every = None
     meets = profile.interval_elements is IntervalElements.MEETS
@@ -350,7 +352,7 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
         return IntervalWindow(timeline.instant(spec.start, "FROM"), timeline.instant(spec.end, "TO"), spec.report,
                               every, meets)
     if isinstance(spec, CountWindowSpec):
-        return CountWindow(spec.unit, int(spec.size), spec.report, spec.partition, every)
+        return CountWindow(spec.unit, int(spec.size), spec.report, spec.partition, every, meets)
     if isinstance(spec, NowWindowSpec):
         return NowWindow(spec.report, every, meets)
     if isinstance(spec, RESOLVED):

@@ -40,6 +40,7 @@ from rspark.rsp.policies import SeqSelection
 from rspark.spark.sparql.solutions import Solutions, var_col
 
 T1, T2, TS = "__ev_t1", "__ev_t2", "__ev_ts"
+TE = "__ev_te"  # a basic event's end: its element's (an element valid over an interval), else TS
 
 
 @dataclass(frozen=True)
@@ -102,9 +103,9 @@ class EventPlanner:
             df = m
         else:
             df = ctx.df.join(m, [self.key, *shared])
-        if ctx.ub is not None:
-            df = df.filter(F.col(TS) < F.col(ctx.ub))
-        df = df.withColumn(T1, F.col(TS)).withColumnRenamed(TS, T2)
+        if ctx.ub is not None:  # (an event of an element valid over an interval: it ends before the bound)
+            df = df.filter(F.col(TE) < F.col(ctx.ub))
+        df = df.withColumnRenamed(TS, T1).withColumnRenamed(TE, T2)
         return Events(df, ctx, ctx.vars + tuple(own))
 
     @staticmethod

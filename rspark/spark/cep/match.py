@@ -37,7 +37,7 @@ from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
 from rspark.model.terms import IRI, BlankNode, Variable
 from rspark.rsp.policies import MatchConsumption, Selection, SeqSelection
-from rspark.spark.cep.events import T1, T2, TS, EventPlanner
+from rspark.spark.cep.events import T1, T2, TE, TS, EventPlanner
 from rspark.spark.sparql.compiler import ActiveGraph, Context
 from rspark.spark.sparql.solutions import Solutions, pattern_variable, var_col
 
@@ -49,7 +49,8 @@ class WindowEvents:
     """What a named window gives event patterns: ``quads(predicates)`` the stream's (element, ts, seq, s, p, o)
     (those with one of ``predicates``, encoded IRIs, when the source selects them apart; None: every quad), and
     ``assign(rows)`` the rows (with element, ts, seq) paired with every instant whose window holds their element,
-    as a column ``instant``."""
+    as a column ``instant`` (and ``te``, the end of the element's validity, when the stream has elements valid over
+    an interval)."""
 
     quads: Callable[..., DataFrame]
     assign: Callable[[DataFrame], DataFrame]
@@ -152,7 +153,12 @@ def _bep_matches(comp, bep: ops.EventPattern, key: str, occurrences: bool) -> Da
     sols = comp.compile(bep.op, Context(ActiveGraph(lambda: quads, keys, f"elements of {name}"), keys))
     names = bep_variables(bep)
     rows = source.assign(sols.df)
-    cols = [F.col("instant").alias(key), F.col("ts").alias(TS), *[F.col(var_col(v)) for v in names]]
+    if occurrences and "te" in rows.columns:
+        raise NotSupportedError(f"MATCH CONSUME over EVENT ON {bep.window.n3()}, whose stream has elements valid over "
+                                "an interval: the consumption policies are defined on instants (RSEP-QL, Defs. 8-10); "
+                                "MATCH without CONSUME matches them over their intervals")
+    end = F.col("te") if "te" in rows.columns else F.col("ts")  # a basic event's interval is its element's
+    cols = [F.col("instant").alias(key), F.col("ts").alias(TS), end.alias(TE), *[F.col(var_col(v)) for v in names]]
     if occurrences:
         cols.append(F.col("element").alias(ELEMENT))
     return rows.select(*cols)

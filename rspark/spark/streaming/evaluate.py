@@ -179,7 +179,7 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
         counted = isinstance(rw, CountWindow) and (rw.unit == CountUnit.TRIPLES or rw.partition is not None)
         triples = src.quads if counted else None
         elements = src.elements
-        if src.ends is not None and getattr(rw, "meets", False):  # the non-empty filter's assignment
+        if src.ends is not None and rw.meets:  # the non-empty filter's assignment
             elements = src.with_ends(elements)
         inputs.append(WindowInput(rw, elements, triples, matches, src.bounds(), src.stamps))
     carry = None

@@ -38,8 +38,7 @@ def assign_elements(src: Stream, frame: DataFrame, rw, instants, **kwargs) -> Da
     """:func:`assign_window` over ``frame`` (rows of ``src``'s elements: ``element``, ``ts``, ``seq``, ...), with the
     end of each element's validity when ``src`` has elements valid over an interval and ``rw`` holds them while
     they meet it (rspark.rsp.windows); the result has ``frame``'s columns plus ``instant``."""
-    meets = getattr(rw, "meets", False) and not isinstance(rw, (CountWindow, ElementWindow))
-    if not meets or src.ends is None:
+    if not rw.meets or src.ends is None or isinstance(rw, (CountWindow, ElementWindow)):
         return assign_window(frame, rw, instants, **kwargs)
     return assign_window(src.with_ends(frame), rw, instants, **kwargs).drop("te")
 
@@ -99,14 +98,15 @@ def occurrences(src: Stream, rw, instants) -> DataFrame:
         out = out.join(src.starts, "element", "left").withColumn("ts0", F.coalesce(F.col("start"), F.col("ts")))
     else:
         out = out.withColumn("ts0", F.col("ts"))
-    if src.ends is not None:
+    if src.ends is not None and rw.meets:
         out = out.join(src.ends, "element", "left").withColumn("ts", F.coalesce(F.col("te"), F.col("ts")))
     return out.select(F.col("instant").alias(KEY), "s", "p", "o", "ts0", "ts").distinct()
 
 
 def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEvents:
     """What event patterns over this window read (``rspark.spark.cep.match``): the stream's quads, and the
-    assignment of element-keyed rows to the instants whose window holds their element."""
+    assignment of element-keyed rows to the instants whose window holds their element, with the end ``te`` of each
+    element's validity when the stream has elements valid over an interval (and the profile reads them so)."""
 
     def quads(predicates: frozenset | None = None) -> DataFrame:
         # a live buffer's quads of the pattern's predicates are selected on the driver (a smaller local
@@ -115,20 +115,19 @@ def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEven
         return selected.select("element", "ts", "seq", "s", "p", "o")
 
     def assign(rows: DataFrame) -> DataFrame:
-        if src.ends is not None and getattr(rw, "meets", False):
-            raise NotSupportedError(
-                f"EVENT ON {decl.name.n3()}: the stream <{src.iri}> has elements valid over an interval, and a basic "
-                "event pattern matches an element at one instant (RSEP-QL, Def. 7); match them with EP-SPARQL's "
-                "operators (SEQ, EQUALS, getSTARTTIME() ... over the interval), or under the profile setting "
-                "interval_elements=start (each element at its start)")
         if isinstance(rw, CountWindow):
             if rw.unit != CountUnit.ELEMENTS:
                 raise NotSupportedError(f"EVENT ON {decl.name.n3()}: a [RANGE {rw.unit} n] window holds parts of "
                                         "elements, and a basic event pattern matches whole elements (RSEP-QL, "
                                         "eq. 4); use a time, landmark or [RANGE ELEMENTS n] window")
             held = assign_elements(src, src.elements, rw, instants, quads=src.quads).select("instant", "element")
-            return held.join(rows, "element")
-        return assign_elements(src, rows, rw, instants)
+            return with_ends(held.join(rows, "element"))
+        if src.ends is not None and rw.meets and not isinstance(rw, ElementWindow):
+            return assign_window(src.with_ends(rows), rw, instants)  # (keeps each element's end)
+        return with_ends(assign_elements(src, rows, rw, instants))
+
+    def with_ends(rows: DataFrame) -> DataFrame:
+        return src.with_ends(rows) if src.ends is not None and rw.meets else rows
 
     return WindowEvents(quads, assign)
 
