@@ -28,11 +28,11 @@ from rspark.spark.streaming.evaluate import (
     EvaluationResult,
     Instants,
     evaluate,
-    evaluate_network,
     in_time_order,
     query_streams,
     query_timeline,
 )
+from rspark.spark.streaming.network import evaluate_network
 from rspark.spark.streaming.record import Record
 from rspark.spark.streaming.stream import Stream
 from rspark.syntax.translate import compile_query, ensure_evaluable

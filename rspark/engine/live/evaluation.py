@@ -21,7 +21,7 @@ from rspark.cep.carried import resume_ticks
 from rspark.cep.patterns import consumes_events
 from rspark.engine.live.registry import LiveQuery, LiveStream, rescale
 from rspark.engine.rules import close_streams, is_rule
-from rspark.errors import RsparkError
+from rspark.errors import NotSupportedError, RsparkError
 from rspark.model.time import Timeline
 from rspark.model.timestamps import parse_time
 from rspark.rsp.policies import R2S
@@ -35,9 +35,9 @@ from rspark.spark.streaming.evaluate import (
     EvaluationResult,
     Instants,
     evaluate,
-    evaluate_network,
     in_time_order,
 )
+from rspark.spark.streaming.network import evaluate_network
 from rspark.spark.streaming.stream import Stream
 
 
@@ -120,7 +120,12 @@ class LiveScheduler:
             missing = [w.stream.value for w in first_query[0].dataset.windows if w.stream.value not in known]
             return RsparkError(f"{first_query[1]}: unknown stream <{missing[0]}>")
 
-        return evaluate_network([(q.plan, q.label) for q in group], streams, run, unknown)
+        def no_loop(loop) -> RsparkError:
+            names = ", ".join(label for _, (_, label) in loop)
+            return NotSupportedError(f"{names}: queries reading each other's output streams (a state loop) in live "
+                                     "mode; a replay evaluates them (docs/language.md)")
+
+        return evaluate_network([(q.plan, q.label) for q in group], streams, run, unknown, loops=no_loop)
 
     def _deliver(self, group: list[LiveQuery], results: list, arrived: float | None) -> int:
         """Gives each record not reported before to its query's sinks; moves each query's last reported instant

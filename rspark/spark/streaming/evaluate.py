@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import functions as F
@@ -114,29 +114,6 @@ def query_timeline(sources: list[Stream], label: str) -> Timeline:
     return max((s.timeline for s in sources), key=lambda t: t.scale)
 
 
-def evaluate_network(queries: Sequence[tuple[ops.QueryPlan, str]], streams: Mapping[str, Stream],
-                     evaluate_one: Callable[[ops.QueryPlan, str, Mapping[str, Stream]], EvaluationResult],
-                     unknown: Callable[[tuple[ops.QueryPlan, str], Mapping], Exception]) -> list[EvaluationResult]:
-    """Evaluates a query network: each query once every stream it reads is known, a query that registers a stream
-    (REGISTER STREAM) before the queries reading it, which are given its output stream. ``evaluate_one`` evaluates
-    one query over the streams known so far; ``unknown`` is the error for a query whose stream is neither given
-    nor registered. Returns the results in the order of ``queries``."""
-    known = dict(streams)
-    results: dict[int, EvaluationResult] = {}
-    pending = list(enumerate(queries))
-    while pending:
-        ready = [(i, q) for i, q in pending if all(w.stream.value in known for w in q[0].dataset.windows)]
-        if not ready:
-            raise unknown(pending[0][1], known)
-        for i, (plan, label) in ready:
-            result = results[i] = evaluate_one(plan, label, known)
-            if result.output is not None:
-                known[result.output.iri] = result.output
-        done = {i for i, _ in ready}
-        pending = [(i, q) for i, q in pending if i not in done]
-    return [results[i] for i in range(len(queries))]
-
-
 def in_time_order(results: Sequence[EvaluationResult]) -> Iterator[Record]:
     """The records of several queries merged in time order (ties: the order of ``results``)."""
     keyed = [((out.ticks, i, out) for out in r.records) for i, r in enumerate(results)]
@@ -167,6 +144,8 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
     for d, rw, src in zip(decls, resolved, sources):
         matches = None
         if isinstance(rw, CountWindow) and rw.unit == CountUnit.BGP:
+            if src.feedback:
+                raise NotSupportedError(f"{label}: a [RANGE BGP n] window over the stream its state loop reads back")
             if any(v.graph == "" for v in static.versions):
                 raise NotSupportedError(f"{label}: a [RANGE BGP n] window over a default graph that changes over "
                                         "time (its matches are counted over one default graph)")
@@ -181,7 +160,7 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
         elements = src.elements
         if src.ends is not None and rw.meets:  # the non-empty filter's assignment
             elements = src.with_ends(elements)
-        inputs.append(WindowInput(rw, elements, triples, matches, src.bounds(), src.stamps))
+        inputs.append(WindowInput(rw, elements, triples, matches, src.bounds(), src.stamps, src.feedback))
     carry = None
     if carried is not None and consumes_events(plan.op, profile):
         carry = CarriedConsumption.load(carried.state, timeline.scale)

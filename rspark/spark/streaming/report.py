@@ -65,6 +65,8 @@ class WindowInput:
     # the elements' timestamps held on the driver (a sorted numpy int64 array), when the caller has them: then
     # the non-empty filter of a few instants is found without a job (instants_after)
     stamps: object | None = None
+    # a stream a state loop reads back: its window at an instant holds the elements before it only
+    before: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,5 +203,8 @@ def non_empty(instants: DataFrame, window_input: WindowInput) -> DataFrame:
         # a count window holds something from its first item on
         first = window_input.matches.agg(F.min("ts").alias("_first"))
         return instants.join(first, F.col(INSTANT) >= F.col("_first")).select(INSTANT)
-    held = assign_window(window_input.elements, w, instants, quads=window_input.quads).select(INSTANT).distinct()
+    held = assign_window(window_input.elements, w, instants, quads=window_input.quads)
+    if window_input.before:
+        held = held.where(F.col("ts") < F.col(INSTANT))
+    held = held.select(INSTANT).distinct()
     return instants.join(held, INSTANT, "left_semi")

@@ -39,8 +39,14 @@ def assign_elements(src: Stream, frame: DataFrame, rw, instants, **kwargs) -> Da
     end of each element's validity when ``src`` has elements valid over an interval and ``rw`` holds them while
     they meet it (rspark.rsp.windows); the result has ``frame``'s columns plus ``instant``."""
     if not rw.meets or src.ends is None or isinstance(rw, (CountWindow, ElementWindow)):
-        return assign_window(frame, rw, instants, **kwargs)
-    return assign_window(src.with_ends(frame), rw, instants, **kwargs).drop("te")
+        return before_instant(src, assign_window(frame, rw, instants, **kwargs))
+    return before_instant(src, assign_window(src.with_ends(frame), rw, instants, **kwargs).drop("te"))
+
+
+def before_instant(src: Stream, assigned: DataFrame) -> DataFrame:
+    """``assigned`` (rows of ``src`` with their ``instant``), those before their instant when ``src`` is a stream a
+    state loop reads back (rspark.spark.streaming.network)."""
+    return assigned.where(F.col("ts") < F.col("instant")) if src.feedback else assigned
 
 
 def content(src: Stream, rw, instants, predicates: frozenset | None = None) -> DataFrame:
@@ -123,7 +129,8 @@ def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEven
             held = assign_elements(src, src.elements, rw, instants, quads=src.quads).select("instant", "element")
             return with_ends(held.join(rows, "element"))
         if src.ends is not None and rw.meets and not isinstance(rw, ElementWindow):
-            return assign_window(src.with_ends(rows), rw, instants)  # (keeps each element's end)
+            # (keeps each element's end)
+            return before_instant(src, assign_window(src.with_ends(rows), rw, instants))
         return with_ends(assign_elements(src, rows, rw, instants))
 
     def with_ends(rows: DataFrame) -> DataFrame:

@@ -63,6 +63,9 @@ class Stream:
     # the elements' timestamps (a sorted numpy int64 array) when the driver holds them (a live buffer's segments
     # read on the driver): a micro-batch's instants are then found without a job (rspark.rsp.report.instants_after)
     stamps: object | None = None
+    # a stream a state loop reads back (rspark.spark.streaming.network): a window at instant t holds its elements
+    # before t only (the loop's output at t is not on the stream while t is evaluated)
+    feedback: bool = False
     # the elements valid over an interval (docs/streams.md): ``element, te``, the interval's end in ticks (``ts``
     # is its start); None when every element is a point
     ends: DataFrame | None = None
