@@ -163,6 +163,15 @@ def test_now_landmark_and_interval_windows_hold_what_is_valid(social):
         (times[1], [(":axel",), (":darko",)]), (times[2], [(":axel",), (":darko",)])]
 
 
+def test_timestamp_gives_the_start_of_an_element_valid_over_an_interval(social):
+    eng, _ = social
+    q = P + """SELECT ?who ?t FROM NAMED WINDOW :w ON :social [RANGE PT15S STEP PT15S]
+WHERE { WINDOW :w { ?who :isIn ?room BIND(timestamp(?who, :isIn, ?room) AS ?t) } }"""
+    got = _rows(eng.replay(q, times=["2016-03-01T13:00:15Z", "2016-03-01T13:00:45Z"]), "who", "t")
+    assert got == [("2016-03-01T13:00:15Z", [(":axel", "2016-03-01T13:00:00Z"), (":darko", "2016-03-01T13:00:00Z")]),
+                   ("2016-03-01T13:00:45Z", [(":axel", "2016-03-01T13:00:20Z")])]
+
+
 def test_the_documents_literal_is_rejected_with_its_place_and_the_rest_flows(spark, social):
     from rspark.engine.engine import Engine
 
