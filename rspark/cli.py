@@ -732,6 +732,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("run needs at least one --source IRI=DIR|tcp://HOST:PORT|replay:PATH@SPEED")
     for _, spec in sources:
         parse_source(spec)  # a bad source: InputError before Spark starts
+    if args.timestamp_predicate is not None:
+        args.timestamp_predicate = _check_predicate(args.timestamp_predicate, "--timestamp-predicate")
     graphs = _pairs(args.graph, "--graph")
     conf = _conf(args.conf)
     until = _time("--until", args.until) if args.until is not None else None
@@ -769,6 +771,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 sinks.append(TrigDirectorySink(args.trig_dir))
             engine.register(q.text, name=Path(q.path).name, sinks=sinks)
         options = {"lateness": args.lateness or 0, "arrival_time": args.arrival_time}
+        if args.timestamp_predicate is not None:
+            options["timestamp_predicate"] = args.timestamp_predicate
         for iri, spec in sources:
             engine.source(iri, spec, **options)
         started = time.time()
@@ -992,6 +996,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="allowed lateness of every source (a number in the stream's unit or an ISO 8601 "
                           "duration; default 0): an element may arrive this far behind the latest one and still "
                           "count; a later one is late (counted, written to CHECKPOINT/late/)")
+    run.add_argument("--timestamp-predicate", metavar="IRI", default=None,
+                     help="the predicate of the sources' timestamp triples (default prov:generatedAtTime); its object "
+                          "is an instant, or an interval 'start/end' (docs/streams.md)")
     run.add_argument("--arrival-time", action="store_true",
                      help="elements of tcp:// sources without a timestamp get their arrival time")
     run.add_argument("--until", metavar="T", help="stop once every stream has reached T (its watermark: an element "

@@ -473,3 +473,14 @@ def test_rspark_replay_reads_the_at_interval_stream(spark, tmp_path, capsys):
         "who.rq,2016-03-01T13:00:15Z,http://example.org/darko,http://example.org/RedRoom",
         "who.rq,2016-03-01T13:00:30Z,http://example.org/axel,http://example.org/BlueRoom",
     ]
+
+
+def test_a_paced_replay_places_elements_at_their_start_and_passes_a_bad_one_on(tmp_path):
+    """``replay:PATH@SPEED`` reads the timestamps with the loader's parser: an interval at its start; an element
+    whose timestamp is not read goes with the element before it, for the loader to name (not dropped)."""
+    from rspark.engine.live.sources import recorded_elements
+
+    path = tmp_path / "s.trig"
+    path.write_text(SOCIAL.replace("{end}", "60"))
+    got = [(ms, text.count("\n")) for ms, text in recorded_elements(str(path), AT)]
+    assert got == [(1456837200000.0, 3), (1456837220000.0, 2), (1456837220000.0, 2)]

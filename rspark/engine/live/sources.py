@@ -12,11 +12,13 @@ import logging
 import os
 import threading
 import time
-from datetime import datetime
 from decimal import Decimal
 
 from rspark.engine.live.registry import stream_key
 from rspark.errors import InputError
+from rspark.model.codec import encode_literal
+from rspark.model.time import TimeKind
+from rspark.model.timestamps import parse_validity
 
 log = logging.getLogger("rspark.live")
 
@@ -133,8 +135,9 @@ class PacedReplay:
 
 def recorded_elements(path: str, predicate: str) -> list[tuple[float, str]]:
     """The elements of a recorded stream file, in timestamp order (ties in file order), each as (timestamp in
-    milliseconds, its N-Quads text with its timestamp triple). Elements without a timestamp are left out (the
-    loader reports them when they are written without one)."""
+    milliseconds, or the number, its N-Quads text with its timestamp triple; an element valid over an interval at
+    its start). An element without a timestamp, or with one that is not read (:func:`parse_validity`, the
+    loader's parser), is written when the element before it in the file is, and the loader reports it."""
     # delayed: pyoxigraph, for a replay: source only; the Engine and `rspark run` import this module for any source
     import pyoxigraph as ox
 
@@ -153,16 +156,18 @@ def recorded_elements(path: str, predicate: str) -> list[tuple[float, str]]:
             continue
         graphs.setdefault(q.graph_name, []).append(q)
     out = []
+    ms = 0.0
     for order, (g, quads) in enumerate(graphs.items()):
         stamp = stamps.get(g)
-        if stamp is None:
-            continue
-        value = stamp.object.value
-        try:
-            ms = float(Decimal(value))
-        except ArithmeticError:
-            ms = datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000
-        text = ox.serialize([*quads, stamp], format=ox.RdfFormat.N_QUADS).decode("utf-8")
+        if stamp is not None and isinstance(stamp.object, ox.Literal):
+            lit = stamp.object
+            try:
+                kind, value, exp, _, _ = parse_validity(encode_literal(lit.value, lit.datatype.value, lit.language))
+                ms = float(value) if kind is TimeKind.DATETIME else float(Decimal(value).scaleb(-exp))
+            except ValueError:
+                pass  # (written with the element before it: the loader names the problem)
+        text = ox.serialize([*quads, *([stamp] if stamp is not None else [])],
+                            format=ox.RdfFormat.N_QUADS).decode("utf-8")
         out.append((ms, order, text))
     out.sort(key=lambda e: (e[0], e[1]))
     return [(ms, text) for ms, _, text in out]
