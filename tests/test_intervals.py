@@ -484,3 +484,14 @@ def test_a_paced_replay_places_elements_at_their_start_and_passes_a_bad_one_on(t
     path.write_text(SOCIAL.replace("{end}", "60"))
     got = [(ms, text.count("\n")) for ms, text in recorded_elements(str(path), AT)]
     assert got == [(1456837200000.0, 3), (1456837220000.0, 2), (1456837220000.0, 2)]
+
+
+def test_a_window_as_a_dataset_gives_the_interval_as_the_stream_writes_it(social):
+    """Under RSP-QL*'s window-as-dataset reading (the rspql-star profile), an element's timestamp triple in the
+    window's default graph is its interval literal (with the start's and the end's canonical forms)."""
+    eng, _ = social
+    q = P + """SELECT ?g ?t FROM NAMED WINDOW :w ON :social [RANGE PT30S STEP PT30S]
+WHERE { WINDOW :w { ?g :atInterval ?t } }"""
+    got = _rows(eng.replay(q, profile="rspql-star", times=["2016-03-01T13:00:31Z"]), "g", "t")
+    assert got == [("2016-03-01T13:00:31Z", [(":g1", "2016-03-01T13:00:00Z/2016-03-01T13:00:10Z"),
+                                             (":g2", "2016-03-01T13:00:20Z/2016-03-01T13:00:40Z")])]

@@ -155,8 +155,15 @@ def default_graphs(src: Stream, rw, instants) -> DataFrame:
     else:
         assigned = assign_elements(src, src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
     assigned = assigned.distinct()
+    stamp = F.expr(now_sql(src.timeline, "ts"))
+    if src.ends is not None and rw.meets:  # an element valid over an interval: "start/end", as the stream writes it
+        assigned = assigned.join(src.ends, "element", "left")
+        lexical = r'^"([^"]*)"'
+        interval = F.concat(F.lit('"'), F.regexp_extract(stamp, lexical, 1), F.lit("/"),
+                            F.regexp_extract(F.expr(now_sql(src.timeline, "te")), lexical, 1), F.lit('"'))
+        stamp = F.when(F.col("te").isNotNull(), interval).otherwise(stamp)
     out = assigned.select(F.col("instant").alias(KEY), F.col("element").alias("s"),
-                          F.lit(src.stamp_predicate).alias("p"), F.expr(now_sql(src.timeline, "ts")).alias("o"))
+                          F.lit(src.stamp_predicate).alias("p"), stamp.alias("o"))
     if src.has_metadata():
         out = out.unionByName(element_metadata(src, assigned)).distinct()
     return out
