@@ -225,6 +225,8 @@ class Printer:
                 text += f" start {spec.start.sse()}"
             if spec.offset is not None:
                 text += f" offset {spec.offset.sse()}"
+            if spec.partition is not None:
+                text += f" partition {self.term(IRI(spec.partition))}"
             return text + ")"
         if isinstance(spec, LandmarkWindowSpec):
             return "(landmark" + (f" {spec.start.sse()}" if spec.start is not None else "") + ")"

@@ -64,6 +64,7 @@ class TimeWindowSpec:
     offset: Duration | None = None  # [FROM NOW-a TO NOW-b]: the window ends b before the evaluation instant
     report: frozenset[ReportPolicy] | None = None  # the window's REPORT clause (None: the profile's policies)
     report_every: Duration | None = None  # REPORT EVERY d: the period of the clause's PERIODIC
+    partition: str | None = None  # PARTITION BY p (predicate IRI): the time range of each subject of p
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,9 @@ class TimeWindow:
     report: frozenset[ReportPolicy] | None = None  # the report policies the query wrote (None: the profile's)
     report_every: int | None = None  # REPORT EVERY d in ticks: the period of the clause's PERIODIC
     meets: bool = True  # an element valid over an interval is held while it meets the window (else: at its start)
+    # PARTITION BY p: the window of each key (a subject of p in an element), the union over the keys: the elements
+    # with a key, in the time range (an element with no p triple is in no partition)
+    partition: str | None = None
 
     def __post_init__(self) -> None:
         if self.range <= 0 or self.slide <= 0:
@@ -343,6 +347,7 @@ def resolve_window(spec, profile: Profile, timeline: Timeline, *, first_ts: int 
             report=spec.report,
             report_every=every,
             meets=meets,
+            partition=spec.partition,
         )
     if isinstance(spec, LandmarkWindowSpec):
         if spec.start is not None:

@@ -827,15 +827,17 @@ class _Builder(Transformer):
     def time_window(self, children):
         rng = self._positive(children[0], "window RANGE")
         slide = None  # not written: the engine profile's implicit slide (tumbling, or every tick for CQELS)
-        start = None
+        start = partition = None
         for child in children[1:]:
             if isinstance(child, Token):  # TUMBLING
                 slide = rng
+            elif isinstance(child, IRI):  # PARTITION BY
+                partition = child.value
             elif isinstance(child.value, Duration):
                 slide = self._positive(child, "window SLIDE")
             else:
                 start = child.value
-        return ast.TimeWindowSpec(rng, slide, start)
+        return ast.TimeWindowSpec(rng, slide, start, partition=partition)
 
     def landmark_window(self, children):
         return ast.LandmarkWindowSpec(children[0].value if children else None)

@@ -277,6 +277,8 @@ def _window_spec(spec) -> str:
             text += f" SLIDE {_duration(spec.slide)}"
         if spec.start is not None:
             text += f" STARTING AT {_instant(spec.start)}"
+        if spec.partition is not None:
+            text += f" PARTITION BY <{spec.partition}>"
     elif isinstance(spec, ast.LandmarkWindowSpec):
         text = "LANDMARK" + (f" {_instant(spec.start)}" if spec.start is not None else "")
     elif isinstance(spec, ast.IntervalWindowSpec):

@@ -89,7 +89,8 @@ class LiveReading:
         last = _ticks(q.times()[0], tl) if known else None
         if isinstance(rw, TimeWindow):
             return WindowView(name, iri, "time", range=_unit(rw.range, tl), slide=_unit(rw.slide, tl),
-                              current=_time_band(rw, last, tl), next=_next_band(rw, last, first, tl))
+                              partition=rw.partition, current=_time_band(rw, last, tl),
+                              next=_next_band(rw, last, first, tl))
         if isinstance(rw, CountWindow):
             plain = rw.unit is CountUnit.ELEMENTS and rw.partition is None  # (a partitioned window: no one band)
             stamps = st.buffer.driver_stamps() if known and plain and last is not None else None

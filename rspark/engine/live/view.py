@@ -46,7 +46,7 @@ class WindowView:
     slide: int | float | None = None
     size: int | None = None
     unit: str | None = None  # a count window's: "elements", "triples" or "bgp"
-    partition: str | None = None  # a partitioned count window's key predicate (an IRI)
+    partition: str | None = None  # a partitioned count or time window's key predicate (an IRI)
     start: Time = None
     end: Time = None
     current: Band | None = None
@@ -54,11 +54,13 @@ class WindowView:
 
     def parameters(self) -> dict:
         """The window as declared: name, stream, kind, range and slide (time), size, unit and partition (count),
-        start and end (landmark and interval), without its bands."""
+        the partition of a partitioned time window, start and end (landmark and interval), without its bands."""
         out = {"name": self.name, "stream": self.stream, "kind": self.kind, "range": self.range,
                "slide": self.slide, "size": self.size}
         if self.kind == "count":
             out["unit"], out["partition"] = self.unit, self.partition
+        elif self.kind == "time" and self.partition is not None:
+            out["partition"] = self.partition
         if self.kind in ("landmark", "interval"):
             out["start"] = self.start
         if self.kind == "interval":

@@ -584,6 +584,7 @@
     if (w.kind === "time") {
       const parts = ["range " + duration(w.range, kind)];
       if (w.slide !== null && w.slide !== undefined) parts.push("step " + duration(w.slide, kind));
+      if (w.partition) parts.push("of each " + localName(w.partition));
       return parts.join(" · ");
     }
     if (w.kind === "count") {

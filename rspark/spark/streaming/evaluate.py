@@ -157,7 +157,7 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
         # a triple window counts the quads; a partitioned one finds its elements' keys there
         counted = isinstance(rw, CountWindow) and (rw.unit == CountUnit.TRIPLES or rw.partition is not None)
         triples = src.quads if counted else None
-        elements = src.elements
+        elements = s2r.partitioned(src, src.elements, rw)
         if src.ends is not None and rw.meets:  # the non-empty filter's assignment
             elements = src.with_ends(elements)
         inputs.append(WindowInput(rw, elements, triples, matches, src.bounds(), src.stamps, src.feedback))

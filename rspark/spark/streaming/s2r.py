@@ -19,8 +19,9 @@ from rspark.algebra import ops
 from rspark.algebra.expr import TriplePattern
 from rspark.errors import NotSupportedError
 from rspark.model import codec as E
+from rspark.model.terms import IRI
 from rspark.rsp.policies import CountUnit
-from rspark.rsp.windows import CountWindow, ElementWindow
+from rspark.rsp.windows import CountWindow, ElementWindow, TimeWindow
 from rspark.spark.cep.match import WindowEvents
 from rspark.spark.sparql.compiler import ActiveGraph, Context, memoized
 from rspark.spark.sparql.solutions import Solutions
@@ -38,9 +39,20 @@ def assign_elements(src: Stream, frame: DataFrame, rw, instants, **kwargs) -> Da
     """:func:`assign_window` over ``frame`` (rows of ``src``'s elements: ``element``, ``ts``, ``seq``, ...), with the
     end of each element's validity when ``src`` has elements valid over an interval and ``rw`` holds them while
     they meet it (rspark.rsp.windows); the result has ``frame``'s columns plus ``instant``."""
+    frame = partitioned(src, frame, rw)
     if not rw.meets or src.ends is None or isinstance(rw, (CountWindow, ElementWindow)):
         return before_instant(src, assign_window(frame, rw, instants, **kwargs))
     return before_instant(src, assign_window(src.with_ends(frame), rw, instants, **kwargs).drop("te"))
+
+
+def partitioned(src: Stream, frame: DataFrame, rw) -> DataFrame:
+    """``frame`` (rows of ``src``'s elements), those of elements with a key when ``rw`` is a partitioned time window
+    (``[RANGE d PARTITION BY p]``: the union over the keys of each key's time range holds the elements that have
+    a ``p`` triple, in the range)."""
+    if not isinstance(rw, TimeWindow) or rw.partition is None:
+        return frame
+    keyed = src.quads.where(F.col("p") == F.lit(E.encode(IRI(rw.partition)))).select("element")
+    return frame.join(keyed, "element", "left_semi")
 
 
 def before_instant(src: Stream, assigned: DataFrame) -> DataFrame:
@@ -130,7 +142,7 @@ def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEven
             return with_ends(held.join(rows, "element"))
         if src.ends is not None and rw.meets and not isinstance(rw, ElementWindow):
             # (keeps each element's end)
-            return before_instant(src, assign_window(src.with_ends(rows), rw, instants))
+            return before_instant(src, assign_window(src.with_ends(partitioned(src, rows, rw)), rw, instants))
         return with_ends(assign_elements(src, rows, rw, instants))
 
     def with_ends(rows: DataFrame) -> DataFrame:
