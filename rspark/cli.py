@@ -734,6 +734,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         parse_source(spec)  # a bad source: InputError before Spark starts
     if args.timestamp_predicate is not None:
         args.timestamp_predicate = _check_predicate(args.timestamp_predicate, "--timestamp-predicate")
+    if args.end_predicate is not None:
+        args.end_predicate = _check_predicate(args.end_predicate, "--end-predicate")
     graphs = _pairs(args.graph, "--graph")
     conf = _conf(args.conf)
     until = _time("--until", args.until) if args.until is not None else None
@@ -773,6 +775,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         options = {"lateness": args.lateness or 0, "arrival_time": args.arrival_time}
         if args.timestamp_predicate is not None:
             options["timestamp_predicate"] = args.timestamp_predicate
+        if args.end_predicate is not None:
+            options["end_predicate"] = args.end_predicate
         for iri, spec in sources:
             engine.source(iri, spec, **options)
         started = time.time()
@@ -999,6 +1003,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timestamp-predicate", metavar="IRI", default=None,
                      help="the predicate of the sources' timestamp triples (default prov:generatedAtTime); its object "
                           "is an instant, or an interval 'start/end' (docs/streams.md)")
+    run.add_argument("--end-predicate", metavar="IRI", default=None,
+                     help="the predicate of the triple that ends an element's validity interval (its start is its "
+                          "timestamp), e.g. http://www.w3.org/ns/prov#invalidatedAtTime")
     run.add_argument("--arrival-time", action="store_true",
                      help="elements of tcp:// sources without a timestamp get their arrival time")
     run.add_argument("--until", metavar="T", help="stop once every stream has reached T (its watermark: an element "

@@ -484,6 +484,11 @@ def test_a_paced_replay_places_elements_at_their_start_and_passes_a_bad_one_on(t
     path.write_text(SOCIAL.replace("{end}", "60"))
     got = [(ms, text.count("\n")) for ms, text in recorded_elements(str(path), AT)]
     assert got == [(1456837200000.0, 3), (1456837220000.0, 2), (1456837220000.0, 2)]
+    ends = tmp_path / "ends.trig"
+    ends.write_text(ENDS)  # an element's other default-graph triples (an end, metadata) go with it
+    texts = [text for _, text in recorded_elements(str(ends), "http://www.w3.org/ns/prov#generatedAtTime")]
+    assert [t.count("invalidatedAtTime") for t in texts] == [1, 0, 1, 2]
+    assert "<http://example.org/source>" in texts[1]
 
 
 def test_a_window_as_a_dataset_gives_the_interval_as_the_stream_writes_it(social):
@@ -495,3 +500,30 @@ WHERE { WINDOW :w { ?g :atInterval ?t } }"""
     got = _rows(eng.replay(q, profile="rspql-star", times=["2016-03-01T13:00:31Z"]), "g", "t")
     assert got == [("2016-03-01T13:00:31Z", [(":g1", "2016-03-01T13:00:00Z/2016-03-01T13:00:10Z"),
                                              (":g2", "2016-03-01T13:00:20Z/2016-03-01T13:00:40Z")])]
+
+
+def test_live_mode_reads_an_end_predicate_as_a_replay_does(spark, tmp_path):
+    """A live stream declared with an end predicate: the pushed elements' end triples end their intervals, and the
+    records equal a replay's with the same predicate."""
+    import json
+
+    from rspark.engine.engine import Engine
+
+    clean = "\n".join(line for line in ENDS.splitlines() if ":c " not in line and ":d " not in line) + "\n"
+    path = tmp_path / "ends.trig"
+    path.write_text(clean)
+    end = "http://www.w3.org/ns/prov#invalidatedAtTime"
+    now = P + "SELECT ?st FROM NAMED WINDOW :w ON :e [RANGE 2 STEP 2] WHERE { WINDOW :w { :x :status ?st } }"
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "e", path, end_predicate=end)
+        expected = _json_records(eng.replay(now))
+    # :a [1, 4] is in (0, 2] and (2, 4]; :b at 6 in (4, 6]
+    assert [(t, [json.loads(a)["st"]["value"][len(EX):] for a in answers]) for t, answers in expected] == [
+        (2, ["up"]), (4, ["up"]), (6, ["down"])]
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        eng.live_stream(EX + "e", end_predicate=end)
+        handle = eng.register(now, name="now")
+        eng.push(EX + "e", clean)
+        assert eng.live.wait_idle(timeout=120)
+        eng.live.close(flush=True)
+        assert _json_records(handle.drain()) == expected

@@ -568,21 +568,24 @@ class Engine:
         return self.live.refresh_graph(iri, str(source), every)
 
     def live_stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
-                    arrival_time: bool = False) -> Engine:
+                    arrival_time: bool = False, end_predicate: str | None = None) -> Engine:
         """Declare a live stream fed by :meth:`push` (docs/live.md). ``lateness``: how far behind the greatest
         timestamp seen an element may arrive and still be evaluated (a number in the stream's unit or an ISO 8601
         duration); an element at or before an instant already reported is late: counted and written to the
         checkpoint's ``late/`` directory. ``arrival_time``: elements pushed without a timestamp get the push's
-        time (else they are rejected with a message)."""
-        self.live.stream(iri, lateness=lateness, timestamp_predicate=timestamp_predicate, arrival_time=arrival_time)
+        time (else they are rejected with a message). ``end_predicate``: the predicate of the triple that ends an
+        element's validity interval (docs/streams.md), as :meth:`add_stream`'s."""
+        self.live.stream(iri, lateness=lateness, timestamp_predicate=timestamp_predicate, arrival_time=arrival_time,
+                         end_predicate=end_predicate)
         return self
 
     def watch(self, iri: str, directory: str | os.PathLike, *, lateness=0,
-              timestamp_predicate: str | None = None) -> Engine:
+              timestamp_predicate: str | None = None, end_predicate: str | None = None) -> Engine:
         """Feed the live stream ``iri`` from the TriG / N-Quads files that appear in ``directory`` (Spark
         Structured Streaming's file source: each file read once, also across restarts with the same
         ``checkpoint``). Write a file elsewhere and move it in, so that it is never read half-written."""
-        self.live.watch(iri, str(directory), lateness=lateness, timestamp_predicate=timestamp_predicate)
+        self.live.watch(iri, str(directory), lateness=lateness, timestamp_predicate=timestamp_predicate,
+                        end_predicate=end_predicate)
         return self
 
     def push(self, iri: str, data: str | bytes, *, format: str | None = None) -> None:

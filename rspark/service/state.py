@@ -83,6 +83,7 @@ class StreamEntry:
     lateness: object = 0
     timestamp_predicate: str | None = None
     arrival_time: bool = False
+    end_predicate: str | None = None
     recent: deque = field(default_factory=lambda: deque(maxlen=RECENT_ELEMENTS))  # (Element, late)
     oldest: Element | None = None  # the earliest and newest elements pushed (live mode may not have loaded them)
     newest: Element | None = None
@@ -90,7 +91,7 @@ class StreamEntry:
 
     def declaration(self) -> dict:
         return {"iri": self.iri, "lateness": self.lateness, "timestamp_predicate": self.timestamp_predicate,
-                "arrival_time": self.arrival_time}
+                "arrival_time": self.arrival_time, "end_predicate": self.end_predicate}
 
 
 @dataclass
@@ -176,10 +177,11 @@ class Service:
         _check_name(name, "stream")
         if not isinstance(decl, dict):
             raise ServiceError(400, "a stream declaration is a JSON object: {\"iri\": ..., \"lateness\": ...}")
-        unknown = set(decl) - {"iri", "lateness", "timestamp_predicate", "arrival_time"}
+        unknown = set(decl) - {"iri", "lateness", "timestamp_predicate", "arrival_time", "end_predicate"}
         if unknown:
             raise ServiceError(400, f"unknown stream setting{'s' if len(unknown) > 1 else ''} "
-                                    f"{', '.join(sorted(unknown))} (iri, lateness, timestamp_predicate, arrival_time)")
+                                    f"{', '.join(sorted(unknown))} (iri, lateness, timestamp_predicate, arrival_time, "
+                                    "end_predicate)")
         iri = decl.get("iri") or f"{self.base_url}/streams/{name}"
         _check_iri(iri, "the stream's iri")
         with self.lock:
@@ -196,12 +198,17 @@ class Service:
             arrival = bool(decl.get("arrival_time", False))
             if predicate is not None:
                 _check_iri(predicate, "the timestamp_predicate")
+            end = decl.get("end_predicate")
+            if end is not None:
+                _check_iri(end, "the end_predicate")
             try:  # a bad setting is refused before it changes the stream (live mode checks the lateness first)
-                self.live.stream(iri, lateness=lateness, timestamp_predicate=predicate, arrival_time=arrival)
+                self.live.stream(iri, lateness=lateness, timestamp_predicate=predicate, arrival_time=arrival,
+                                 end_predicate=end)
             except RsparkError as exc:
                 raise ServiceError(400, str(exc)) from None
             entry = entry or StreamEntry(name, iri)
             entry.lateness, entry.timestamp_predicate, entry.arrival_time = lateness, predicate, arrival
+            entry.end_predicate = end
             self.streams[name] = entry
         if save:
             self.save()

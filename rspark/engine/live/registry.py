@@ -47,6 +47,9 @@ class LiveStream:
     inbox: str
     lateness: Any = 0
     timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime"
+    # the predicate of the triple ending an element's validity interval (docs/streams.md); None: the timestamp
+    # literal alone says (an instant, or an interval "start/end")
+    end_predicate: str | None = None
     arrival_time: bool = False
     directories: list = field(default_factory=list)
     queries: list = field(default_factory=list)  # Spark StreamingQuery objects watching the directories

@@ -117,7 +117,7 @@ class LiveRunner(LiveReading):
     # ------------------------------------------------------------------------------------------------ streams
 
     def stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
-               arrival_time: bool = False) -> LiveStream:
+               arrival_time: bool = False, end_predicate: str | None = None) -> LiveStream:
         """Declares a live stream (idempotent: an existing one is returned, its settings updated)."""
         check_lateness(iri, lateness)  # before anything changes: a bad value leaves the stream as it was
         with self.lock:
@@ -140,6 +140,8 @@ class LiveRunner(LiveReading):
             st.arrival_time = arrival_time
             if timestamp_predicate:
                 st.timestamp_predicate = st.buffer.timestamp_predicate = timestamp_predicate
+            if end_predicate:
+                st.end_predicate = end_predicate
             return st
 
     def refresh_graph(self, iri: str, source: str, every) -> dict:
@@ -297,6 +299,8 @@ class LiveRunner(LiveReading):
         """Reads a micro-batch's files on the driver and appends them as one segment, when each is small and clean
         and they combine (:mod:`rspark.engine.live.ingest`) and none of their elements is late; False (and nothing
         changed): the batch is the loader's."""
+        if st.end_predicate is not None:  # (the driver's reading knows one timestamp triple per element)
+            return False
         batches = []
         for path in paths:
             batch = read_small(path, st.timestamp_predicate)
@@ -318,7 +322,8 @@ class LiveRunner(LiveReading):
     def _ingest(self, st: LiveStream, local: str, source: str, batch_id: int, origins=None) -> None:
         """Loads one file (or a batch's spool, whose lines ``origins`` maps back to their files) and appends it."""
         try:
-            loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate)
+            loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate,
+                                 end_predicate=st.end_predicate)
         except RsparkError as exc:  # the whole file is unreadable: quarantined, the stream goes on
             self._quarantine(st, local, [exc])
             return

@@ -135,8 +135,8 @@ class PacedReplay:
 
 def recorded_elements(path: str, predicate: str) -> list[tuple[float, str]]:
     """The elements of a recorded stream file, in timestamp order (ties in file order), each as (timestamp in
-    milliseconds, or the number, its N-Quads text with its timestamp triple; an element valid over an interval at
-    its start). An element without a timestamp, or with one that is not read (:func:`parse_validity`, the
+    milliseconds, or the number, its N-Quads text with its timestamp triple and its other default-graph triples:
+    metadata, an end triple; an element valid over an interval at its start). An element without a timestamp, or with one that is not read (:func:`parse_validity`, the
     loader's parser), is written when the element before it in the file is, and the loader reports it."""
     # delayed: pyoxigraph, for a replay: source only; the Engine and `rspark run` import this module for any source
     import pyoxigraph as ox
@@ -149,10 +149,13 @@ def recorded_elements(path: str, predicate: str) -> list[tuple[float, str]]:
     pred = ox.NamedNode(predicate)
     graphs: dict = {}
     stamps: dict = {}
+    about: dict = {}  # an element's other default-graph triples (its metadata, an end triple), written with it
     for q in ox.parse(data, format=fmt):
         if isinstance(q.graph_name, ox.DefaultGraph):
             if q.predicate == pred:
                 stamps[q.subject] = q
+            else:
+                about.setdefault(q.subject, []).append(q)
             continue
         graphs.setdefault(q.graph_name, []).append(q)
     out = []
@@ -166,7 +169,7 @@ def recorded_elements(path: str, predicate: str) -> list[tuple[float, str]]:
                 ms = float(value) if kind is TimeKind.DATETIME else float(Decimal(value).scaleb(-exp))
             except ValueError:
                 pass  # (written with the element before it: the loader names the problem)
-        text = ox.serialize([*quads, *([stamp] if stamp is not None else [])],
+        text = ox.serialize([*quads, *([stamp] if stamp is not None else []), *about.get(g, [])],
                             format=ox.RdfFormat.N_QUADS).decode("utf-8")
         out.append((ms, order, text))
     out.sort(key=lambda e: (e[0], e[1]))
