@@ -136,8 +136,9 @@ class PacedReplay:
 def recorded_elements(path: str, predicate: str) -> list[tuple[float, str]]:
     """The elements of a recorded stream file, in timestamp order (ties in file order), each as (timestamp in
     milliseconds, or the number, its N-Quads text with its timestamp triple and its other default-graph triples:
-    metadata, an end triple; an element valid over an interval at its start). An element without a timestamp, or with one that is not read (:func:`parse_validity`, the
-    loader's parser), is written when the element before it in the file is, and the loader reports it."""
+    metadata, an end triple; an element valid over an interval at its start). An element without a timestamp, or
+    with one that is not read (:func:`parse_validity`, the loader's parser), is written when the element before it
+    in the file is, and the loader reports it."""
     # delayed: pyoxigraph, for a replay: source only; the Engine and `rspark run` import this module for any source
     import pyoxigraph as ox
 
