@@ -396,6 +396,24 @@ def _check_rdf_file(what: str, path: str, *, stream: bool = False) -> str:
 _BAD_IRI_CHARS = '<>" {}|\\^`\n\r\t'
 
 
+def _stamp_arguments(command: argparse.ArgumentParser, streams: str) -> None:
+    """--timestamp-predicate and --end-predicate (:func:`_check_predicates`), which replay and run take."""
+    command.add_argument("--timestamp-predicate", metavar="IRI", default=None,
+                         help=f"the predicate of the {streams}' timestamp triples (default prov:generatedAtTime); its "
+                              "object is an instant, or an interval 'start/end' (docs/streams.md)")
+    command.add_argument("--end-predicate", metavar="IRI", default=None,
+                         help="the predicate of the triple that ends an element's validity interval (its start is "
+                              "its timestamp), e.g. http://www.w3.org/ns/prov#invalidatedAtTime")
+
+
+def _check_predicates(args: argparse.Namespace) -> None:
+    """--timestamp-predicate and --end-predicate checked before Spark starts, and written bare."""
+    for flag in ("timestamp_predicate", "end_predicate"):
+        value = getattr(args, flag)
+        if value is not None:
+            setattr(args, flag, _check_predicate(value, "--" + flag.replace("_", "-")))
+
+
 def _check_predicate(iri: str, flag: str) -> str:
     """A --timestamp-predicate / --end-predicate value, an absolute IRI written bare or in angle brackets, bare."""
     bare = iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri
@@ -671,9 +689,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     streams = _pairs(args.stream, "--stream")
     if not streams:
         raise UsageError("replay needs at least one --stream IRI=PATH")
-    args.timestamp_predicate = _check_predicate(args.timestamp_predicate, "--timestamp-predicate")
-    if args.end_predicate is not None:
-        args.end_predicate = _check_predicate(args.end_predicate, "--end-predicate")
+    _check_predicates(args)
     seen: set = set()
     for iri, _ in streams:
         if iri in seen:
@@ -704,7 +720,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _load_static(engine, data, graphs, versions)
         log.info("loading %s", ", ".join(f"{path} as <{iri}>" for iri, path in streams))
         engine.add_streams(streams, strict=args.strict,  # loaded concurrently
-                           timestamp_predicate=args.timestamp_predicate, end_predicate=args.end_predicate)
+                           timestamp_predicate=args.timestamp_predicate or PROV_GENERATED_AT_TIME,
+                           end_predicate=args.end_predicate)
         _report_problems(engine.errors)
         log.info("replaying %s", ", ".join(q.path for q in queries))
         records = engine.replay_iter([q.text for q in queries], until=until, times=times,
@@ -732,10 +749,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("run needs at least one --source IRI=DIR|tcp://HOST:PORT|replay:PATH@SPEED")
     for _, spec in sources:
         parse_source(spec)  # a bad source: InputError before Spark starts
-    if args.timestamp_predicate is not None:
-        args.timestamp_predicate = _check_predicate(args.timestamp_predicate, "--timestamp-predicate")
-    if args.end_predicate is not None:
-        args.end_predicate = _check_predicate(args.end_predicate, "--end-predicate")
+    _check_predicates(args)
     graphs = _pairs(args.graph, "--graph")
     conf = _conf(args.conf)
     until = _time("--until", args.until) if args.until is not None else None
@@ -952,12 +966,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                                        "feed the queries reading it); '-' reads "
                                                                        "standard input")
     replay.add_argument("--stream", action="append", metavar="IRI=PATH", help="a recorded stream; repeatable")
-    replay.add_argument("--timestamp-predicate", metavar="IRI", default=PROV_GENERATED_AT_TIME,
-                        help="the predicate of the streams' timestamp triples (default prov:generatedAtTime); its "
-                             "object is an instant, or an interval 'start/end' (docs/streams.md)")
-    replay.add_argument("--end-predicate", metavar="IRI", default=None,
-                        help="the predicate of the triple that ends an element's validity interval (its start is "
-                             "its timestamp), e.g. http://www.w3.org/ns/prov#invalidatedAtTime")
+    _stamp_arguments(replay, "streams")
     replay.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
     replay.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
     _version_arguments(replay)
@@ -1000,12 +1009,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="allowed lateness of every source (a number in the stream's unit or an ISO 8601 "
                           "duration; default 0): an element may arrive this far behind the latest one and still "
                           "count; a later one is late (counted, written to CHECKPOINT/late/)")
-    run.add_argument("--timestamp-predicate", metavar="IRI", default=None,
-                     help="the predicate of the sources' timestamp triples (default prov:generatedAtTime); its object "
-                          "is an instant, or an interval 'start/end' (docs/streams.md)")
-    run.add_argument("--end-predicate", metavar="IRI", default=None,
-                     help="the predicate of the triple that ends an element's validity interval (its start is its "
-                          "timestamp), e.g. http://www.w3.org/ns/prov#invalidatedAtTime")
+    _stamp_arguments(run, "sources")
     run.add_argument("--arrival-time", action="store_true",
                      help="elements of tcp:// sources without a timestamp get their arrival time")
     run.add_argument("--until", metavar="T", help="stop once every stream has reached T (its watermark: an element "

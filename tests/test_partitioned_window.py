@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rspark.rsp.windows import CountWindow, CountWindowSpec, resolve_window
+from rspark.rsp.windows import CountWindow, TimeWindow, resolve_window
 from rspark.syntax.parser import QuerySyntaxError
 from rspark.syntax.translate import compile_query
 
@@ -34,22 +34,26 @@ def table(records, *names) -> list:
 # ------------------------------------------------------------------------------------------------ syntax
 
 
-def test_the_syntax_round_trips_and_resolves():
+@pytest.mark.parametrize("window, sse, resolved", [
+    ("RANGE ELEMENTS 2 PARTITION BY :isIn", "(count elements 2 partition :isIn)",
+     CountWindow("ELEMENTS", 2, None, EX + "isIn")),
+    ("RANGE 5 STEP 2 PARTITION BY :isIn", "(range 5 slide 2 partition :isIn)", TimeWindow(5, 2, partition=EX + "isIn")),
+])
+def test_the_syntax_round_trips_and_resolves(window, sse, resolved):
     from rspark.algebra.sse import to_sse
     from rspark.model.time import Timeline
     from rspark.rsp.profiles import get_profile
     from rspark.syntax.parser import parse_query
     from rspark.syntax.unparse import unparse
 
-    q = P + "SELECT * FROM NAMED WINDOW :w ON :s [RANGE ELEMENTS 2 PARTITION BY :isIn] WHERE { WINDOW :w { ?a ?b ?c } }"
+    q = P + f"SELECT * FROM NAMED WINDOW :w ON :s [{window}] WHERE {{ WINDOW :w {{ ?a ?b ?c }} }}"
     plan = compile_query(q)
-    assert "(window :w :s (count elements 2 partition :isIn))" in to_sse(plan)
-    assert "[RANGE ELEMENTS 2 PARTITION BY <http://example.org/isIn>]" in unparse(parse_query(q))
+    assert f"(window :w :s {sse})" in to_sse(plan)
+    assert f"[{window.replace(':isIn', '<http://example.org/isIn>').replace('STEP', 'SLIDE')}]" in unparse(
+        parse_query(q))
     assert compile_query(unparse(parse_query(q))).dataset == plan.dataset
     [decl] = plan.dataset.windows
-    assert decl.spec == CountWindowSpec("ELEMENTS", 2, partition=EX + "isIn")
-    assert resolve_window(decl.spec, get_profile(), Timeline.numeric()) == CountWindow("ELEMENTS", 2, None,
-                                                                                       EX + "isIn")
+    assert resolve_window(decl.spec, get_profile(), Timeline.numeric()) == resolved
 
 
 def test_only_elements_are_partitioned():
@@ -186,23 +190,6 @@ def test_live_partitioned_window_equals_replay_and_its_view_names_the_key(spark,
 
 
 # ------------------------------------------------------------------------------------------------ time windows
-
-
-def test_a_partitioned_time_window_round_trips_and_resolves():
-    from rspark.algebra.sse import to_sse
-    from rspark.model.time import Timeline
-    from rspark.rsp.profiles import get_profile
-    from rspark.rsp.windows import TimeWindow
-    from rspark.syntax.parser import parse_query
-    from rspark.syntax.unparse import unparse
-
-    q = P + "SELECT * FROM NAMED WINDOW :w ON :s [RANGE 5 STEP 2 PARTITION BY :isIn] WHERE { WINDOW :w { ?a ?b ?c } }"
-    plan = compile_query(q)
-    assert "(window :w :s (range 5 slide 2 partition :isIn))" in to_sse(plan)
-    assert "[RANGE 5 SLIDE 2 PARTITION BY <http://example.org/isIn>]" in unparse(parse_query(q))
-    assert compile_query(unparse(parse_query(q))).dataset == plan.dataset
-    [decl] = plan.dataset.windows
-    assert resolve_window(decl.spec, get_profile(), Timeline.numeric()) == TimeWindow(5, 2, partition=EX + "isIn")
 
 
 MIXED = READINGS + ":r6 { :sensor :temp 20 } :r6 prov:generatedAtTime 5 .\n"
