@@ -26,9 +26,9 @@ from rspark.algebra.expr import Aggregate, Call, Exists, FunctionCall
 from rspark.errors import NotSupportedError
 from rspark.model.codec import encode
 from rspark.model.terms import IRI, QuotedTriple, Variable
+from rspark.spark import jvm  # (its helpers by module attribute: a test can stand in for a session without them)
 from rspark.spark.expr.compile import compile_aggregate, compile_ebv, compile_expr
 from rspark.spark.frames import local_frame
-from rspark.spark.jvm import quoted_parts, sum_avg_result
 from rspark.spark.sparql import federation
 from rspark.spark.sparql import solutions as S
 from rspark.spark.sparql.paths import path_solutions
@@ -232,8 +232,8 @@ class Compiler:
         self.spark = spark
         self.dataset = dataset
 
-        self.env = dataclasses.replace(env, sum_avg=sum_avg_result(spark))  # the session's JVM helpers
-        self.quoted_parts = quoted_parts(spark)
+        self.env = dataclasses.replace(env, sum_avg=jvm.sum_avg_result(spark))  # the session's JVM helpers
+        self.quoted_parts = jvm.quoted_parts(spark)
         self.extension = extension
         # this compilation's own name counters (hidden columns, graph keys): nothing shared with compilations
         # running in other threads, and the same names for the same query every time (the same plan text)
