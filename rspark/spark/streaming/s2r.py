@@ -162,11 +162,8 @@ def default_graphs(src: Stream, rw, instants) -> DataFrame:
     """A window as RSP-QL*'s dataset DS(W) sees it (Def. 6): its default graph is the union of its elements'
     default graphs, the timestamp triples (in canonical form: NOW()'s) and the other metadata, at every
     instant ``(__t, s, p, o)``. The elements' own graphs are its named graphs (:func:`element_graphs`)."""
-    if isinstance(rw, CountWindow) and rw.unit == CountUnit.TRIPLES:
-        assigned = assign_elements(src, src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
-    else:
-        assigned = assign_elements(src, src.elements, rw, instants, quads=src.quads).select("instant", "element", "ts")
-    assigned = assigned.distinct()
+    assigned = assign_elements(src, src.elements, rw, instants, quads=src.quads) \
+        .select("instant", "element", "ts").distinct()
     stamp = F.expr(now_sql(src.timeline, "ts"))
     if src.ends is not None and rw.meets:  # an element valid over an interval: "start/end", as the stream writes it
         assigned = assigned.join(src.ends, "element", "left")
