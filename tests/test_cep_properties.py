@@ -685,8 +685,8 @@ def test_consumption_state_is_bounded_by_the_window():
     mu = (("x", "a"),)
 
     def pair(i):
-        return [(0, mu, 10 * i, frozenset({("w", f"A{i}", "s", "p", "o")})),
-                (1, mu, 10 * i + 1, frozenset({("w", f"B{i}", "s", "q", "o")}))]
+        return [(0, mu, 10 * i, 10 * i, frozenset({("w", f"A{i}", "s", "p", "o")})),
+                (1, mu, 10 * i + 1, 10 * i + 1, frozenset({("w", f"B{i}", "s", "q", "o")}))]
 
     found, largest = [], 0
     for i in range(1, 1001):
@@ -694,7 +694,7 @@ def test_consumption_state_is_bounded_by_the_window():
         largest = max(largest, len(state.consumed))
     assert found == [(i, mu, 10 * i, 10 * i + 1) for i in range(1, 1001)]
     assert largest <= 2 * machine._PRUNE_AT + 2
-    assert {occ for m in pair(1000) for occ in m[3]} <= state.consumed
+    assert {occ for m in pair(1000) for occ in m[4]} <= state.consumed
     with pytest.raises(ValueError, match="instant 1000 after 1000"):
         state.step(1000, [])
 

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from rspark.errors import NotSupportedError
 from rspark.model.time import TimeKind
 from rspark.model.timestamps import DateTimeError, parse_validity
 from rspark.rsp.profiles import get_profile
@@ -228,7 +227,8 @@ def test_rsep_ql_event_patterns_read_the_elements_intervals(spark, tmp_path):
     """RSEP-QL's basic event over an element valid over an interval is (mu, start, end) (Def. 7), and E1 SEQ E2
     takes E1's events that end before E2's event starts (eq. 7, EP-SPARQL's SeqJoin for intervals). By hand, in a
     [RANGE 20 STEP 1] window: at 6, up [1, 4] then down [6, 9]: [1, 9]; at 14 also up [1, 4] and up [8, 12] then
-    down [14, 14]: [1, 14], [8, 14] (up [8, 12] does not end before down [6, 9] starts)."""
+    down [14, 14]: [1, 14], [8, 14] (up [8, 12] does not end before down [6, 9] starts). Under a consumption
+    policy the events' intervals are the same, and an element's triples once used are no input again."""
     from rspark.engine.engine import Engine
 
     path = tmp_path / "market.trig"
@@ -242,9 +242,11 @@ WHERE {{ MATCH{consume} {{ UP SEQ DOWN }} }}"""
         eng.add_stream(EX + "m", path, timestamp_predicate=EX + "t")
         got = _rows(eng.replay(q.format(range=20, consume=""), times=[5, 6, 8, 14]), "start", "end")
         assert got == [(5, []), (6, [("1", "9")]), (8, [("1", "9")]), (14, [("1", "14"), ("1", "9"), ("8", "14")])]
-        with pytest.raises(NotSupportedError) as info:
-            eng.replay(q.format(range=20, consume=" CONSUME CHRONOLOGICAL"))
-        assert "elements valid over an interval" in str(info.value) and "MATCH CONSUME" in str(info.value)
+        # consuming (RSEP-QL, Def. 10): at 6 the event [1, 9] consumes up [1, 4] and down [6, 9]; at 8 up [8, 12] has
+        # no down that starts after it ends; at 14 up [8, 12] then down [14, 14], up [1, 4] being consumed
+        got = _rows(eng.replay(q.format(range=20, consume=" CONSUME CHRONOLOGICAL"), times=[5, 6, 8, 14]),
+                    "start", "end")
+        assert got == [(5, []), (6, [("1", "9")]), (8, []), (14, [("8", "14")])]
         # at their starts, the elements are instants (up 1, down 6, up 8, down 14): every event is [start, start]
         profile = get_profile("default").with_settings(interval_elements="start")
         got = _rows(eng.replay(q.format(range=10, consume=""), profile=profile, times=[5, 6, 9, 14]), "start", "end")
@@ -345,6 +347,8 @@ LIVE_QUERIES = {
     "now": "SELECT ?s ?o FROM NAMED WINDOW :w ON :S [NOW] WHERE { WINDOW :w { ?s :p ?o } }",
     "landmark": "SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW :w ON :S [LANDMARK 3] WHERE { WINDOW :w { ?s :p ?o } }",
     "count": "SELECT ?s ?o FROM NAMED WINDOW :w ON :S [RANGE ELEMENTS 2] WHERE { WINDOW :w { ?s :p ?o } }",
+    "consume": "SELECT ?x ?y FROM NAMED WINDOW :w ON :S [RANGE 8 SLIDE 1] EVENT ON :w { ?x :p :a } AS A "
+               "EVENT ON :w { ?y :p :b } AS B WHERE { MATCH CONSUME CHRONOLOGICAL { A SEQ B } }",
 }
 
 

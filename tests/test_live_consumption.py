@@ -83,9 +83,9 @@ def test_a_run_resumed_from_a_snapshot_equals_one_run():
         for j in (i - 2, i - 1, i):  # the window holds three instants' elements
             r = random.Random(j)
             if j > 0 and r.random() < 0.7:
-                out.append((0, mu, 10 * j, frozenset({("w", f"A{j}", 10 * j, "s", "p", "o")})))
+                out.append((0, mu, 10 * j, 10 * j, frozenset({("w", f"A{j}", 10 * j, "s", "p", "o")})))
             if j > 0 and r.random() < 0.5:
-                out.append((1, mu, 10 * j + 1, frozenset({("w", f"B{j}", 10 * j + 1, "s", "q", "o")})))
+                out.append((1, mu, 10 * j + 1, 10 * j + 1, frozenset({("w", f"B{j}", 10 * j + 1, "s", "q", "o")})))
         return out
 
     expr, beps = as_ops(Seq(E1, E2)), [as_ops(E1), as_ops(E2)]
@@ -365,7 +365,7 @@ def test_a_checkpoint_with_a_broken_consumption_state_is_refused_by_name(spark, 
         eng.live.close(flush=False)
     assert str(info.value) == (
         f"{ckpt / 'state.json'}, query q: the consumption state is not valid (MATCH 0, pair 0: an occurrence is "
-        "[window, element, ts, s, p, o], not ['w', 'G1', '2', 's', 'p', 'o']); remove the query's entry to start "
+        "[window, element, te, s, p, o], not ['w', 'G1', '2', 's', 'p', 'o']); remove the query's entry to start "
         "it afresh")
 
 

@@ -126,5 +126,5 @@ def check_saved(saved, where: str) -> dict:
             for occ in state["consumed"]:
                 if not (isinstance(occ, list) and len(occ) == 6 and isinstance(occ[2], int)
                         and all(isinstance(x, str) for k, x in enumerate(occ) if k != 2)):
-                    raise bad(f"{at}: an occurrence is [window, element, ts, s, p, o], not {occ!r}")
+                    raise bad(f"{at}: an occurrence is [window, element, te, s, p, o], not {occ!r}")
     return saved

@@ -43,8 +43,10 @@ def _extreme(events: Events, last: bool) -> Events:
 
 class Evaluator:
     """Evaluates an event expression at one instant over the matches of its basic event patterns at that instant:
-    ``matches`` lists (index in ``beps``, mapping, ts, occurrences) (the mapping a sorted tuple of (variable, term)
-    pairs, the occurrences the triple occurrences the match uses). The expression's basic event patterns are found
+    ``matches`` lists (index in ``beps``, mapping, ts, te, occurrences) (the mapping a sorted tuple of (variable,
+    term) pairs; ``ts`` and ``te`` the start and end of the matched element's validity, equal for an element of one
+    instant; the occurrences the triple occurrences the match uses). A basic event is (mapping, ts, te), and it is
+    before an upper bound when it ends before it. The expression's basic event patterns are found
     in ``beps`` by equality once, here; each evaluation finds a node's matches by its identity (hashing an operator
     tree at every step costs more than the evaluation)."""
 
@@ -57,9 +59,9 @@ class Evaluator:
         if isinstance(expr, ops.EventPattern):
             out: Events = {}
             slot = self.slots[id(expr)]
-            for b, mu, ts, occ in self.matches:
-                if b == slot and (ub is None or ts < ub) and _compatible(mu, sub):
-                    key = (mu, ts, ts)
+            for b, mu, ts, te, occ in self.matches:
+                if b == slot and (ub is None or te < ub) and _compatible(mu, sub):
+                    key = (mu, ts, te)
                     out[key] = out.get(key, frozenset()) | occ
             return out
         if isinstance(expr, ops.EventFirst):
@@ -135,8 +137,10 @@ class ConsumingEvaluator:
     pruned (and holds more than ``_PRUNE_AT``): it stays within twice the consumed occurrences still in the
     windows, bounded by the windows' contents rather than by the stream's length.
 
-    An occurrence is ``(window, element, ts, s, p, o)``: the element's timestamp ``ts`` lets a state carried from
-    one run to the next (live mode's micro-batches) forget what no later window can hold (:meth:`forget_before`).
+    An occurrence is ``(window, element, te, s, p, o)``: the end of the element's validity ``te`` (its timestamp, for
+    an element of one instant) lets a state carried from one run to the next (live mode's micro-batches) forget what
+    no later window can hold (:meth:`forget_before`): a window holds an element while the element's end is at or
+    after the window's start.
     :meth:`snapshot` gives the state as JSON-ready data and :meth:`resume` takes it back; with ``hold`` set to an
     instant, the state just before the first step at or after it is kept in ``held`` (the instant a later run
     evaluates again, as R2S's reference)."""
@@ -163,7 +167,7 @@ class ConsumingEvaluator:
 
     def step(self, instant: int, matches: list) -> list[tuple]:
         """The events at ``instant``, after every earlier instant of the key, as (instant, mapping, t1, t2);
-        ``matches`` lists (index in ``beps``, mapping, ts, occurrences)."""
+        ``matches`` lists (index in ``beps``, mapping, ts, te, occurrences)."""
         if self.instant is not None and instant <= self.instant:
             raise ValueError(f"consumption: instant {instant} after {self.instant} (instants must increase)")
         if self.held is None and self.hold is not None and instant >= self.hold:
@@ -171,10 +175,10 @@ class ConsumingEvaluator:
         self.instant = instant
         consumed = self.consumed
         if len(consumed) > self.limit:
-            consumed.intersection_update(set().union(*[m[3] for m in matches]))
+            consumed.intersection_update(set().union(*[m[4] for m in matches]))
             self.limit = max(_PRUNE_AT, 2 * len(consumed))
         if consumed:
-            matches = [m for m in matches if consumed.isdisjoint(m[3])]
+            matches = [m for m in matches if consumed.isdisjoint(m[4])]
         self.evaluator.matches = matches
         out = []
         for (mu, t1, t2), occ in self.evaluator.run(self.expr).items():
@@ -185,7 +189,7 @@ class ConsumingEvaluator:
 
 def forget_before(state: dict, floors: dict) -> dict | None:
     """A :meth:`ConsumingEvaluator.snapshot` without the occurrences that no window can hold again: those of a
-    window whose ``floors`` entry (the least timestamp its later instants may read) is above their timestamp. None
+    window whose ``floors`` entry (the least timestamp its later instants may read) is above their end. None
     when nothing is left (a key with no state starts afresh)."""
     kept = [occ for occ in state["consumed"] if floors.get(occ[0]) is None or occ[2] >= floors[occ[0]]]
     if not kept:

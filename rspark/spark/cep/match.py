@@ -153,10 +153,6 @@ def _bep_matches(comp, bep: ops.EventPattern, key: str, occurrences: bool) -> Da
     sols = comp.compile(bep.op, Context(ActiveGraph(lambda: quads, keys, f"elements of {name}"), keys))
     names = bep_variables(bep)
     rows = source.assign(sols.df)
-    if occurrences and "te" in rows.columns:
-        raise NotSupportedError(f"MATCH CONSUME over EVENT ON {bep.window.n3()}, whose stream has elements valid over "
-                                "an interval: the consumption policies are defined on instants (RSEP-QL, Defs. 8-10); "
-                                "MATCH without CONSUME matches them over their intervals")
     end = F.col("te") if "te" in rows.columns else F.col("ts")  # a basic event's interval is its element's
     cols = [F.col("instant").alias(key), F.col("ts").alias(TS), end.alias(TE), *[F.col(var_col(v)) for v in names]]
     if occurrences:
@@ -250,13 +246,13 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool, p
     names = list(event_variables(expr))
     shapes = _Shapes(beps, list(consumption_key(expr)))
     pattern_of, width, widths, by = shapes.of, shapes.width, shapes.widths, shapes.by
-    rows = shapes.rows(canonical_matches, key, (ELEMENT,))
+    rows = shapes.rows(canonical_matches, key, (ELEMENT, TE))
     cols = [var_col(v) for v in names]
     # per basic event pattern, its variables in sorted order and their canonical columns' positions: a match's
     # mapping as the sorted tuple of (variable, term) pairs the evaluator keys events by
     slots = [[(v, int(mine[v][1:])) for v in sorted(bep_variables(b))] for b, mine in zip(beps, shapes.names)]
     # per basic event pattern, its triple patterns as (window, s, p, o) with a constant's encoded term or a
-    # variable's canonical column position: a match's triple occurrences are (window, element, ts, s, p, o)
+    # variable's canonical column position: a match's triple occurrences are (window, element, te, s, p, o)
     canon_order = [f"e{i}" for i in range(width)]
     triples = [[(E.encode(b.window), *[_term_slot(term, canon_order) for term in (t.subject, t.predicate, t.object)])
                 for t in pattern_triples(c)] for b, c in zip(beps, shapes.canons)]
@@ -275,21 +271,21 @@ def _consuming(comp, expr, beps, canonical_matches, key: str, intervals: bool, p
             if part.num_rows:
                 columns[p] = (part.num_rows, {i: part.column(f"__ev_v{i}").to_pylist() for i in range(widths[p])},
                               part.column(ELEMENT).to_pylist(), part.column(key).to_pylist(),
-                              part.column(TS).to_pylist())
+                              part.column(TS).to_pylist(), part.column(TE).to_pylist())
         by_instant: dict = {}
         for b, (own, spos) in enumerate(zip(slots, triples)):
             if pattern_of[b] not in columns:
                 continue
-            n, values, elements, instants, stamps = columns[pattern_of[b]]
+            n, values, elements, instants, stamps, ends = columns[pattern_of[b]]
             mus = zip(*[zip(repeat(v), values[j]) for v, j in own]) if own else repeat((), n)
-            occs = (map(frozenset, zip(*[zip(repeat(w), elements, stamps, *[_terms(values, x, n) for x in spo])
+            occs = (map(frozenset, zip(*[zip(repeat(w), elements, ends, *[_terms(values, x, n) for x in spo])
                                          for w, *spo in spos])) if spos else repeat(frozenset(), n))
-            for t, mu, ts, occ in zip(instants, mus, stamps, occs):
+            for t, mu, ts, te, occ in zip(instants, mus, stamps, ends, occs):
                 matches = by_instant.get(t)
                 if matches is None:
-                    by_instant[t] = [(b, mu, ts, occ)]
+                    by_instant[t] = [(b, mu, ts, te, occ)]
                 else:
-                    matches.append((b, mu, ts, occ))
+                    matches.append((b, mu, ts, te, occ))
         out = [e for t in sorted(by_instant) for e in state.step(t, by_instant[t])]
         if not out:
             return None
