@@ -341,7 +341,7 @@ def _read(path: str) -> str:
 
 
 def _queries(paths: list[str], base: str | None = None, *, evaluated: bool = True,
-             sparql: bool = False, profile: str | None = None, live: bool = False) -> list[_Query]:
+             sparql: bool = False, profile: str | None = None) -> list[_Query]:
     """Read, parse and translate the query files (a syntax or translation error raises, exit code 2); when they
     are to be ``evaluated``, a construct rspark does not evaluate is refused too (exit code 2). ``sparql``:
     SPARQL 1.1 queries (their syntax errors name no keyword of continuous queries); ``profile``: the engine
@@ -353,7 +353,7 @@ def _queries(paths: list[str], base: str | None = None, *, evaluated: bool = Tru
         text = _read(path)
         plan = compile_query(text, base_iri=base, source=path, sparql=sparql)
         if evaluated:
-            ensure_evaluable(plan, source=path, profile=profile, live=live)
+            ensure_evaluable(plan, source=path, profile=profile)
         out.append(_Query(path, text, plan))
     return out
 
@@ -505,7 +505,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             print(line)
         for r in refusals_under(q.plan, profile):  # the algebra is printed; that it would not run is said
             where = f"{q.path}:{r.line}:{r.column}" if r.line else q.path
-            scope = " in live mode" if r.live_only else " in a continuous query" if r.continuous_only else ""
+            scope = " in a continuous query" if r.continuous_only else ""
             log.warning("%s: not supported%s: %s: %s", where, scope, r.construct, r.reason)
     return EXIT_OK
 
@@ -757,7 +757,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--max-seconds must be positive")
     if args.profile is not None:
         get_profile(args.profile)
-    queries = _queries(args.queries, profile=args.profile, live=True)
+    queries = _queries(args.queries, profile=args.profile)
     fmt = args.format or ("table" if _stdout_is_terminal() else "jsonl")
     heads = [Head.of(q.plan, q.path) for q in queries]
     columns = replay_columns(fmt, heads)

@@ -1,7 +1,8 @@
 """A query reading its own output stream (the W3C RSP CG document, "SPARQL without Fact": the room counts carried
 from window to window through the stream that reports them): the loop reads its output at the instants before the
-current one, is evaluated by rounds until its output settles, and a loop that does not settle in the rounds allowed
-is an error that says so (rspark.spark.streaming.network)."""
+current one, is evaluated by rounds until its output settles (moving a settled prefix on when the rounds allowed do
+not settle it), and a loop whose output differs from one evaluation to the next is an error that says so
+(rspark.spark.streaming.network)."""
 
 from __future__ import annotations
 
@@ -72,13 +73,64 @@ def test_rsp_cg_room_counts_carried_through_their_own_stream(engine):
     assert reader == [(3, [(":A", "2")]), (6, [(":A", "1"), (":B", "1")]), (9, [(":A", "1"), (":B", "1")])]
 
 
-def test_a_loop_that_does_not_settle_in_the_rounds_allowed_is_an_error(engine, monkeypatch):
-    """The counts above settle in 4 rounds (the count of 9 depends on those of 6 and 3); with 3 rounds allowed the
-    replay says so instead of giving the counts of an unsettled round."""
+def test_a_count_carried_further_than_the_rounds_moves_its_settled_prefix_on(engine, monkeypatch):
+    """The counts above depend on three instants (9 on 6, 6 on 3): with 2 rounds allowed per step, the rounds agree
+    up to their first difference, that prefix is final, and the rounds go on from there: the same records."""
     from rspark.spark.streaming import network
 
-    monkeypatch.setattr(network, "LOOP_ROUNDS", 3)
+    monkeypatch.setattr(network, "LOOP_ROUNDS", 2)
+    out = engine.replay([COUNTS, READER], names=["counts", "reader"], until=9)
+    reader = [(r.time, sorted((_local(row["room"]), _local(row["n"])) for row in r.rows))
+              for r in out if r.query == "reader"]
+    assert reader == [(3, [(":A", "2")]), (6, [(":A", "1"), (":B", "1")]), (9, [(":A", "1"), (":B", "1")])]
+
+
+def test_a_loop_whose_output_differs_from_one_evaluation_to_the_next_is_an_error(engine, monkeypatch):
+    """RAND() in what a loop registers: its first instant reads nothing of the loop yet differs from round to round,
+    so no round can agree with the one before: an error that says so, not a partial answer."""
+    from rspark.spark.streaming import network
+
+    monkeypatch.setattr(network, "LOOP_ROUNDS", 2)
+    q = P + """REGISTER STREAM :r AS CONSTRUCT { :x :r ?v }
+FROM NAMED WINDOW :w ON :rooms [RANGE 3 STEP 3]
+FROM NAMED WINDOW :c ON :r [RANGE 4 STEP 3]
+WHERE { WINDOW :w { ?u :enter ?room } OPTIONAL { WINDOW :c { :x :r ?old } } BIND(RAND() AS ?v) }"""
     with pytest.raises(RsparkError) as info:
-        engine.replay(COUNTS, until=9)
-    assert "did not settle in 3 rounds" in str(info.value)
-    assert "<http://example.org/counts>" in str(info.value) or "counts" in str(info.value)
+        list(engine.replay(q, until=9))
+    assert "does not settle" in str(info.value) and "RAND()" in str(info.value)
+
+
+def test_the_room_counts_run_live_as_in_a_replay(spark, tmp_path, monkeypatch):
+    """The loop registered live, its events pushed in three batches: each micro-batch's rounds start from what the
+    one before settled (its output up to that horizon), and the records equal the replay's over the same events."""
+    from rspark.engine.engine import Engine
+    from rspark.spark.streaming import network
+
+    path = tmp_path / "rooms.trig"
+    path.write_text(ROOMS)
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "rooms", path)
+        expected = [(r.query, r.time, sorted(map(str, r.triples or r.rows)))
+                    for r in eng.replay([COUNTS, READER], names=["counts", "reader"])]
+    assert [t for q, t, _ in expected if q == "reader"] == [3, 6]
+    seeds = []
+    evaluate_loop = network._evaluate_loop
+
+    def spy(loop, known, evaluate_one, seed):
+        seeds.append(None if seed is None else seed.settled)
+        return evaluate_loop(loop, known, evaluate_one, seed)
+
+    monkeypatch.setattr(network, "_evaluate_loop", spy)
+    prefixes = "@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+    lines = ROOMS.splitlines()[2:]
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        eng.live_stream(EX + "rooms")
+        handles = [eng.register(COUNTS, name="counts"), eng.register(READER, name="reader")]
+        for batch in (lines[0:2], lines[2:4], lines[4:6]):
+            eng.push(EX + "rooms", prefixes + "\n".join(batch) + "\n")
+            assert eng.live.wait_idle(timeout=120)
+        eng.live.close(flush=True)
+        got = sorted(((r.query, r.time, sorted(map(str, r.triples or r.rows))) for h in handles for r in h.drain()),
+                     key=lambda r: (r[1], r[0] != "counts"))
+    assert got == expected
+    assert seeds and seeds[0] is None and 4 in seeds  # the third batch's rounds started from the second's horizon

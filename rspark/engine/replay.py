@@ -75,13 +75,14 @@ class Replayer:
         return in_time_order(results)
 
     def _evaluate(self, until, times):
-        def run(plan: ops.QueryPlan, label: str, streams: Mapping[str, Stream]) -> EvaluationResult:
-            return self.run_query(plan, label, streams, until=until, times=times)
+        def run(plan: ops.QueryPlan, label: str, streams: Mapping[str, Stream], after: int | None) -> EvaluationResult:
+            return self.run_query(plan, label, streams, until=until, times=times, after=after)
         return run
 
     def run_query(self, plan: ops.QueryPlan, label: str, streams: Mapping[str, Stream], *, until=None,
-                  times=None) -> EvaluationResult:
-        """One query at every instant up to ``until`` (or at ``times``), as :meth:`run` reads them."""
+                  times=None, after: int | None = None) -> EvaluationResult:
+        """One query at every instant up to ``until`` (or at ``times``), as :meth:`run` reads them; ``after``: an
+        instant of the query's own (ticks): the later ones only (a state loop's rounds after its settled prefix)."""
         timeline = query_timeline(query_streams(plan, label, streams), label)
         self._check_times(timeline, times, until)
         if _is_end(until):
@@ -90,7 +91,7 @@ class Replayer:
             ticks_until = parse_time(until, timeline) if until is not None else None
         ticks_times = tuple(parse_time(t, timeline) for t in times) if times else None
         return evaluate(self.spark, plan, label, streams, self.static(plan),
-                        Instants(until=ticks_until, times=ticks_times), self.profile)
+                        Instants(until=ticks_until, times=ticks_times, after=after), self.profile)
 
     def _check_times(self, timeline, times, until) -> None:
         """WARNING (once a replay): numbers given as --times / --until over a date-time stream, which parse_time

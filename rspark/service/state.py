@@ -424,7 +424,7 @@ class Service:
                 get_profile(profile)
             plan = compile_query(text, source=name)
             refuse_service_calls(plan)
-            ensure_evaluable(plan, continuous=True, source=name, profile=profile or self.engine.profile, live=True)
+            ensure_evaluable(plan, continuous=True, source=name, profile=profile or self.engine.profile)
         except QuerySyntaxError as exc:
             raise ServiceError(400, str(exc), line=getattr(exc, "line", None),
                                column=getattr(exc, "column", None)) from None

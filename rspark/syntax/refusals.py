@@ -30,8 +30,7 @@ class Refusal:
     """A construct the query uses that rspark does not evaluate: ``construct`` as the user wrote it, ``reason``,
     its position, ``continuous_only`` when a one-shot SPARQL query may use it, ``windowless`` when it is
     refused only where a stream read with no window is read element by element (stream-to-stream: the profile's
-    default window is none, ``rspark.rsp.policies.DefaultWindow.ELEMENT``), and ``live_only`` when a replay
-    evaluates it and live mode does not."""
+    default window is none, ``rspark.rsp.policies.DefaultWindow.ELEMENT``)."""
 
     construct: str
     reason: str
@@ -39,7 +38,6 @@ class Refusal:
     column: int | None = None
     continuous_only: bool = False
     windowless: bool = False
-    live_only: bool = False
 
 
 def _walk(root):
@@ -132,12 +130,6 @@ def _registration(query: ast.Query) -> list[Refusal]:
         out.append(Refusal("GRAPH blocks in the template of a REGISTER STREAM query", "its output stream has one "
                            "element per instant, whose graph the template cannot name", continuous_only=True,
                            **_where(query)))
-    for src in query.dataset:
-        if isinstance(src, ast.WindowSource) and src.stream == reg.name:
-            out.append(Refusal(f"a query reading its own output stream {reg.name.n3()} in live mode", "a replay "
-                               "evaluates such a state loop (docs/language.md); live, register the output under "
-                               "another name and read that from a second query", continuous_only=True,
-                               live_only=True, **_where(src)))
     return out
 
 

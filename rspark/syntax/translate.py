@@ -50,16 +50,15 @@ def _at(node) -> dict:
 
 
 def ensure_evaluable(plan: ops.QueryPlan, *, continuous: bool | None = None, source: str | None = None,
-                     profile=None, live: bool = False) -> None:
+                     profile=None) -> None:
     """Raise a located QueryError (``not supported: CONSTRUCT: why``) for the first construct of ``plan`` that
     rspark parses but does not evaluate when the query runs continuously (``continuous``; by default when it reads
     a stream) or once (rspark.syntax.refusals). ``profile`` (a name or a Profile; None: the default one) decides
     how a stream read with no window is read: element by element (stream-to-stream), where an aggregate or an
-    event pattern over it is refused, or through the profile's landmark window. ``live``: the query runs in live
-    mode, where a few more constructs are refused."""
+    event pattern over it is refused, or through the profile's landmark window."""
     continuous = plan.is_continuous if continuous is None else continuous
     for r in refusals_under(plan, profile):
-        if (continuous or not r.continuous_only) and (live or not r.live_only):
+        if continuous or not r.continuous_only:
             raise QueryError(f"not supported: {r.construct}: {r.reason}", line=r.line, column=r.column,
                              source=source)
 

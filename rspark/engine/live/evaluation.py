@@ -15,13 +15,15 @@ import time
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 
+from pyspark.sql import functions as F
+
 from rspark.algebra import ops
 from rspark.algebra.ops import RegisterKind
 from rspark.cep.carried import resume_ticks
 from rspark.cep.patterns import consumes_events
 from rspark.engine.live.registry import LiveQuery, LiveStream, rescale
 from rspark.engine.rules import close_streams, is_rule
-from rspark.errors import NotSupportedError, RsparkError
+from rspark.errors import RsparkError
 from rspark.model.time import Timeline
 from rspark.model.timestamps import parse_time
 from rspark.rsp.policies import R2S
@@ -37,7 +39,8 @@ from rspark.spark.streaming.evaluate import (
     evaluate,
     in_time_order,
 )
-from rspark.spark.streaming.network import evaluate_network
+from rspark.spark.streaming.keys import KEY
+from rspark.spark.streaming.network import LoopSeed, evaluate_network, loop_members
 from rspark.spark.streaming.stream import Stream
 
 
@@ -103,9 +106,13 @@ class LiveScheduler:
         if any(q.label in feeding and q.consumption is not None for q in group):
             first = min(self.streams[iri].buffer.first for iri in inputs if iri in self.streams)
         by_label = {q.label: q for q in group}
+        loops = {by_label[label] for label in loop_members([(q.plan, q.label) for q in group])}
 
-        def run(plan: ops.QueryPlan, label: str, known: Mapping[str, Stream]) -> EvaluationResult:
+        def run(plan: ops.QueryPlan, label: str, known: Mapping[str, Stream], after: int | None) -> EvaluationResult:
             q = by_label[label]
+            if q in loops:  # (its consumption state, if any, is not carried: the rounds evaluate it again)
+                return evaluate(self.spark, plan, label, known, self.static(plan), Instants(until=until, after=after),
+                                get_profile(q.profile))
             carried = None
             if q.consumption is not None:
                 hold = LAST
@@ -120,12 +127,13 @@ class LiveScheduler:
             missing = [w.stream.value for w in first_query[0].dataset.windows if w.stream.value not in known]
             return RsparkError(f"{first_query[1]}: unknown stream <{missing[0]}>")
 
-        def no_loop(loop) -> RsparkError:
-            names = ", ".join(label for _, (_, label) in loop)
-            return NotSupportedError(f"{names}: queries reading each other's output streams (a state loop) in live "
-                                     "mode; a replay evaluates them (docs/language.md)")
-
-        return evaluate_network([(q.plan, q.label) for q in group], streams, run, unknown, loops=no_loop)
+        results = evaluate_network([(q.plan, q.label) for q in group], streams, run, unknown,
+                                   seed=_loop_seed(loops, tl))
+        for q, result in zip(group, results):
+            if q in loops and result.output is not None:  # what the next micro-batch's rounds start from
+                triples = result.output.quads.select(F.col("ts").alias(KEY), "s", "p", "o")
+                q.loop_output = (tl, until, triples.where(F.col(KEY) <= until).localCheckpoint(eager=True))
+        return results
 
     def _deliver(self, group: list[LiveQuery], results: list, arrived: float | None) -> int:
         """Gives each record not reported before to its query's sinks; moves each query's last reported instant
@@ -294,6 +302,16 @@ class LiveScheduler:
                     return None
                 need = theirs if need is None else min(need, theirs)
         return need
+
+
+def _loop_seed(loops: set[LiveQuery], tl: Timeline) -> LoopSeed | None:
+    """The state loops' settled prefix: each loop query's output up to the horizon of the evaluation before, when
+    every one of them has it on ``tl`` (else None: the rounds start from the buffers' start, which a loop's
+    readers keep whole)."""
+    held = [q.loop_output for q in loops]
+    if not loops or any(h is None or h[0] != tl for h in held) or len({h[1] for h in held}) != 1:
+        return None
+    return LoopSeed({q.writes: q.loop_output[2] for q in loops}, held[0][1], {q.label: q.last for q in loops})
 
 
 def _resumes_after(q: LiveQuery, feeding: bool, tl: Timeline) -> int | None:

@@ -112,6 +112,10 @@ class LiveQuery:
         # in the checkpoint; None: not carried (a query that does not consume events, or one restored from an
         # older rspark's checkpoint without that state, evaluated from its stream's start each time)
         self.consumption: dict | None = {} if consumes_events(plan.op, get_profile(profile)) else None
+        # a query of a state loop: (timeline, instant, triples (KEY, s, p, o)): its output up to that instant, final,
+        # from which the next micro-batch's rounds start (rspark.spark.streaming.network); None: from the buffers'
+        # start (not kept in the checkpoint: a restarted loop evaluates its buffers, which it keeps whole, again)
+        self.loop_output: tuple | None = None
         self.evaluations = 0
         self.records = 0
         self.sinks: list = []

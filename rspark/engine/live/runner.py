@@ -389,7 +389,7 @@ class LiveRunner(LiveReading):
                  sinks: tuple = ()) -> LiveQuery:
         """Adds a live query, its ``sinks`` attached before any micro-batch can evaluate it."""
         plan = compile_query(text, source=name or "query")
-        ensure_evaluable(plan, continuous=True, source=name or "query", profile=profile or self.profile, live=True)
+        ensure_evaluable(plan, continuous=True, source=name or "query", profile=profile or self.profile)
         if not plan.dataset.windows:
             raise RsparkError(f"{name or 'the query'} reads no stream (no window or FROM STREAM); "
                               "use engine.sparql for static data")
