@@ -749,6 +749,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("run needs at least one --source IRI=DIR|tcp://HOST:PORT|replay:PATH@SPEED")
     for _, spec in sources:
         parse_source(spec)  # a bad source: InputError before Spark starts
+    histories = _pairs(args.history, "--history")
+    for iri, path in histories:
+        if iri not in dict(sources):
+            raise UsageError(f"--history {iri}: no --source declares that stream")
+        _check_rdf_file(f"--history {iri}", path, stream=True)
     _check_predicates(args)
     graphs = _pairs(args.graph, "--graph")
     conf = _conf(args.conf)
@@ -791,6 +796,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             options["timestamp_predicate"] = args.timestamp_predicate
         if args.end_predicate is not None:
             options["end_predicate"] = args.end_predicate
+        for iri, path in histories:  # before any live element
+            engine.live_stream(iri, history=path, **options)
         for iri, spec in sources:
             engine.source(iri, spec, **options)
         started = time.time()
@@ -1005,6 +1012,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files; '-' reads standard input")
     run.add_argument("--source", action="append", metavar="IRI=SOURCE",
                      help="a live stream: IRI=DIR, IRI=tcp://HOST:PORT or IRI=replay:PATH@SPEED; repeatable")
+    run.add_argument("--history", action="append", metavar="IRI=PATH",
+                     help="a recorded stream (TriG or N-Quads) a --source stream starts from: its elements come "
+                          "before the live ones (once per --checkpoint); repeatable")
     run.add_argument("--lateness", metavar="D", default=None,
                      help="allowed lateness of every source (a number in the stream's unit or an ISO 8601 "
                           "duration; default 0): an element may arrive this far behind the latest one and still "

@@ -568,15 +568,19 @@ class Engine:
         return self.live.refresh_graph(iri, str(source), every)
 
     def live_stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
-                    arrival_time: bool = False, end_predicate: str | None = None) -> Engine:
+                    arrival_time: bool = False, end_predicate: str | None = None,
+                    history: str | os.PathLike | None = None) -> Engine:
         """Declare a live stream fed by :meth:`push` (docs/live.md). ``lateness``: how far behind the greatest
         timestamp seen an element may arrive and still be evaluated (a number in the stream's unit or an ISO 8601
         duration); an element at or before an instant already reported is late: counted and written to the
         checkpoint's ``late/`` directory. ``arrival_time``: elements pushed without a timestamp get the push's
         time (else they are rejected with a message). ``end_predicate``: the predicate of the triple that ends an
-        element's validity interval (docs/streams.md), as :meth:`add_stream`'s."""
+        element's validity interval (docs/streams.md), as :meth:`add_stream`'s. ``history``: a recorded stream
+        file (TriG or N-Quads) the stream starts from: its elements come before every live one, so the first
+        windows hold them and the records are a replay's over the history and then the live elements
+        (docs/live.md); written once per ``checkpoint``."""
         self.live.stream(iri, lateness=lateness, timestamp_predicate=timestamp_predicate, arrival_time=arrival_time,
-                         end_predicate=end_predicate)
+                         end_predicate=end_predicate, history=None if history is None else os.fspath(history))
         return self
 
     def watch(self, iri: str, directory: str | os.PathLike, *, lateness=0,

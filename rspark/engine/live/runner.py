@@ -40,6 +40,7 @@ from rspark.cep.carried import check_saved, occurrence_count
 from rspark.engine.live.buffer import LiveBuffer
 from rspark.engine.live.evaluation import LiveScheduler
 from rspark.engine.live.files import save_json
+from rspark.engine.live.history import start_from_history
 from rspark.engine.live.inbox import InboxReader
 from rspark.engine.live.ingest import combine, read_small
 from rspark.engine.live.reading import LiveReading
@@ -117,8 +118,11 @@ class LiveRunner(LiveReading):
     # ------------------------------------------------------------------------------------------------ streams
 
     def stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
-               arrival_time: bool = False, end_predicate: str | None = None) -> LiveStream:
-        """Declares a live stream (idempotent: an existing one is returned, its settings updated)."""
+               arrival_time: bool = False, end_predicate: str | None = None, history: str | None = None
+               ) -> LiveStream:
+        """Declares a live stream (idempotent: an existing one is returned, its settings updated). ``history``: a
+        recorded stream file the stream starts from, before every live element (:mod:`~rspark.engine.live.
+        history`; once per checkpoint)."""
         check_lateness(iri, lateness)  # before anything changes: a bad value leaves the stream as it was
         with self.lock:
             st = self.streams.get(iri)
@@ -142,6 +146,10 @@ class LiveRunner(LiveReading):
                 st.timestamp_predicate = st.buffer.timestamp_predicate = timestamp_predicate
             if end_predicate:
                 st.end_predicate = end_predicate
+            if history is not None:
+                n = start_from_history(st, history, os.path.join(self.checkpoint, "streams", stream_key(iri)))
+                if n:
+                    log.info("<%s> starts from its history: %d elements of %s", iri, n, history)
             return st
 
     def refresh_graph(self, iri: str, source: str, every) -> dict:
