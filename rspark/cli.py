@@ -740,13 +740,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """Live: run continuous queries over streams as they arrive; print each record as it is reported."""
     # delayed: live mode's sinks and sources and the writers (~40 ms), for `rspark run` only
+    from rspark.engine.live.mqtt import SCHEME as MQTT
+    from rspark.engine.live.mqtt import MqttSink, parse_mqtt
     from rspark.engine.live.sinks import FileSink, TextSink, TrigDirectorySink
     from rspark.engine.live.sources import parse_source
     from rspark.engine.writers import Head, replay_columns
 
     sources = _pairs(args.source, "--source")
     if not sources:
-        raise UsageError("run needs at least one --source IRI=DIR|tcp://HOST:PORT|replay:PATH@SPEED")
+        raise UsageError("run needs at least one --source IRI=DIR|tcp://HOST:PORT|replay:PATH@SPEED|"
+                         "mqtt://HOST:PORT/TOPIC")
     for _, spec in sources:
         parse_source(spec)  # a bad source: InputError before Spark starts
     histories = _pairs(args.history, "--history")
@@ -766,8 +769,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     fmt = args.format or ("table" if _stdout_is_terminal() else "jsonl")
     heads = [Head.of(q.plan, q.path) for q in queries]
     columns = replay_columns(fmt, heads)
-    if args.output is not None and fmt not in ("jsonl", "csv", "tsv"):
+    to_mqtt = args.output is not None and args.output.startswith(MQTT)
+    if to_mqtt:
+        parse_mqtt(args.output, wildcards=False)  # a bad broker URL: InputError before Spark starts
+    elif args.output is not None and fmt not in ("jsonl", "csv", "tsv"):
         raise UsageError(f"--output writes jsonl, csv or tsv, not {fmt}")
+    if args.payload_format is not None and not any(spec.strip().startswith(MQTT) for _, spec in sources):
+        raise UsageError("--payload-format is for mqtt:// sources")
     data = [_check_rdf_file("--data", path) for path in args.data or []]
     graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in graphs]
     versions = _versions(args)
@@ -785,7 +793,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             engine.refresh_graph(iri, source, every)
         runner = engine.live
         runner.until = until
-        sink = FileSink(args.output, fmt, columns) if args.output else TextSink(fmt, sys.stdout, columns)
+        if to_mqtt:  # each (query, instant) published once across restarts, as --output FILE writes it
+            sink = MqttSink(args.output, os.path.join(runner.checkpoint, "mqtt-sink.json"))
+        else:
+            sink = FileSink(args.output, fmt, columns) if args.output else TextSink(fmt, sys.stdout, columns)
         for q in queries:
             sinks = [sink]
             if args.trig_dir and q.plan.form == QueryForm.CONSTRUCT:
@@ -799,7 +810,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         for iri, path in histories:  # before any live element
             engine.live_stream(iri, history=path, **options)
         for iri, spec in sources:
-            engine.source(iri, spec, **options)
+            mqtt = {"payload_format": args.payload_format} if spec.strip().startswith(MQTT) else {}
+            engine.source(iri, spec, **options, **mqtt)
         started = time.time()
         status = _StatusLine(runner) if sys.stderr.isatty() and not args.quiet else None
         reason = "interrupted"
@@ -1005,13 +1017,16 @@ def build_parser() -> argparse.ArgumentParser:
         + "\n\n" + _fill(
             "Sources: DIR a directory watched for new TriG / N-Quads files (move files in whole); "
             "tcp://HOST:PORT N-Quads lines from a TCP server; replay:PATH@SPEED a recorded stream written in at "
-            "SPEED times its pace (numeric timestamps read as milliseconds). With --checkpoint DIR the sources' "
+            "SPEED times its pace (numeric timestamps read as milliseconds); mqtt://HOST:PORT/TOPIC the messages "
+            "on an MQTT topic (wildcards + and # allowed), each a TriG or N-Quads document, QoS 1. "
+            "With --checkpoint DIR the sources' "
             "offsets, the buffered window content, each query's last reported instant and the consumption state of "
             "queries that consume events survive a restart, and --output FILE is written at most once per (query, "
             "instant)."))
     run.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files; '-' reads standard input")
     run.add_argument("--source", action="append", metavar="IRI=SOURCE",
-                     help="a live stream: IRI=DIR, IRI=tcp://HOST:PORT or IRI=replay:PATH@SPEED; repeatable")
+                     help="a live stream: IRI=DIR, IRI=tcp://HOST:PORT, IRI=replay:PATH@SPEED or "
+                          "IRI=mqtt://HOST:PORT/TOPIC; repeatable")
     run.add_argument("--history", action="append", metavar="IRI=PATH",
                      help="a recorded stream (TriG or N-Quads) a --source stream starts from: its elements come "
                           "before the live ones (once per --checkpoint); repeatable")
@@ -1021,7 +1036,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "count; a later one is late (counted, written to CHECKPOINT/late/)")
     _stamp_arguments(run, "sources")
     run.add_argument("--arrival-time", action="store_true",
-                     help="elements of tcp:// sources without a timestamp get their arrival time")
+                     help="elements of tcp:// and mqtt:// sources without a timestamp get their arrival time")
+    run.add_argument("--payload-format", choices=["trig", "nquads"], default=None,
+                     help="the format of mqtt:// sources' messages (default: told from each message)")
     run.add_argument("--until", metavar="T", help="stop once every stream has reached T (its watermark: an element "
                                                   "at T plus the lateness arrived) and report up to T")
     run.add_argument("--max-seconds", metavar="N", type=float, default=None, help="stop after N seconds")
@@ -1031,7 +1048,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="output format (default: table on a terminal, else jsonl)")
     run.add_argument("--output", metavar="FILE", default=None,
                      help="append the records to FILE (jsonl, csv or tsv) instead of standard output, each "
-                          "(query, instant) once across restarts")
+                          "(query, instant) once across restarts; or mqtt://HOST:PORT/TOPIC: publish each record's "
+                          "JSON as one message (QoS 1; {query} in TOPIC is the query's name)")
     run.add_argument("--trig-dir", metavar="DIR", default=None,
                      help="also write CONSTRUCT records as TriG stream elements into DIR (a directory another "
                           "rspark run can watch)")

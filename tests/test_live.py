@@ -444,7 +444,7 @@ def test_source_specs_parse_or_fail_with_a_message(text):
     except InputError as exc:
         assert repr(text) in str(exc)
         return
-    assert kind in ("dir", "tcp", "replay")
+    assert kind in ("dir", "tcp", "replay", "mqtt")
     if kind == "tcp":
         assert 0 < args["port"] < 65536
     if kind == "replay":

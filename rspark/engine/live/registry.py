@@ -53,6 +53,7 @@ class LiveStream:
     arrival_time: bool = False
     directories: list = field(default_factory=list)
     queries: list = field(default_factory=list)  # Spark StreamingQuery objects watching the directories
+    feeds: list = field(default_factory=list)  # other sources writing into the inbox (an MQTT client): stop(), status()
     reader: Any = None  # the InboxReader of the inbox (rspark.engine.live.inbox)
     inbox_applied: list = field(default_factory=list)  # the inbox files of the last batch applied (until deleted)
     batches: dict = field(default_factory=dict)  # source key -> the last micro-batch id applied
@@ -175,6 +176,16 @@ def write_inbox(inbox: str, text: str, ext: str) -> str:
     final = os.path.join(inbox, name)
     os.replace(tmp, final)
     return final
+
+
+def looks_like_nquads(text: str) -> bool:
+    """Whether pushed text reads as N-Quads (its first statement a line ending with ``.``), else TriG."""
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        return s.endswith(".") and "{" not in s and not s.lower().startswith(("@prefix", "prefix", "@base", "base"))
+    return False
 
 
 def _is_number(text: str) -> bool:

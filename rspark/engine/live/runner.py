@@ -50,6 +50,7 @@ from rspark.engine.live.registry import (
     LiveQuery,
     LiveStream,
     check_lateness,
+    looks_like_nquads,
     readable_key,
     rescale,
     stream_key,
@@ -194,7 +195,7 @@ class LiveRunner(LiveReading):
         of the push."""
         st = self.streams.get(iri) or self.stream(iri)
         text = data.decode("utf-8") if isinstance(data, bytes) else data
-        fmt = (format or ("nquads" if _looks_like_nquads(text) else "trig")).lower()
+        fmt = (format or ("nquads" if looks_like_nquads(text) else "trig")).lower()
         if fmt not in ("trig", "nquads", "nq"):
             raise InputError(f"push to <{iri}>: the format is trig or nquads, not {format!r}")
         if st.arrival_time:
@@ -220,11 +221,15 @@ class LiveRunner(LiveReading):
                     pass
             if st.reader is not None:
                 st.reader.stop(wait=False)  # (a batch of its own is not running: this thread holds the lock)
+            for feed in st.feeds:
+                feed.stopped = True  # it writes nothing more; its client is stopped below, the lock released
             del self.streams[iri]
             self._saved.get("streams", {}).pop(iri, None)
             self._save_state()
             shutil.rmtree(os.path.join(self.checkpoint, "streams", stream_key(iri)), ignore_errors=True)
-            return True
+        for feed in st.feeds:
+            feed.stop()
+        return True
 
     def _watch(self, st: LiveStream, directory: str, source: str) -> None:
         """Starts the Structured Streaming query that feeds ``st`` from ``directory`` (a user's: its files are
@@ -333,13 +338,13 @@ class LiveRunner(LiveReading):
             loaded = load_stream(self.spark, st.iri, local, timestamp_predicate=st.timestamp_predicate,
                                  end_predicate=st.end_predicate)
         except RsparkError as exc:  # the whole file is unreadable: quarantined, the stream goes on
-            self._quarantine(st, local, [exc])
+            self.quarantine(st, local, [exc])
             return
         try:
             if loaded.errors:
                 st.counters["rejected"] += loaded.n_rejected or len(loaded.errors)
                 if origins is None:
-                    self._quarantine(st, local, loaded.errors)
+                    self.quarantine(st, local, loaded.errors)
                 else:  # each message names the file the element came from
                     by_file: dict = {}
                     for err in loaded.errors:
@@ -348,13 +353,13 @@ class LiveRunner(LiveReading):
                             MoreProblems(err.count, err.what, file=origin) if isinstance(err, MoreProblems)
                             else DataError(getattr(err, "reason", str(err)), file=origin))
                     for origin, errors in by_file.items():
-                        self._quarantine(st, origin, errors)
+                        self.quarantine(st, origin, errors)
             dead = os.path.join(self.late_directory(st.iri), f"{source}-{batch_id:08d}.nq")
             scale = st.buffer.scale
             try:
                 result = st.buffer.append(loaded, st.evaluated, dead)
             except RsparkError as exc:  # a batch of the other time kind
-                self._quarantine(st, local, [exc])
+                self.quarantine(st, local, [exc])
                 return
             if st.evaluated is not None and st.buffer.scale != scale:  # finer timestamps arrived: ticks rescaled
                 st.evaluated *= st.buffer.scale // scale
@@ -367,11 +372,16 @@ class LiveRunner(LiveReading):
         finally:
             loaded.unpersist()
 
+    def closing(self) -> bool:
+        """Whether :meth:`close` has begun (a source then writes nothing more: what it holds is read on a
+        restart)."""
+        return self._closing or self._closed
+
     def late_directory(self, iri: str) -> str:
         """Where the late elements of the stream ``iri`` are written (docs/live.md)."""
         return os.path.join(self.checkpoint, "late", readable_key(iri))
 
-    def _quarantine(self, st: LiveStream, path: str, errors: list) -> None:
+    def quarantine(self, st: LiveStream, path: str, errors: list) -> None:
         """A file with problems: its messages are logged and kept in ``errors``; a copy of the file and the messages
         go to ``checkpoint/quarantine`` (the file itself stays where it is: it may be the user's). The elements
         that loaded are kept."""
@@ -491,6 +501,7 @@ class LiveRunner(LiveReading):
                 "evaluated": None if st.evaluated is None else format_time(st.evaluated, tl),
                 "held_from": None if st.buffer.low is None else format_time(st.buffer.low, tl),
                 "directories": list(st.directories), "inbox": st.inbox,
+                "sources": [feed.status() for feed in list(st.feeds)],
             }
         for name, q in list(self.queries.items()):
             lat = sorted(q.latencies)
@@ -582,6 +593,8 @@ class LiveRunner(LiveReading):
         with self.lock:  # the batch running now ends first: stopping a query interrupts its batch's Spark jobs
             self._closing = True
         for st in list(self.streams.values()):
+            for feed in st.feeds:  # (a broker's client: it writes nothing once closing has begun)
+                feed.stop()
             if st.reader is not None:
                 st.reader.stop()
             for query in st.queries:
@@ -608,15 +621,6 @@ def _local_path(path: str) -> str:
         local = local[1:]
 
     return unquote(local)
-
-
-def _looks_like_nquads(text: str) -> bool:
-    for line in text.splitlines():
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        return s.endswith(".") and "{" not in s and not s.lower().startswith(("@prefix", "prefix", "@base", "base"))
-    return False
 
 
 def refresh_period(every) -> float:

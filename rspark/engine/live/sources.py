@@ -1,5 +1,6 @@
-"""Live sources besides a watched directory and ``engine.push``: a TCP socket of N-Quads lines and a paced replay of
-a recorded stream. Both write what they receive into the stream's inbox (:func:`~rspark.engine.live.runner.
+"""Live sources besides a watched directory and ``engine.push``: a TCP socket of N-Quads lines, a paced replay of
+a recorded stream and an MQTT topic (:mod:`rspark.engine.live.mqtt`). Each writes what it receives into the stream's
+inbox (:func:`~rspark.engine.live.runner.
 write_inbox`), where the stream's inbox reader reads it: one path into the buffer for every source.
 
 Kafka is the production source of Spark Structured Streaming; rspark does not read it yet (docs/live.md says how
@@ -14,6 +15,8 @@ import threading
 import time
 from decimal import Decimal
 
+from rspark.engine.live.mqtt import SCHEME as MQTT
+from rspark.engine.live.mqtt import MqttSource, parse_mqtt
 from rspark.engine.live.registry import stream_key
 from rspark.errors import InputError
 from rspark.model.codec import encode_literal
@@ -24,8 +27,10 @@ log = logging.getLogger("rspark.live")
 
 
 def parse_source(spec: str) -> tuple[str, dict]:
-    """``DIR`` | ``tcp://HOST:PORT`` | ``replay:PATH@SPEED`` -> (kind, arguments)."""
+    """``DIR`` | ``tcp://HOST:PORT`` | ``replay:PATH@SPEED`` | ``mqtt://HOST:PORT/TOPIC`` -> (kind, arguments)."""
     text = spec.strip()
+    if text.startswith(MQTT):
+        return "mqtt", parse_mqtt(text)
     if text.startswith("tcp://"):
         hostport = text[len("tcp://"):].rstrip("/")
         host, sep, port = hostport.rpartition(":")
@@ -48,18 +53,27 @@ def parse_source(spec: str) -> tuple[str, dict]:
         return "replay", {"path": path, "speed": float(factor)}
     if os.path.isdir(text):
         return "dir", {"directory": text}
-    raise InputError(f"source {spec!r}: not a directory, tcp://HOST:PORT or replay:PATH@SPEED")
+    raise InputError(f"source {spec!r}: not a directory, tcp://HOST:PORT, replay:PATH@SPEED or "
+                     "mqtt://HOST:PORT/TOPIC")
 
 
-def start_source(engine, iri: str, spec: str, **options) -> None:
+def start_source(engine, iri: str, spec: str, **options):
+    """Starts the source ``spec`` feeding the live stream ``iri``; ``options``: the stream's settings
+    (``lateness``, ``arrival_time``, ...) and, for ``mqtt://``, ``payload_format``. Returns the source's object
+    (an :class:`MqttSource`, a :class:`PacedReplay`; None for a directory or TCP)."""
     kind, args = parse_source(spec)
     runner = engine.live
+    if kind != "mqtt" and options.pop("payload_format", None) is not None:
+        raise InputError(f"source {spec!r}: payload_format is an option of mqtt:// sources")
     if kind == "dir":
         runner.watch(iri, args["directory"], **options)
+    elif kind == "mqtt":
+        return MqttSource(runner, iri, spec.strip(), **options).start()
     elif kind == "tcp":
         listen_tcp(runner, iri, args["host"], args["port"], **options)
     else:
-        PacedReplay(runner, iri, args["path"], args["speed"], **options).start()
+        return PacedReplay(runner, iri, args["path"], args["speed"], **options).start()
+    return None
 
 
 def listen_tcp(runner, iri: str, host: str, port: int, **options) -> None:
