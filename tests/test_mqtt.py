@@ -24,6 +24,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from rspark.engine.live.mqtt import MqttSink, client_id, parse_mqtt
 from rspark.engine.live.sources import parse_source
 from rspark.errors import InputError
+from rspark.service.state import Service, ServiceError
 
 EX = "http://example.org/"
 PROV = "http://www.w3.org/ns/prov#generatedAtTime"
@@ -161,18 +162,28 @@ def source_status(eng) -> dict:
 
 def test_mqtt_source_and_sink_through_a_broker_restart_and_a_malformed_message(spark, tmp_path, broker, replayed,
                                                                                caplog):
-    """Elements published on a topic (the source subscribed with a wildcard; TriG and N-Quads messages) give the
-    replay's records; the sink publishes each record once, as its JSON; a malformed message is quarantined and
-    counted while the rest flows; the same message published twice is one element; the broker stopped and started
-    again mid-stream: rspark is told, connects again, and gets what was published meanwhile."""
+    """Elements published on a topic (the source declared as rspark serve's PUT /streams/NAME declares it,
+    subscribed with a wildcard; TriG and N-Quads messages) give the replay's records; the sink publishes each record
+    once, as its JSON; a malformed message is quarantined and counted while the rest flows; the same message
+    published twice is one element; the broker stopped and started again mid-stream: rspark is told, connects
+    again, and gets what was published meanwhile."""
     from rspark.engine.engine import Engine  # (PySpark: the pure-Python tests below run without it)
 
     out = Subscriber(broker, "out/#")
     with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
         sink = MqttSink(broker.url("out/{query}"), str(tmp_path / "sink.json"))
         handles = {name: eng.register(q, name=name, sinks=[sink]) for name, q in QUERIES.items()}
-        eng.source(EX + "S", broker.url("obs/+"))
+        service = Service(eng)  # rspark serve's PUT /streams/S with a source
+        for bad, message in [("tcp://127.0.0.1:9", "a stream's source is an MQTT topic"),
+                             ("mqtt://127.0.0.1/obs", "the port is missing")]:
+            with pytest.raises(ServiceError, match=message) as refused:
+                service.declare_stream("T", {"source": bad})
+            assert refused.value.status == 400
+        assert service.declare_stream("S", {"iri": EX + "S", "source": broker.url("obs/+")})
         wait_for(lambda: source_status(eng)["connected"], what="the source's connection")
+        view = service.stream_view(service.stream("S"), EX + "S")
+        assert view["source"] == broker.url("obs/+") and view["sources"][0]["connected"]
+        assert service.stream("S").declaration()["source"] == broker.url("obs/+")  # (restored on a restart)
         first = [("obs/a", element(t, nquads=t % 2 == 0)) for t in range(1, 7)]
         publish(broker, [*first[:3], ("obs/b", BAD), first[2],
                          *first[3:]])

@@ -44,6 +44,10 @@ GRAPH_FORMATS = {  # media type -> (pyoxigraph format, file extension)
 }
 
 
+STREAM_SETTINGS = ("iri", "lateness", "timestamp_predicate", "arrival_time", "end_predicate", "source",
+                   "payload_format")
+
+
 class ServiceError(RsparkError):
     """A request the service refuses: ``status`` is its HTTP status, ``fields`` more JSON for the body (line,
     column, ...)."""
@@ -84,6 +88,8 @@ class StreamEntry:
     timestamp_predicate: str | None = None
     arrival_time: bool = False
     end_predicate: str | None = None
+    source: str | None = None  # mqtt://HOST:PORT/TOPIC: a broker's topic feeding the stream
+    payload_format: str | None = None
     recent: deque = field(default_factory=lambda: deque(maxlen=RECENT_ELEMENTS))  # (Element, late)
     oldest: Element | None = None  # the earliest and newest elements pushed (live mode may not have loaded them)
     newest: Element | None = None
@@ -91,7 +97,8 @@ class StreamEntry:
 
     def declaration(self) -> dict:
         return {"iri": self.iri, "lateness": self.lateness, "timestamp_predicate": self.timestamp_predicate,
-                "arrival_time": self.arrival_time, "end_predicate": self.end_predicate}
+                "arrival_time": self.arrival_time, "end_predicate": self.end_predicate,
+                **({"source": self.source, "payload_format": self.payload_format} if self.source else {})}
 
 
 @dataclass
@@ -177,11 +184,11 @@ class Service:
         _check_name(name, "stream")
         if not isinstance(decl, dict):
             raise ServiceError(400, "a stream declaration is a JSON object: {\"iri\": ..., \"lateness\": ...}")
-        unknown = set(decl) - {"iri", "lateness", "timestamp_predicate", "arrival_time", "end_predicate"}
+        unknown = set(decl) - set(STREAM_SETTINGS)
         if unknown:
             raise ServiceError(400, f"unknown stream setting{'s' if len(unknown) > 1 else ''} "
-                                    f"{', '.join(sorted(unknown))} (iri, lateness, timestamp_predicate, arrival_time, "
-                                    "end_predicate)")
+                                    f"{', '.join(sorted(unknown))} ({', '.join(STREAM_SETTINGS)})")
+        source, payload_format = _stream_source(decl)
         iri = decl.get("iri") or f"{self.base_url}/streams/{name}"
         _check_iri(iri, "the stream's iri")
         with self.lock:
@@ -192,6 +199,9 @@ class Service:
             other = next((s.name for s in self.streams.values() if s.iri == iri and s.name != name), None)
             if other is not None:
                 raise ServiceError(409, f"the IRI <{iri}> is stream {other}'s")
+            if entry is not None and (entry.source, entry.payload_format) != (source, payload_format):
+                raise ServiceError(409, f"stream {name} is declared with the source {entry.source or '(pushes)'} "
+                                        f"and payload format {entry.payload_format}; delete it first to change them")
             new = entry is None
             lateness = decl.get("lateness", 0) or 0
             predicate = decl.get("timestamp_predicate")
@@ -202,11 +212,15 @@ class Service:
             if end is not None:
                 _check_iri(end, "the end_predicate")
             try:  # a bad setting is refused before it changes the stream (live mode checks the lateness first)
-                self.live.stream(iri, lateness=lateness, timestamp_predicate=predicate, arrival_time=arrival,
-                                 end_predicate=end)
+                if source is not None and entry is None:  # the source's client starts once
+                    self.engine.source(iri, source, lateness=lateness, timestamp_predicate=predicate,
+                                       arrival_time=arrival, end_predicate=end, payload_format=payload_format)
+                else:
+                    self.live.stream(iri, lateness=lateness, timestamp_predicate=predicate, arrival_time=arrival,
+                                     end_predicate=end)
             except RsparkError as exc:
                 raise ServiceError(400, str(exc)) from None
-            entry = entry or StreamEntry(name, iri)
+            entry = entry or StreamEntry(name, iri, source=source, payload_format=payload_format)
             entry.lateness, entry.timestamp_predicate, entry.arrival_time = lateness, predicate, arrival
             entry.end_predicate = end
             self.streams[name] = entry
@@ -290,6 +304,8 @@ class Service:
             "kind": live.kind if live else None,
             "lateness": entry.lateness if entry else (live.lateness if live else 0),
             "arrival_time": entry.arrival_time if entry else False,
+            "source": entry.source if entry else None,
+            "sources": list(live.sources) if live else [],
             **counters, "rate": round(recent / span, 3),
             "last": live.last if live else None, "watermark": live.watermark if live else None,
             "evaluated": live.evaluated if live else None,
@@ -591,3 +607,16 @@ def _latest_of(versions: list[dict]) -> dict:
     latest = versions[-1]
     return {"path": latest["path"], "media_type": latest["media_type"], "triples": latest["triples"],
             "loaded": latest["loaded"]}
+
+
+def _stream_source(decl: dict) -> tuple:
+    """A declaration's ``source`` (an ``mqtt://HOST:PORT/TOPIC`` URL, or None: the stream is fed by pushes) and
+    ``payload_format`` (``trig``, ``nquads``, or None: told from each message). A client names no directory or TCP
+    server of the service's machine: those sources are the command line's."""
+    source, payload_format = decl.get("source"), decl.get("payload_format")
+    if source is not None and (not isinstance(source, str) or not source.strip().startswith("mqtt://")):
+        raise ServiceError(400, "a stream's source is an MQTT topic, mqtt://HOST:PORT/TOPIC (the other sources are "
+                                "rspark run's); without a source, the stream is fed by POST /streams/NAME")
+    if payload_format is not None and (source is None or payload_format not in ("trig", "nquads")):
+        raise ServiceError(400, "payload_format is trig or nquads, and goes with an mqtt:// source")
+    return (source.strip() if source else None), payload_format

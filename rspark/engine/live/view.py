@@ -81,7 +81,8 @@ class IntervalVariables:
 class StreamView:
     """A live stream: its kind of timestamps (``datetime``, ``numeric``, None before its first element), its
     settings, its counters, and its first and newest timestamps, watermark, evaluated instant (every instant up
-    to it reported by the queries reading it) and the earliest timestamp its buffer still holds."""
+    to it reported by the queries reading it) and the earliest timestamp its buffer still holds; the state of its
+    sources."""
 
     iri: str
     kind: str | None
@@ -99,6 +100,9 @@ class StreamView:
     watermark: Time
     evaluated: Time
     held_from: Time
+    # the sources that write into its inbox by themselves (an MQTT subscription): their state, as
+    # ``live_status()["streams"][iri]["sources"]`` gives it
+    sources: tuple = ()
 
 
 @dataclass(frozen=True)

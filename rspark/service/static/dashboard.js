@@ -348,11 +348,22 @@
       el("td", { title: s.last === null || s.last === undefined ? "" : String(s.last) }, shortTime(s.last)),
       el("td", { title: s.watermark === null || s.watermark === undefined ? "" : String(s.watermark) },
         shortTime(s.watermark)),
+      sourceCell(s),
     )));
     showEmpty("#streams-empty", state.streams.length, "No stream declared yet (", "PUT /streams/{name}", ").");
   }
 
-  // a list's line under its table: "Loading ..." (as the page comes) until the first answer, then whether it is empty
+  // where a stream's elements come from: pushes (POST /streams/{name}), or its source's URL and whether it is
+  // connected (a broker that went away is marked, its error in the cell's title)
+  function sourceCell(s) {
+    if (!s.source) return el("td", { class: "source" }, "push");
+    const feed = (s.sources || [])[0] || {};
+    const down = feed.connected === false;
+    return el("td", { class: "source" + (down ? " warn-cell" : ""), title: feed.error || s.source },
+      s.source + (down ? " (disconnected)" : ""));
+  }
+
+    // a list's line under its table: "Loading ..." (as the page comes) until the first answer, then whether it is empty
   function showEmpty(sel, count, before, code, after) {
     const node = $(sel);
     node.hidden = count > 0;
