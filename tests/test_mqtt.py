@@ -21,6 +21,7 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
+from rspark.cli import main
 from rspark.engine.live.mqtt import MqttSink, client_id, parse_mqtt
 from rspark.engine.live.sources import parse_source
 from rspark.errors import InputError
@@ -37,6 +38,7 @@ SELECT ?s ?o FROM NAMED WINDOW :w ON :S [RANGE ELEMENTS 3] WHERE { WINDOW :w { ?
 QUERIES = {"count": COUNT, "last3": LAST3}
 N = 12
 BAD = "<http://example.org/G0> { <http://example.org/a> <http://example.org/b> . }\n"  # no object
+NOT_UTF8 = b"<http://example.org/G0> { <http://example.org/a> <http://example.org/b> \"\xff\" . }\n"
 
 
 def element(t: int, *, nquads: bool) -> str:
@@ -160,6 +162,7 @@ def source_status(eng) -> dict:
     return status
 
 
+@pytest.mark.slow
 def test_mqtt_source_and_sink_through_a_broker_restart_and_a_malformed_message(spark, tmp_path, broker, replayed,
                                                                                caplog):
     """Elements published on a topic (the source declared as rspark serve's PUT /streams/NAME declares it,
@@ -185,16 +188,18 @@ def test_mqtt_source_and_sink_through_a_broker_restart_and_a_malformed_message(s
         assert view["source"] == broker.url("obs/+") and view["sources"][0]["connected"]
         assert service.stream("S").declaration()["source"] == broker.url("obs/+")  # (restored on a restart)
         first = [("obs/a", element(t, nquads=t % 2 == 0)) for t in range(1, 7)]
-        publish(broker, [*first[:3], ("obs/b", BAD), first[2],
+        publish(broker, [*first[:3], ("obs/b", BAD), ("obs/b", NOT_UTF8), first[2],
                          *first[3:]])
         wait_for(lambda: eng.live_status()["streams"][EX + "S"]["elements"] == 6, what="6 elements")
         assert eng.live.wait_idle(timeout=60)
         status = eng.live_status()["streams"][EX + "S"]
-        assert (status["quarantined"], status["rejected"]) == (1, 1)
-        [errors] = (tmp_path / "ckpt" / "quarantine").rglob("*.errors.txt")
+        assert (status["quarantined"], status["rejected"]) == (2, 2)
+        errors, not_utf8 = sorted((tmp_path / "ckpt" / "quarantine").rglob("*.errors.txt"))
         assert errors.read_text().endswith(":1:73: . is not a valid RDF object (element <http://example.org/G0>)\n")
         assert Path(str(errors).removesuffix(".errors.txt")).read_text().startswith(BAD)
-        assert source_status(eng)["duplicates"] == 1 and source_status(eng)["messages"] == 7
+        assert "UTF-8" in not_utf8.read_text(), not_utf8.read_text()
+        assert Path(str(not_utf8).removesuffix(".errors.txt")).read_bytes().startswith(NOT_UTF8)
+        assert source_status(eng)["duplicates"] == 1 and source_status(eng)["messages"] == 8
 
         broker.stop()
         wait_for(lambda: not source_status(eng)["connected"], what="the source to see the broker gone")
@@ -286,3 +291,17 @@ def test_mqtt_sources_parse_with_slashes_and_wildcards_in_the_topic():
     assert client_id("/ckpt", EX + "S", "mqtt://h:1/a") == client_id("/ckpt", EX + "S", "mqtt://h:1/a")
     assert len({client_id(c, EX + s, "mqtt://h:1/a") for c in ("/a", "/b") for s in "ST"}) == 4
     assert len(client_id("/ckpt", EX + "S", "mqtt://h:1/a")) == 23
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--source", f"{EX}S=mqtt://localhost/obs"], "source 'mqtt://localhost/obs': the port is missing"),
+    (["--source", f"{EX}S=mqtt://localhost:1883"], "source 'mqtt://localhost:1883': the topic is missing"),
+    (["--source", f"{EX}S=mqtt://localhost:1883/obs", "--output", "mqtt://localhost:1883/out/#"],
+     "sink 'mqtt://localhost:1883/out/#': a topic to publish to has no wildcard"),
+    (["--source", f"{EX}S=tcp://localhost:9", "--payload-format", "trig"], "--payload-format is for mqtt:// sources"),
+])
+def test_rspark_run_refuses_bad_mqtt_arguments_before_spark_starts(tmp_path, capsys, args, message):
+    query = tmp_path / "q.rq"
+    query.write_text(COUNT)
+    assert main(["run", str(query), *args]) == 2
+    assert message in capsys.readouterr().err

@@ -89,7 +89,8 @@ class InboxReader:
                 batch_id = st.batches.get(SOURCE, -1) + 1
                 self.runner.on_batch(st.iri, SOURCE, batch_id, [os.path.join(st.inbox, n) for n in names],
                                      inbox=names)
-                remove(st.inbox, names)
+                with st.inbox_lock:  # (a source that notes what it wrote does so before its file can go)
+                    remove(st.inbox, names)
             except Closing:
                 break
             except Exception as exc:  # noqa: BLE001 - kept in runner.failure (status(), wait_idle); the reader stops

@@ -15,9 +15,9 @@ each inbox file it writes (a comment line, read back from the files still in the
 killed between the two writes): a message whose digest is there is acknowledged and not written again. Two
 messages with the same payload on the same topic are therefore one: the same elements with the same timestamps.
 
-A payload that is not RDF goes into the inbox like any other and the stream's loader quarantines it (counted in
-``rejected`` and ``quarantined``, a copy and its messages in ``CHECKPOINT/quarantine/``); one that is not UTF-8 is
-quarantined as it came. A broker that goes away is reported (a warning, and the source's ``connected`` and
+A payload that is not RDF (or not UTF-8: its bytes are kept) goes into the inbox like any other and the stream's
+loader quarantines it (counted in ``rejected`` and ``quarantined``, a copy and its messages in
+``CHECKPOINT/quarantine/``). A broker that goes away is reported (a warning, and the source's ``connected`` and
 ``error`` in the stream's status) and connected to again with back-off (1 s doubling to 30 s).
 
 Sink: :class:`MqttSink` publishes each record (its JSON, as ``--format jsonl`` prints it) as one message with QoS 1
@@ -170,7 +170,7 @@ class MqttSource:
         self.seen = SeenLog(os.path.join(folder, f"mqtt-{self.client_id}.seen"), self.stream.inbox)
         self.connected = False
         self.error: str | None = None
-        self.counters = {"messages": 0, "duplicates": 0, "malformed": 0, "connections": 0, "disconnections": 0}
+        self.counters = {"messages": 0, "duplicates": 0, "connections": 0, "disconnections": 0}
         self.stopped = False
         # a temporary checkpoint forgets the digests: its session is not kept by the broker either
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.client_id,
@@ -194,7 +194,7 @@ class MqttSource:
         self.stopped = True
         self.client.disconnect()
         self.client.loop_stop()
-        with self.runner.lock:  # (a message being written ends first)
+        with self.stream.inbox_lock:  # (a message being written ends first)
             self.seen.close()
 
     def status(self) -> dict:
@@ -240,50 +240,46 @@ class MqttSource:
             client.ack(msg.mid, msg.qos)
 
     def _accept(self, topic: str, payload: bytes) -> bool | None:
-        """Writes one message into the inbox (True), or finds it written already (False); None: live mode is
-        closing, nothing written (not acknowledged: the broker keeps it for the next connection)."""
+        """Writes one message into the inbox (True), or finds it written already (False); None: the source or live
+        mode is stopping, nothing written (not acknowledged: the broker keeps it for the next connection)."""
         digest = hashlib.sha256(topic.encode("utf-8") + b"\0" + payload).hexdigest()
-        with self.runner.lock:  # the inbox reader deletes a file only after its digest is in the log
+        # not the runner's lock, which a micro-batch holds for seconds: this thread also answers the broker's pings
+        with self.stream.inbox_lock:  # the inbox reader deletes a file only after its digest is in the log
             if self.stopped or self.runner.closing():
                 return None
             if digest in self.seen:
                 self.counters["duplicates"] += 1
                 log.info("<%s>: an MQTT message on %s received again (QoS 1): not a second copy", self.iri, topic)
                 return False
-            try:
-                text = payload.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                self._quarantine(payload, digest, f"the MQTT message on {topic} is not UTF-8: {exc}")
-            else:
-                self._write(text, digest)
+            self._write(payload, digest)
             self.seen.add(digest)
             self.counters["messages"] += 1
             return True
 
-    def _write(self, text: str, digest: str) -> None:
+    def _write(self, payload: bytes, digest: str) -> None:
+        """The message as an inbox file, its digest in a comment at the end. A payload that is not UTF-8 is written
+        as it came (its bytes kept), for the loader to report and quarantine like any malformed file."""
         st = self.stream
+        text = payload.decode("utf-8", "surrogateescape")
         fmt = self.payload_format or ("nquads" if looks_like_nquads(text) else "trig")
-        if st.arrival_time:
+        if st.arrival_time and _utf8(payload):
             # delayed: stamp imports pyoxigraph, needed only for a stream stamped on arrival
             from rspark.engine.live.stamp import stamp_arrivals
 
             try:
                 text, fmt = stamp_arrivals(text, fmt, st.timestamp_predicate, time.time()), "nquads"
             except DataError:
-                self.counters["malformed"] += 1  # written as it came: the loader names the problem
+                pass  # written as it came: the loader names the problem
         st.write(f"{text}{'' if text.endswith(chr(10)) else chr(10)}{DIGEST_MARK}{digest}\n",
                  "nq" if fmt == "nquads" else "trig")
 
-    def _quarantine(self, payload: bytes, digest: str, message: str) -> None:
-        self.counters["malformed"] += 1
-        path = os.path.join(self.runner.checkpoint, "streams", stream_key(self.iri), f"mqtt-{digest[:16]}.bin")
-        with open(path, "wb") as out:
-            out.write(payload)
-        try:
-            self.stream.counters["rejected"] += 1
-            self.runner.quarantine(self.stream, path, [DataError(message, file=path)])
-        finally:
-            os.remove(path)
+
+def _utf8(payload: bytes) -> bool:
+    try:
+        payload.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 class MqttSink(Sink):

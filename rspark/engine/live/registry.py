@@ -54,6 +54,9 @@ class LiveStream:
     directories: list = field(default_factory=list)
     queries: list = field(default_factory=list)  # Spark StreamingQuery objects watching the directories
     feeds: list = field(default_factory=list)  # other sources writing into the inbox (an MQTT client): stop(), status()
+    # held by the inbox reader while it deletes the files of a committed batch, and by a source that writes a file
+    # and then notes it (MQTT: the message's digest): a file never goes before its note is written
+    inbox_lock: Any = field(default_factory=threading.Lock)
     reader: Any = None  # the InboxReader of the inbox (rspark.engine.live.inbox)
     inbox_applied: list = field(default_factory=list)  # the inbox files of the last batch applied (until deleted)
     batches: dict = field(default_factory=dict)  # source key -> the last micro-batch id applied
@@ -171,7 +174,9 @@ def write_inbox(inbox: str, text: str, ext: str) -> str:
     os.makedirs(inbox, exist_ok=True)
     name = f"{time.time_ns():020d}-{os.getpid()}-{threading.get_ident() % 100000:05d}.{ext}"
     tmp = os.path.join(inbox, "." + name)
-    with open(tmp, "w", encoding="utf-8") as out:
+    # surrogateescape: a message's bytes that are not UTF-8 (decoded so) are written back as they came, for the loader
+    # to report
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as out:
         out.write(text)
     final = os.path.join(inbox, name)
     os.replace(tmp, final)
