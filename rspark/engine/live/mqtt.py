@@ -214,6 +214,8 @@ class MqttSource:
         if self.counters["connections"] > 1:
             log.warning("<%s>: connected again to the MQTT broker %s:%d", self.iri, self.host, self.port)
         client.subscribe(self.topic, qos=1)
+        log.info("<%s>: subscribed to %s on %s:%d (QoS 1, client id %s)", self.iri, self.topic, self.host, self.port,
+                 self.client_id)
 
     def _on_connect_fail(self, client, userdata) -> None:
         self.connected, self.error = False, f"cannot connect to {self.host}:{self.port}"
