@@ -377,19 +377,27 @@ def _check_file(what: str, path: str) -> None:
         raise UsageError(f"{what}: cannot read {path}: permission denied")
 
 
-def _check_rdf_file(what: str, path: str, *, stream: bool = False) -> str:
-    """A data or stream file: readable, in a format known from its extension (a stream: TriG or N-Quads)."""
+def _check_rdf_file(what: str, path: str, *, stream: bool = False, format: str | None = None) -> str:
+    """A data or stream file: readable, in a format known from its extension (a stream: TriG or N-Quads, an RDF
+    Message Log, NDJSON-LD or JSON-LD; ``format``: --stream-format)."""
     # delayed: rdf imports pyoxigraph, which `import rspark.cli` does not load
-    from rspark.spark.loading import rdf
+    from rspark.spark.loading import messages, rdf
 
     _check_file(what, path)
     try:
-        fmt = rdf.detect_format(path)
+        if stream and messages.stream_format(path, format, messages.file_head(path)) is not None:
+            return path
+        fmt = rdf.detect_format(path, format)
     except ValueError:
+        if format is not None:
+            raise UsageError(f"--stream-format {format}: unknown (trig, nquads, ndjsonld, jsonld, trig-messages, "
+                             "nquads-messages, turtle-messages, ntriples-messages)") from None
+        more = " (a stream also .ndjsonld, .jsonld, .json; or give --stream-format)" if stream else ""
         raise UsageError(f"{what}: cannot tell the RDF format of {path} from its extension (expected .ttl, .n3, "
-                         f".nt, .nq, .trig, .rdf, .owl or .xml, optionally followed by .gz)") from None
+                         f".nt, .nq, .trig, .rdf, .owl or .xml, optionally followed by .gz){more}") from None
     if stream and fmt not in rdf.QUAD_FORMATS:
-        raise UsageError(f"{what}: a stream is a TriG or N-Quads file (.trig, .nq, optionally .gz), not {fmt}: {path}")
+        raise UsageError(f"{what}: a stream is a TriG or N-Quads file (.trig, .nq, optionally .gz), an RDF Message "
+                         f"Log (VERSION \"1.2-messages\"), NDJSON-LD or JSON-LD, not {fmt}: {path}")
     return path
 
 
@@ -705,7 +713,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     _check_replay_queries(queries, streams)
     fmt = args.format or ("table" if _stdout_is_terminal() else "jsonl")
     columns = replay_columns(fmt, [Head.of(q.plan, q.path) for q in queries])
-    streams = [(iri, _check_rdf_file(f"--stream {iri}", path, stream=True)) for iri, path in streams]
+    streams = [(iri, _check_rdf_file(f"--stream {iri}", path, stream=True, format=args.stream_format))
+               for iri, path in streams]
     data = [_check_rdf_file("--data", path) for path in args.data or []]
     graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in graphs]
     versions = _versions(args)
@@ -721,7 +730,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         log.info("loading %s", ", ".join(f"{path} as <{iri}>" for iri, path in streams))
         engine.add_streams(streams, strict=args.strict,  # loaded concurrently
                            timestamp_predicate=args.timestamp_predicate or PROV_GENERATED_AT_TIME,
-                           end_predicate=args.end_predicate)
+                           end_predicate=args.end_predicate, format=args.stream_format)
         _report_problems(engine.errors)
         log.info("replaying %s", ", ".join(q.path for q in queries))
         records = engine.replay_iter([q.text for q in queries], until=until, times=times,
@@ -979,12 +988,17 @@ def build_parser() -> argparse.ArgumentParser:
             "instant, every form; csv / tsv SELECT queries only, one table for the whole replay: a single header "
             "'query,time,' then the union of the queries' variables in order of first appearance (a variable a "
             "query does not select is an empty cell; a variable named ?query or ?time is refused); trig CONSTRUCT / "
-            "DESCRIBE queries only, an RDF stream readable by --stream. A query that does not fit the format is "
-            "refused before Spark starts."))
+            "DESCRIBE queries only, an RDF stream readable by --stream; messages the same as an RDF Message Log "
+            "(one message per instant; not for GRAPH blocks in a template). A query that does not fit the format "
+            "is refused before Spark starts."))
     replay.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files (queries registering a stream "
                                                                        "feed the queries reading it); '-' reads "
                                                                        "standard input")
     replay.add_argument("--stream", action="append", metavar="IRI=PATH", help="a recorded stream; repeatable")
+    replay.add_argument("--stream-format", metavar="FORMAT", default=None,
+                        help="the format of every --stream file (default: from its extension, and an RDF Message "
+                             "Log from its VERSION \"1.2-messages\" line): trig, nquads, ndjsonld, jsonld, "
+                             "trig-messages, nquads-messages, turtle-messages, ntriples-messages")
     _stamp_arguments(replay, "streams")
     replay.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
     replay.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
@@ -995,7 +1009,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--times", metavar="T1,T2,...", help="evaluate exactly at these instants")
     replay.add_argument("--profile", metavar="NAME", help="engine profile (default, csparql, cqels, sparqlstream, "
                                                           "rsp4j, rspql-star, epsparql-*): see docs/profiles.md")
-    replay.add_argument("--format", choices=["jsonl", "table", "csv", "tsv", "trig"],
+    replay.add_argument("--format", choices=["jsonl", "table", "csv", "tsv", "trig", "messages"],
                         help="output format (default: table on a terminal, else jsonl); see above")
     replay.add_argument("--strict", action="store_true", help="fail on the first bad stream element instead of "
                                                               "reporting and skipping it")
@@ -1044,7 +1058,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-seconds", metavar="N", type=float, default=None, help="stop after N seconds")
     run.add_argument("--checkpoint", metavar="DIR", default=None,
                      help="where live state goes (default: a temporary directory, removed at the end)")
-    run.add_argument("--format", choices=["jsonl", "table", "csv", "tsv", "trig"],
+    run.add_argument("--format", choices=["jsonl", "table", "csv", "tsv", "trig", "messages"],
                      help="output format (default: table on a terminal, else jsonl)")
     run.add_argument("--output", metavar="FILE", default=None,
                      help="append the records to FILE (jsonl, csv or tsv) instead of standard output, each "

@@ -112,7 +112,8 @@ def test_missing_files_fail_fast(tmp_path):
                        re.escape(f"rspark: error: query: no such file: {tmp_path / 'q.rq'}"))
     fails_before_spark(["replay", str(QUERY), "--stream", f"{OBS}={SENSORS}"],
                        re.escape(f"rspark: error: --stream {OBS}: a stream is a TriG or N-Quads file (.trig, .nq, "
-                                 f"optionally .gz), not turtle: {SENSORS}"))
+                                 "optionally .gz), an RDF Message Log (VERSION \"1.2-messages\"), NDJSON-LD or "
+                                 f"JSON-LD, not turtle: {SENSORS}"))
     fails_before_spark(["replay", str(QUERY), "--stream", f"{OBS}={tmp_path}"],
                        re.escape(f"rspark: error: --stream {OBS}: {tmp_path} is a directory, not a file"))
     fails_before_spark(["replay", str(QUERY), "--stream", f"http://example.org/other={STREAM}"],

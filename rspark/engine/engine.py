@@ -420,8 +420,14 @@ class Engine:
 
     def add_stream(self, iri: str, path: str | os.PathLike, *,
                    timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime",
-                   base_iri: str | None = None, strict: bool = False, end_predicate: str | None = None) -> Engine:
+                   base_iri: str | None = None, strict: bool = False, end_predicate: str | None = None,
+                   format: str | None = None) -> Engine:
         """Add a recorded stream (TriG or N-Quads, docs/streams.md) under the IRI ``iri``.
+
+        ``format``: by default from the file's extension and, for an RDF Message Log (a file announcing
+        ``VERSION "1.2-messages"``), its first line; or ``"trig"``, ``"nquads"``, ``"ndjsonld"``, ``"jsonld"``,
+        ``"trig-messages"``, ``"nquads-messages"``, ``"turtle-messages"``, ``"ntriples-messages"``
+        (docs/streams.md, "RDF Messages and JSON-LD streams").
 
         Elements without a (valid) timestamp and malformed elements (invalid UTF-8 included) are reported in
         ``engine.errors`` and skipped, unless ``strict``. A path that does not exist raises
@@ -435,14 +441,16 @@ class Engine:
         timestamp, or, with ``end_predicate``, its timestamp as the start and the object of its default-graph
         triple ``<g> <end_predicate> instant`` as the end."""
         return self.add_streams({iri: path}, timestamp_predicate=timestamp_predicate, base_iri=base_iri,
-                                strict=strict, end_predicate=end_predicate)
+                                strict=strict, end_predicate=end_predicate, format=format)
 
     def add_streams(self, streams, *, timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime",
-                    base_iri: str | None = None, strict: bool = False, end_predicate: str | None = None) -> Engine:
+                    base_iri: str | None = None, strict: bool = False, end_predicate: str | None = None,
+                    format: str | None = None) -> Engine:
         """Add several recorded streams at once (``streams``: a mapping or (IRI, path) pairs), loaded
         concurrently: Spark runs one load's jobs while the other's driver plans or waits, as ``rspark replay``
         loads its ``--stream`` files. Errors are reported in the order of ``streams``; if one load fails, none of these
-        streams is added and the first failure in that order is raised."""
+        streams is added and the first failure in that order is raised. ``format``: every file's, as
+        :meth:`add_stream`'s."""
         # delayed: the loader imports pyoxigraph, not needed until data is loaded
         from rspark.spark.loading.loader import check_file, load_stream, no_valid_element
 
@@ -458,7 +466,7 @@ class Engine:
         def load(pair):
             iri, path = pair
             loaded = load_stream(self.spark, iri, str(path), timestamp_predicate=timestamp_predicate,
-                                 base_iri=base_iri, strict=strict, end_predicate=end_predicate)
+                                 base_iri=base_iri, strict=strict, end_predicate=end_predicate, format=format)
             failure = no_valid_element(str(path), loaded)
             if failure is not None:
                 loaded.unpersist()

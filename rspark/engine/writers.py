@@ -14,6 +14,10 @@ Replay formats
     literal); the TSV header writes ``?query``, ``?time`` and ``?var``.
     ``trig``: CONSTRUCT / DESCRIBE results as an RDF stream (docs/streams.md), one timestamped named graph per
     instant, readable again with ``--stream``.
+    ``messages``: the same elements as an RDF Message Log in TriG (the W3C RSP CG draft "RDF Messages": a
+    ``VERSION "1.2-messages"`` line, then one message per record, separated by ``MESSAGE``; an instant with no
+    triple is an empty message), readable again with ``--stream``. Not for templates with GRAPH blocks, whose
+    records may hold several elements.
 """
 
 from __future__ import annotations
@@ -32,12 +36,14 @@ from rspark.algebra.ops import QueryForm
 from rspark.errors import RsparkError
 from rspark.model.terms import XSD, Literal
 
-REPLAY_FORMATS = ("jsonl", "table", "csv", "tsv", "trig")
+REPLAY_FORMATS = ("jsonl", "table", "csv", "tsv", "trig", "messages")
 SPARQL_FORMATS = ("json", "xml", "csv", "tsv", "table", "ntriples", "nquads")
 # the csv / tsv columns before the variables'
 META_COLUMNS = ("query", "time")
 
 _GENERATED_AT = "<http://www.w3.org/ns/prov#generatedAtTime>"
+MESSAGES_VERSION = 'VERSION "1.2-messages"\n'
+MESSAGE_DELIMITER = "MESSAGE\n"
 
 
 class FormatError(RsparkError, ValueError):
@@ -76,7 +82,7 @@ def replay_formats(head: Head) -> tuple[str, ...]:
     if head.form == QueryForm.SELECT:
         return ("jsonl", "table", "csv", "tsv")
     if head.form in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
-        return ("jsonl", "table", "trig")
+        return ("jsonl", "table", "trig") if head.graph_names else ("jsonl", "table", "trig", "messages")
     return ("jsonl", "table")
 
 
@@ -97,7 +103,9 @@ def _fits(fmt: str, head: Head, formats: tuple[str, ...]) -> None:
     what = ("a CONSTRUCT query with GRAPH blocks in its template" if head.graph_names
             else f"a{'n' if head.form == QueryForm.ASK else ''} {head.form} query")
     holds = {"csv": "SELECT results", "tsv": "SELECT results", "xml": "SELECT and ASK results",
-             "trig": "CONSTRUCT and DESCRIBE results", "ntriples": "CONSTRUCT and DESCRIBE results (triples)",
+             "trig": "CONSTRUCT and DESCRIBE results",
+             "messages": "CONSTRUCT (without GRAPH blocks) and DESCRIBE results",
+             "ntriples": "CONSTRUCT and DESCRIBE results (triples)",
              "nquads": "CONSTRUCT and DESCRIBE results"}.get(fmt, "")
     use = ", ".join(formats[:-1]) + " or " + formats[-1]
     raise FormatError(f"--format {fmt} " + (f"writes {holds} only" if holds else "does not fit") +
@@ -158,7 +166,7 @@ class ReplayWriter:
         self.fmt = fmt
         self.out = out
         self.columns = list(columns or [])
-        self._header = fmt not in ("csv", "tsv")  # True once written (or when the format has none)
+        self._header = fmt not in ("csv", "tsv", "messages")  # True once written (or when the format has none)
 
     def write(self, rec) -> None:
         self.out.write(self.text(rec))
@@ -170,7 +178,7 @@ class ReplayWriter:
 
     def close(self) -> None:
         """End the output: a csv / tsv header even when the replay gave no record."""
-        if not self._header:
+        if not self._header and self.fmt != "messages":
             self.out.write(self._header_text())
             self._header = True
         self.out.flush()
@@ -185,6 +193,13 @@ class ReplayWriter:
             if rec.form not in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE):
                 raise FormatError(f"--format trig writes CONSTRUCT results only, but {rec.query} is a {rec.form} query")
             return trig_element(rec)
+        if self.fmt == "messages":
+            if rec.form not in (QueryForm.CONSTRUCT, QueryForm.DESCRIBE) or rec.graph_names:
+                raise FormatError(f"--format messages writes CONSTRUCT (without GRAPH blocks) and DESCRIBE results "
+                                  f"only, but {rec.query} is not one")
+            head = MESSAGE_DELIMITER if self._header else MESSAGES_VERSION
+            self._header = True
+            return head + (trig_element(rec) if rec.triples else "")
         if rec.form != QueryForm.SELECT:
             raise FormatError(f"--format {self.fmt} writes SELECT results only, but {rec.query} is a {rec.form} query")
         head = ""

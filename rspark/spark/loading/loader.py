@@ -53,6 +53,7 @@ import gzip
 import logging
 import os
 import re
+import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -70,7 +71,7 @@ from rspark.model.time import TimeKind
 from rspark.model.timestamps import PLAIN_INTEGER_STAMP, PROV_GENERATED_AT_TIME, parse_validity
 from rspark.spark import jvm
 from rspark.spark.frames import local_frame
-from rspark.spark.loading import rdf, small
+from rspark.spark.loading import messages, rdf, small
 
 __all__ = ["LoadedGraph", "LoadedStream", "load_rdf", "load_stream", "no_valid_element", "check_file",
            "MissingFileError", "PROV_GENERATED_AT_TIME", "MAX_ERRORS"]
@@ -166,11 +167,19 @@ class LoadedStream:
     # in ticks; ``ts`` in ``elements`` is its start); None when every element is a point
     ends: DataFrame | None = None
     _cached: list[DataFrame] = field(default_factory=list, repr=False)
+    # files the load wrote (a converted message log), read by Spark until the stream is dropped
+    _temporary: list[str] = field(default_factory=list, repr=False)
 
     def unpersist(self) -> None:
-        """Free the cached parse and derived tables."""
+        """Free the cached parse and derived tables (and the files the load wrote)."""
         for df in self._cached:
             df.unpersist()
+        for path in self._temporary:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+        self._temporary.clear()
 
 
 # --------------------------------------------------------------------------------------------------- helpers
@@ -837,9 +846,14 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     """
     path = str(path)
     check_file(path)
+    converted = messages.stream_format(path, format, messages.file_head(path))
+    if converted is not None:
+        return _converted_stream(spark, iri, path, converted, timestamp_predicate=timestamp_predicate,
+                                 base_iri=base_iri, strict=strict, end_predicate=end_predicate)
     fmt = rdf.detect_format(path, format)
     if fmt not in rdf.QUAD_FORMATS:
-        raise InputError(f"a stream file must be TriG or N-Quads, not {fmt}: {path}")
+        raise InputError(f"a stream file must be TriG or N-Quads (or an RDF Message Log, NDJSON-LD or JSON-LD: "
+                         f"docs/streams.md), not {fmt}: {path}")
     if rdf.is_empty_file(path):  # known from its size: no Spark job
         log.warning("%s", rdf.empty_stream_warning(_bare_iri(iri), path))
         return _empty_stream(spark, iri)
@@ -865,6 +879,62 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
             df.unpersist()
         raise
     return result
+
+
+def _converted_stream(spark: SparkSession, iri: str, path: str, fmt: str, *, timestamp_predicate: str,
+                      base_iri: str | None, strict: bool, end_predicate: str | None) -> LoadedStream:
+    """An RDF Message Log, NDJSON-LD or JSON-LD stream (:mod:`rspark.spark.loading.messages`): converted on the
+    driver into an N-Quads file, loaded as any stream file. The problems of both steps name the source: its file,
+    its line and the message; strict, the first of them in file order is raised."""
+    local = rdf.local_path(path)
+    if local is None:
+        raise InputError(f"{path}: an RDF Message Log or JSON-LD stream is read from a local file")
+    data = rdf.read_bytes(local)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"invalid UTF-8 (byte 0x{data[exc.start]:02X})", file=path, line=line) from None
+    element_base = rdf.file_base_iri(path) + "#message-"
+    conv = messages.convert(text, fmt, file=path, pred=timestamp_predicate, element_base=element_base,
+                            base_iri=base_iri if base_iri is not None else rdf.file_base_iri(path))
+    log.info("converted %s (%s): %d messages, %d problems", path, fmt, conv.messages, len(conv.errors))
+    fd, target = tempfile.mkstemp(prefix="rspark-messages-", suffix=".nq")
+    with os.fdopen(fd, "wb") as out:
+        out.write(conv.nquads)
+    try:
+        if conv.nquads:
+            loaded = load_stream(spark, iri, target, timestamp_predicate=timestamp_predicate, strict=False,
+                                 format="nquads", end_predicate=end_predicate)
+        else:
+            loaded = _empty_stream(spark, iri)
+            if not conv.errors:
+                log.warning("stream <%s> has no elements (file %s)", _bare_iri(iri), path)
+    except BaseException:
+        os.remove(target)
+        raise
+    loaded._temporary.append(target)
+    errors = conv.errors + [_source_problem(err, conv, path) for err in loaded.errors]
+    errors.sort(key=lambda e: (e.line is None, e.line or 0, e.column or 0))
+    loaded.errors = errors
+    loaded.n_rejected += len(conv.errors)
+    if strict and errors:
+        loaded.unpersist()
+        raise errors[0]
+    return loaded
+
+
+def _source_problem(err: DataError, conv: messages.Converted, path: str) -> DataError:
+    """A problem the load found in a converted file, named where it comes from: the source's line and message."""
+    if isinstance(err, MoreProblems):
+        return MoreProblems(err.count, err.what, file=path)
+    origin = conv.origin(err.line) if err.line is not None else None
+    reason = err.reason
+    if err.element is not None and reason.endswith(f" (element {err.element})"):
+        reason = reason[: -len(f" (element {err.element})")]
+    if origin is None:
+        return DataError(reason, file=path, element=err.element)
+    return DataError(f"message {origin[1]}: {reason}", file=path, line=origin[0], element=err.element)
 
 
 ELEMENTS_DDL = "element string, ts long, seq long"
