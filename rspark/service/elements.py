@@ -56,6 +56,7 @@ def parse_push(body: bytes, media_type: str | None, *, predicate: str, arrival_t
 
     from rspark.spark.loading.rdf import document_problem
 
+    body, media_type = _converted(body, media_type, predicate)
     fmt = _format(body, media_type)
     try:
         quads = list(ox.parse(body, format=getattr(ox.RdfFormat, fmt)))
@@ -104,6 +105,29 @@ def parse_push(body: bytes, media_type: str | None, *, predicate: str, arrival_t
 
 
 _NAMES = {"TRIG": "TriG", "N_QUADS": "N-Quads", "JSON_LD": "JSON-LD"}
+
+
+def _converted(body: bytes, media_type: str | None, predicate: str) -> tuple[bytes, str | None]:
+    """An RDF Message Log (``application/trig; version=1.2-messages``, or a body announcing ``VERSION
+    "1.2-messages"``), NDJSON-LD (``application/x-ld+ndjson``) or JSON-LD body as N-Quads
+    (:mod:`rspark.spark.loading.messages`); any other as it is. A problem in one message refuses the push."""
+    # delayed: pyoxigraph, as in parse_push
+    from rspark.spark.loading import messages
+
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return body, media_type  # parse_push reports it
+    mt = (media_type or "").split(";")[0].strip().lower()
+    fmt = messages.media_type_format(media_type)
+    if fmt is None and mt in ("", "text/plain", "application/octet-stream"):
+        fmt = messages.pushed_format(text, None)
+    if fmt is None:
+        return body, media_type
+    conv = messages.convert_push(text, fmt, stream="", pred=predicate, file="request body")
+    if conv.errors:
+        raise conv.errors[0]
+    return conv.nquads, "application/n-quads"
 
 
 def _format(body: bytes, media_type: str | None) -> str:

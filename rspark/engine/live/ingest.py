@@ -17,7 +17,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rspark.spark.loading import rdf
+from rspark.spark.loading import messages, rdf
 from rspark.spark.loading.loader import small_stream_batch
 from rspark.spark.loading.small import SmallBatch
 
@@ -34,6 +34,8 @@ def read_small(path: str, timestamp_predicate: str, *, format: str | None = None
     try:
         fmt = rdf.detect_format(path, format)
     except Exception:  # noqa: BLE001 - anything unusual is load_stream's to report
+        return None
+    if format is None and messages.needs_conversion(path):  # a message log: converted by load_stream
         return None
     if fmt not in rdf.QUAD_FORMATS:
         return None

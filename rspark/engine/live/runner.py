@@ -62,6 +62,7 @@ from rspark.engine.replay import query_label
 from rspark.errors import WARNINGS_PER_FILE, DataError, InputError, MoreProblems, RsparkError, summarised
 from rspark.model.time import parse_duration
 from rspark.model.timestamps import format_time, parse_time
+from rspark.spark.loading import messages
 from rspark.spark.loading.loader import load_stream
 from rspark.syntax.translate import compile_query, ensure_evaluable
 
@@ -74,7 +75,8 @@ __all__ = ["LiveQuery", "LiveRunner", "LiveStream", "stream_key", "write_inbox"]
 
 log = logging.getLogger("rspark.live")
 
-STREAM_FILES = "*.{trig,nq,nquads,trig.gz,nq.gz,nquads.gz}"  # what a watched directory's file source reads
+# what a watched directory's file source reads
+STREAM_FILES = "*.{trig,nq,nquads,trig.gz,nq.gz,nquads.gz,ndjsonld,jsonld}"
 STATE_FILE = "state.json"
 DRIVER_READ_CONF = "spark.rspark.live.driverRead"
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
@@ -195,6 +197,9 @@ class LiveRunner(LiveReading):
         of the push."""
         st = self.streams.get(iri) or self.stream(iri)
         text = data.decode("utf-8") if isinstance(data, bytes) else data
+        converted = messages.pushed_format(text, format)
+        if converted is not None:  # an RDF Message Log, NDJSON-LD, JSON-LD: its elements as N-Quads
+            text, format = self._converted(iri, text, converted, st.timestamp_predicate), "nquads"
         fmt = (format or ("nquads" if looks_like_nquads(text) else "trig")).lower()
         if fmt not in ("trig", "nquads", "nq"):
             raise InputError(f"push to <{iri}>: the format is trig or nquads, not {format!r}")
@@ -202,6 +207,19 @@ class LiveRunner(LiveReading):
             text = stamp_arrivals(text, fmt, st.timestamp_predicate, time.time())
             fmt = "nquads"
         return st.write(text, "nq" if fmt in ("nquads", "nq") else "trig")
+
+    def _converted(self, iri: str, text: str, fmt: str, predicate: str) -> str:
+        """A push in a converted format as N-Quads; its problems (a message that does not parse, ...) are logged and
+        kept in ``errors``, and the other messages go on. Raises the first problem when no message is left."""
+        conv = messages.convert_push(text, fmt, stream=iri, pred=predicate)
+        if conv.errors and not conv.nquads:
+            raise conv.errors[0]
+        for line in summarised(conv.errors, WARNINGS_PER_FILE):
+            log.warning("push to <%s>: %s", iri, line)
+        with self.lock:
+            self.errors.extend(conv.errors)
+            del self.errors[:-1000]
+        return conv.nquads.decode("utf-8")
 
     def drop(self, iri: str) -> bool:
         """Removes a live stream: its sources stop and its buffer, inbox and offsets are deleted. Refused while a

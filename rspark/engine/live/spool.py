@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
+from rspark.spark.loading import messages
+
 
 @dataclass
 class Origins:
@@ -41,6 +43,9 @@ def spool_files(paths: list[str], directory: str, name: str) -> tuple[str | None
     line = 1
     with open(spool, "wb") as out:
         for i, path in enumerate(paths):
+            if messages.needs_conversion(path):  # a message log, JSON-LD: converted by the loader
+                alone.append(path)
+                continue
             try:
                 with open(path, "rb") as f:
                     data = f.read()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -40,8 +41,9 @@ from rspark.model.timestamps import is_datetime_shaped
 from rspark.model.xsd import XSD_DATETIME
 from rspark.spark.loading.rdf import detect_format, document_problem, is_compressed, local_path
 
-__all__ = ["Converted", "Message", "STREAM_FORMATS", "convert", "file_head", "message_log_format",
-           "split_messages", "stream_format"]
+__all__ = ["Converted", "Message", "STREAM_FORMATS", "convert", "convert_push", "file_head", "media_type_format",
+           "message_log_format", "needs_conversion", "parse_messages", "pushed_format", "split_messages",
+           "stream_format"]
 
 # the converted stream formats: a message log of each RDF syntax, NDJSON-LD, and a JSON-LD document
 MESSAGE_LOGS = {"ntriples": "ntriples-messages", "nquads": "nquads-messages", "turtle": "turtle-messages",
@@ -102,20 +104,52 @@ def stream_format(path: str, format: str | None = None, head: str = "") -> str |
     return message_log_format(head, detect_format(path))
 
 
+def needs_conversion(path: str) -> bool:
+    """Whether a stream file is read through :func:`convert` (a message log, NDJSON-LD, JSON-LD), not parsed as the
+    TriG or N-Quads it may also be (a log of one message parses as TriG, but its triples are an element)."""
+    try:
+        return stream_format(path, None, file_head(path)) is not None
+    except ValueError:  # an unknown extension: the loader's to report
+        return False
+
+
 def media_type_format(media_type: str | None) -> str | None:
-    """The converted format of a pushed body's media type: NDJSON-LD's, or an RDF syntax's with a ``version``
+    """The converted format of a pushed body's media type: NDJSON-LD's, JSON-LD's, or an RDF syntax's with a ``version``
     parameter ending in ``-messages`` (``application/trig; version=1.2-messages``, the draft's "Version labels");
     None for any other."""
     if not media_type:
         return None
     main, *params = [part.strip() for part in media_type.split(";")]
     main = main.lower()
-    if main in MEDIA_TYPES and main != "application/ld+json":
+    if main in MEDIA_TYPES:
         return MEDIA_TYPES[main]
     version = next((p.split("=", 1)[1].strip().strip('"') for p in params if p.lower().startswith("version=")), "")
     if main in _SYNTAX_MEDIA and version.endswith("-messages"):
         return MESSAGE_LOGS[_SYNTAX_MEDIA[main]]
     return None
+
+
+def pushed_format(text: str, format: str | None) -> str | None:
+    """The converted format of a push (``Engine.push``): ``format`` when it names one (``"ndjsonld"``,
+    ``"trig-messages"``, ...: None for ``trig`` / ``nquads``), else a message log announced at the start of ``text``
+    (N-Quads when its first statement is a line of four terms, else TriG)."""
+    if format is not None:
+        key = format.strip().lower().replace("_", "-")
+        return _ALIASES.get(key)
+    m = _VERSION.match(text)
+    if m is None:
+        return None
+    rest = text[m.end():].lstrip()
+    first = rest.split("\n", 1)[0].strip()
+    line_format = first.startswith(("<", "_:")) and first.endswith(".") and "{" not in first
+    return message_log_format(text, "nquads" if line_format else "trig")
+
+
+def convert_push(text: str, fmt: str, *, stream: str, pred: str, file: str = "pushed data") -> Converted:
+    """A pushed text in a converted format as N-Quads (:func:`convert`); the elements it mints are named after the
+    stream and the text (``urn:rspark:message:HASH:N``: the same push gives the same names)."""
+    digest = hashlib.sha1((stream + "\n" + text).encode("utf-8")).hexdigest()[:16]
+    return convert(text, fmt, file=file, pred=pred, element_base=f"urn:rspark:message:{digest}:")
 
 
 # ----------------------------------------------------------------------------------------------- the splitter
@@ -331,8 +365,13 @@ class _Builder:
         self.errors.append(DataError(prefix + reason, file=self.file, line=line, column=column))
 
     def message(self, quads: list[ox.Quad], line: int, number: int, *, scoped: bool = True) -> None:
-        """One message's quads as one element (see the module's docstring)."""
+        """One message's quads as one element (see the module's docstring); ``scoped`` False: a JSON-LD document's
+        item, whose quads are taken as they are (its named graphs are the elements)."""
         if not quads:
+            return
+        if not scoped:
+            self.origins.append((len(self.quads) + 1, line, number))
+            self.quads.extend(self._datetime(q) for q in quads)
             return
         if scoped:
             quads = _fresh_blank_nodes(quads)
@@ -395,13 +434,28 @@ def convert(text: str, fmt: str, *, file: str, pred: str, element_base: str, bas
     if fmt == "jsonld":
         return _convert_jsonld(text, _Builder(file, pred, element_base, True), base_iri)
     out = _Builder(file, pred, element_base, False)
-    messages = split_messages(text, fmt)
-    for msg in messages:
+    count = 0
+    for msg, quads, problem in parse_messages(text, fmt, base_iri):
+        count = msg.number
+        if problem is not None:
+            out.problem(*problem, msg.number)
+        elif quads:
+            out.message(quads, msg.first_line, msg.number)
+    return out.result(count)
+
+
+def parse_messages(text: str, fmt: str, base_iri: str | None = None
+                   ) -> Iterator[tuple[Message, list[ox.Quad], tuple[str, int | None, int | None] | None]]:
+    """The RDF datasets of a message log in ``fmt`` (a value of :data:`MESSAGE_LOGS`), one per message in log
+    order: ``(message, quads, None)``, or ``(message, [], (reason, line, column))`` for a message that cannot be
+    read. Blank node labels are pyoxigraph's (the same label in two messages gives equal terms here:
+    :func:`convert` makes them apart)."""
+    for msg in split_messages(text, fmt):
         if msg.problem is not None:
-            line, column = _line_column(text, msg.problem[1])
-            out.problem(msg.problem[0], line, column, msg.number)
+            yield msg, [], (msg.problem[0], *_line_column(text, msg.problem[1]))
             continue
         if msg.empty:
+            yield msg, [], None
             continue
         source = message_text(text, msg)
         try:
@@ -409,13 +463,12 @@ def convert(text: str, fmt: str, *, file: str, pred: str, element_base: str, bas
         except SyntaxError as exc:
             reason, line, column = document_problem(exc, source)
             line = msg.line + line - 2 if line is not None and line >= 2 else msg.first_line
-            out.problem(reason, line, column, msg.number)
+            yield msg, [], (reason, line, column)
             continue
         except ValueError as exc:  # a bad base IRI, text pyoxigraph cannot take
-            out.problem(str(exc), msg.first_line, None, msg.number)
+            yield msg, [], (str(exc), msg.first_line, None)
             continue
-        out.message(quads, msg.first_line, msg.number)
-    return out.result(len(messages))
+        yield msg, quads, None
 
 
 def _line_column(text: str, offset: int) -> tuple[int, int]:
