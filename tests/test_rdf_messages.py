@@ -426,3 +426,130 @@ def test_the_splitter_and_the_converter_never_raise_and_report_data_errors(body,
     list(ox.parse(conv.nquads, format=ox.RdfFormat.N_QUADS))  # what it gives is N-Quads
     for msg in M.split_messages(text, fmt) if fmt in M.MESSAGE_LOGS.values() else ():
         assert 0 <= msg.start <= msg.end <= len(text) and msg.number >= 1
+
+
+# ------------------------------------------------------------------------------------------------------ Spark
+
+LOG = V + """PREFIX : <http://example.org/>
+PREFIX prov: <http://www.w3.org/ns/prov#>
+:o1 :value 15 ; prov:generatedAtTime 1 .
+_:b :seen :o1 .
+MESSAGE
+:o2 :value 20 ; prov:generatedAtTime 3 .
+_:b :seen :o2 .
+MESSAGE
+:o3 :value 25 .
+MESSAGE
+:o9 :value .
+MESSAGE
+:o4 :value 30 ; prov:generatedAtTime 5 .
+"""
+SUM = """PREFIX : <http://example.org/>
+SELECT (COUNT(DISTINCT ?b) AS ?seen) (SUM(?v) AS ?sum) FROM NAMED WINDOW :w ON <%s> [RANGE 4 STEP 2]
+WHERE { WINDOW :w { ?o :value ?v . OPTIONAL { ?b :seen ?o } } }"""
+COPY = """PREFIX : <http://example.org/>
+CONSTRUCT { ?o :value ?v } FROM NAMED WINDOW :w ON <%s> [RANGE 2 STEP 2] WHERE { WINDOW :w { ?o :value ?v } }"""
+
+
+def table(records) -> list:
+    return [(r.time, sorted(tuple(sorted((k, v.n3()) for k, v in row.items())) for row in r.rows)) for r in records]
+
+
+def test_a_message_log_replays_its_problems_are_named_and_its_messages_output_reads_back(spark, tmp_path):
+    """One message, one element: a blank node label shared by two messages is two nodes (2 seen in the window
+    [0, 4] holding o1 and o2); the message without a timestamp and the one that does not parse are reported with
+    the file, the line and the message, and the others replay. CONSTRUCT records written with --format messages
+    (and trig) read back as streams give the same records as the original."""
+    from rspark.engine.engine import Engine
+
+    path = tmp_path / "log.trig"
+    path.write_text(LOG)
+    i = "http://www.w3.org/2001/XMLSchema#integer"
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "s", path)
+        assert [str(e) for e in eng.errors] == [
+            f"{path}:10: message 3: no timestamp (a default-graph triple <element> <timestamp-predicate> literal) "
+            f"(element <{path.as_uri()}#message-3>)",
+            f"{path}:12:12: message 4: . is not a valid RDF object"]
+        assert table(eng.replay(SUM % (EX + "s"), until="end")) == [
+            (2, [(("seen", f'"1"^^<{i}>'), ("sum", f'"15"^^<{i}>'))]),
+            (4, [(("seen", f'"2"^^<{i}>'), ("sum", f'"35"^^<{i}>'))]),
+            (6, [(("seen", f'"1"^^<{i}>'), ("sum", f'"50"^^<{i}>'))])]
+        records = eng.replay(COPY % (EX + "s"), until="end")
+        for fmt in ("messages", "trig"):
+            out = io.StringIO()
+            writer = ReplayWriter(fmt, out)
+            for rec in records:
+                writer.write(rec)
+            writer.close()
+            (tmp_path / f"out-{fmt}.trig").write_text(out.getvalue())
+        assert (tmp_path / "out-messages.trig").read_text().count("MESSAGE\n") == 2
+        eng.add_streams({EX + "m": tmp_path / "out-messages.trig", EX + "t": tmp_path / "out-trig.trig"})
+        assert eng.errors[2:] == []
+        again = {name: [(r.time, sorted(r.to_json()["triples"])) for r in eng.replay(COPY % (EX + name), until="end")]
+                 for name in ("m", "t")}
+    original = [(r.time, sorted(r.to_json()["triples"])) for r in records]
+    assert original == [(2, [f'<{EX}o1> <{EX}value> "15"^^<{i}> .']), (4, [f'<{EX}o2> <{EX}value> "20"^^<{i}> .']),
+                        (6, [f'<{EX}o4> <{EX}value> "30"^^<{i}> .'])]
+    assert again["m"] == again["t"] == original
+
+
+@pytest.mark.testdata
+def test_json_ld_streams_replay(spark, testdata):
+    """The W3C RSP CG's example stream (BGN Berlin: temperatures at 01:00 ... 01:06, 01:08, 01:10, read with the
+    ssn:observationSamplingTime timestamps) and TripleWave's stream.rs (JSON-LD items, prov:generatedAtTime as
+    plain strings with a +02:00 offset), replayed with hand-derived windows."""
+    from rspark.engine.engine import Engine
+
+    berlin = testdata / "rsp-ql" / "Example_RDF_Streams" / "BGN_Location_TempC_Minute_Berlin.json"
+    triplewave = testdata / "triplewave" / "examples" / "rdfstream" / "stream.rs"
+    ssn = "http://www.w3.org/2005/Incubator/ssn/ssnx/ssn#observationSamplingTime"
+    temps = """PREFIX : <http://example.org/>
+    SELECT (SUM(?t) AS ?sum) FROM NAMED WINDOW :w ON :berlin [RANGE PT2M STEP PT2M]
+    WHERE { WINDOW :w { ?c <http://example.org/property-vocabulary#hasPointTempC> ?t } }"""
+    kinds = """PREFIX : <http://example.org/>
+    SELECT ?e ?kind FROM NAMED WINDOW :w ON :tw [RANGE PT10S STEP PT10S]
+    WHERE { WINDOW :w { ?e a ?kind FILTER(STRSTARTS(STR(?kind), "http://example.org/")) } }"""
+    d = "http://www.w3.org/2001/XMLSchema#decimal"
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "berlin", berlin, timestamp_predicate=ssn)
+        eng.add_stream(EX + "tw", triplewave, format="jsonld")
+        assert eng.errors == []
+        assert [(r.time, [row["sum"].n3() for row in r.rows]) for r in eng.replay(temps, until="end")] == [
+            ("2015-01-01T01:00:00Z", [f'"12.5"^^<{d}>']), ("2015-01-01T01:02:00Z", [f'"24.5"^^<{d}>']),
+            ("2015-01-01T01:04:00Z", [f'"22.5"^^<{d}>']), ("2015-01-01T01:06:00Z", [f'"20.5"^^<{d}>']),
+            ("2015-01-01T01:08:00Z", [f'"9.0"^^<{d}>']), ("2015-01-01T01:10:00Z", [f'"8.5"^^<{d}>'])]
+        got = eng.replay(kinds, times=["2012-10-14T08:36:10Z", "2012-10-14T08:36:20Z"])
+    tw, ex = "http://192.168.1.199/TripleWave/", "http://example.org/"
+    assert [(r.time, sorted((row["e"].value, row["kind"].value) for row in r.rows)) for r in got] == [
+        ("2012-10-14T08:36:10Z", [(tw + "afm1350203766710", ex + "AddForumMembership"),
+                                  (tw + "apl1350203761822", ex + "LikePost")]),
+        ("2012-10-14T08:36:20Z", [(tw + "acl1350203770922", ex + "LikeComment"),
+                                  (tw + "acl1350203776400", ex + "LikeComment"),
+                                  (tw + "afm1350203778779", ex + "AddForumMembership"),
+                                  (tw + "afm1350203779356", ex + "AddForumMembership")])]
+
+
+def test_a_message_log_and_ndjson_ld_pushed_live(spark, tmp_path):
+    """Pushes converted as a replay's files are: each message an element; a message that does not parse is in
+    engine.live.errors (named by push, line and message) and the others go on."""
+    from rspark.engine.engine import Engine
+
+    count = """SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW <http://example.org/w> ON <http://example.org/s>
+    [RANGE 4 STEP 2] WHERE { WINDOW <http://example.org/w> { ?s <http://example.org/v> ?o } }"""
+    log = V + (f'<{EX}a> <{EX}v> "1" .\n<{EX}a> <{PROV}> "2"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+               f"MESSAGE\n<{EX}b> <{EX}v> .\nMESSAGE\n"
+               f'<{EX}c> <{EX}v> "3" .\n<{EX}c> <{PROV}> "4"^^<http://www.w3.org/2001/XMLSchema#integer> .\n')
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        eng.live_stream(EX + "s")
+        h = eng.register(count, name="count")
+        eng.push(EX + "s", log)
+        eng.push(EX + "s", ndjson({"@context": {"@vocab": EX}}, {"@id": EX + "d", "v": 1, PROV: 6},
+                                  {"@id": EX + "e", "v": 2, PROV: 6}), format="ndjsonld")
+        assert eng.live.wait_idle(timeout=120)
+        eng.live.close(flush=True)
+        assert [str(e) for e in eng.live.errors] == [
+            "pushed data:5:47: message 2: The object of a triple must be an IRI, a blank node or a literal"]
+        i = "http://www.w3.org/2001/XMLSchema#integer"
+        assert [(r.time, [row["n"].n3() for row in r.rows]) for r in h.drain()] == [
+            (2, [f'"1"^^<{i}>']), (4, [f'"2"^^<{i}>']), (6, [f'"3"^^<{i}>'])]
