@@ -125,7 +125,11 @@ def test_format_must_fit_every_query(queries):
     construct, ask = queries / "construct.rq", queries / "ask.rq"
     fails_before_spark(["replay", str(QUERY), str(construct), "--stream", f"{OBS}={STREAM}", "--format", "csv"],
                        re.escape(f"rspark: error: --format csv writes SELECT results only, but {construct} is a "
-                                 f"CONSTRUCT query: use --format jsonl, table or trig for it"))
+                                 f"CONSTRUCT query: use --format jsonl, table, trig or messages for it"))
+    fails_before_spark(["replay", str(QUERY), "--stream", f"{OBS}={STREAM}", "--format", "messages"],
+                       re.escape(f"rspark: error: --format messages writes CONSTRUCT (without GRAPH blocks) and "
+                                 f"DESCRIBE results only, but {QUERY} is a SELECT query: use --format jsonl, table, "
+                                 f"csv or tsv for it"))
     fails_before_spark(["replay", str(ask), "--stream", f"{OBS}={STREAM}", "--format", "tsv"],
                        re.escape(f"rspark: error: --format tsv writes SELECT results only, but {ask} is an ASK "
                                  f"query: use --format jsonl or table for it"))
