@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rspark.algebra.ops import QueryForm
+from rspark.engine.live.sources import recorded_elements
 from rspark.engine.live.stamp import stamp_arrivals
 from rspark.engine.writers import ReplayWriter
 from rspark.errors import DataError
@@ -27,6 +28,7 @@ from rspark.spark.streaming.record import Record
 EX = "http://example.org/"
 PROV = "http://www.w3.org/ns/prov#generatedAtTime"
 V = 'VERSION "1.2-messages"\n'
+XI = "http://www.w3.org/2001/XMLSchema#integer"
 
 
 def datasets(text: str, fmt: str) -> list:
@@ -553,3 +555,17 @@ def test_a_message_log_and_ndjson_ld_pushed_live(spark, tmp_path):
         i = "http://www.w3.org/2001/XMLSchema#integer"
         assert [(r.time, [row["n"].n3() for row in r.rows]) for r in h.drain()] == [
             (2, [f'"1"^^<{i}>']), (4, [f'"2"^^<{i}>']), (6, [f'"3"^^<{i}>'])]
+
+
+def test_a_paced_replay_source_reads_a_message_log_element_by_element(tmp_path):
+    """``rspark run --source IRI=replay:log.trig@SPEED`` writes a message log's elements one by one, in time order."""
+    path = tmp_path / "log.trig"
+    path.write_text(V + f"<{EX}b> <{EX}v> 2 ; <{PROV}> 4 .\nMESSAGE\n<{EX}a> <{EX}v> 1 ; <{PROV}> 2 .\n")
+    elements = recorded_elements(str(path), PROV)
+    assert [(ms, sorted(text.splitlines())) for ms, text in elements] == [
+        (2.0, sorted([f'<{EX}a> <{EX}v> "1"^^<{XI}> <{path.as_uri()}#message-2> .',
+                      f'<{EX}a> <{PROV}> "2"^^<{XI}> <{path.as_uri()}#message-2> .',
+                      f'<{path.as_uri()}#message-2> <{PROV}> "2"^^<{XI}> .'])),
+        (4.0, sorted([f'<{EX}b> <{EX}v> "2"^^<{XI}> <{path.as_uri()}#message-1> .',
+                      f'<{EX}b> <{PROV}> "4"^^<{XI}> <{path.as_uri()}#message-1> .',
+                      f'<{path.as_uri()}#message-1> <{PROV}> "4"^^<{XI}> .']))]

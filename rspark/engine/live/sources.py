@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from decimal import Decimal
+from pathlib import Path
 
 from rspark.engine.live.mqtt import SCHEME as MQTT
 from rspark.engine.live.mqtt import MqttSource, parse_mqtt
@@ -156,11 +157,21 @@ def recorded_elements(path: str, predicate: str) -> list[tuple[float, str]]:
     # delayed: pyoxigraph, for a replay: source only; the Engine and `rspark run` import this module for any source
     import pyoxigraph as ox
 
+    # delayed: as pyoxigraph (the messages module parses with it)
+    from rspark.spark.loading import messages
+
     fmt = ox.RdfFormat.N_QUADS if path.endswith((".nq", ".nquads", ".nq.gz", ".nquads.gz")) else ox.RdfFormat.TRIG
     with open(path, "rb") as f:
         data = f.read()
     if path.endswith(".gz"):
         data = gzip.decompress(data)
+    if messages.needs_conversion(path):  # a message log, NDJSON-LD, JSON-LD: its elements as N-Quads
+        conv = messages.convert(data.decode("utf-8", errors="replace"), messages.stream_format(
+            path, None, messages.file_head(path)), file=path, pred=predicate,
+            element_base=Path(path).resolve().as_uri() + "#message-", base_iri=Path(path).resolve().as_uri())
+        for err in conv.errors:
+            log.warning("%s", err)
+        data, fmt = conv.nquads, ox.RdfFormat.N_QUADS
     pred = ox.NamedNode(predicate)
     graphs: dict = {}
     stamps: dict = {}
