@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pyoxigraph as ox
 import pytest
@@ -532,29 +533,35 @@ def test_json_ld_streams_replay(spark, testdata):
                                   (tw + "afm1350203779356", ex + "AddForumMembership")])]
 
 
-def test_a_message_log_and_ndjson_ld_pushed_live(spark, tmp_path):
-    """Pushes converted as a replay's files are: each message an element; a message that does not parse is in
-    engine.live.errors (named by push, line and message) and the others go on."""
+def test_message_logs_pushed_live_and_dropped_into_a_watched_directory(spark, tmp_path):
+    """Pushes and files converted as a replay's files are: each message an element; a message that does not parse
+    is in engine.live.errors (named by push, line and message) and the others go on."""
     from rspark.engine.engine import Engine
 
-    count = """SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW <http://example.org/w> ON <http://example.org/s>
+    count = """SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW <http://example.org/w> ON <http://example.org/%s>
     [RANGE 4 STEP 2] WHERE { WINDOW <http://example.org/w> { ?s <http://example.org/v> ?o } }"""
-    log = V + (f'<{EX}a> <{EX}v> "1" .\n<{EX}a> <{PROV}> "2"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+    log = V + (f'<{EX}a> <{EX}v> "1" .\n<{EX}a> <{PROV}> "2"^^<{XI}> .\n'
                f"MESSAGE\n<{EX}b> <{EX}v> .\nMESSAGE\n"
-               f'<{EX}c> <{EX}v> "3" .\n<{EX}c> <{PROV}> "4"^^<http://www.w3.org/2001/XMLSchema#integer> .\n')
+               f'<{EX}c> <{EX}v> "3" .\n<{EX}c> <{PROV}> "4"^^<{XI}> .\n')
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
     with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
         eng.live_stream(EX + "s")
-        h = eng.register(count, name="count")
+        eng.watch(EX + "t", inbox)
+        handles = {name: eng.register(count % name, name=name) for name in ("s", "t")}
         eng.push(EX + "s", log)
         eng.push(EX + "s", ndjson({"@context": {"@vocab": EX}}, {"@id": EX + "d", "v": 1, PROV: 6},
                                   {"@id": EX + "e", "v": 2, PROV: 6}), format="ndjsonld")
+        staged = tmp_path / "t.ndjsonld"
+        staged.write_text(ndjson({"@context": {"@vocab": EX}}, {"v": 1, PROV: 2}, {}, {"v": 2, PROV: 6}))
+        os.replace(staged, inbox / staged.name)
         assert eng.live.wait_idle(timeout=120)
         eng.live.close(flush=True)
         assert [str(e) for e in eng.live.errors] == [
             "pushed data:5:47: message 2: The object of a triple must be an IRI, a blank node or a literal"]
-        i = "http://www.w3.org/2001/XMLSchema#integer"
-        assert [(r.time, [row["n"].n3() for row in r.rows]) for r in h.drain()] == [
-            (2, [f'"1"^^<{i}>']), (4, [f'"2"^^<{i}>']), (6, [f'"3"^^<{i}>'])]
+        got = {name: [(r.time, [row["n"].n3() for row in r.rows]) for r in h.drain()] for name, h in handles.items()}
+    assert got == {"s": [(2, [f'"1"^^<{XI}>']), (4, [f'"2"^^<{XI}>']), (6, [f'"3"^^<{XI}>'])],
+                   "t": [(2, [f'"1"^^<{XI}>']), (4, [f'"1"^^<{XI}>']), (6, [f'"1"^^<{XI}>'])]}
 
 
 def test_a_paced_replay_source_reads_a_message_log_element_by_element(tmp_path):
