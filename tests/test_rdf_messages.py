@@ -197,6 +197,12 @@ def test_a_message_of_triples_is_one_element_named_after_the_file_and_its_number
     assert (conv.messages, conv.errors) == (3, [])
     assert [o[1:] for o in conv.origins] == [(2, 1), (5, 3)]
     assert conv.origin(1) == (2, 1) and conv.origin(4) == (5, 3)
+    # with an end predicate, a message's end triple ends its element's validity too
+    end = "http://www.w3.org/ns/prov#invalidatedAtTime"
+    conv = M.convert(V + f"<{EX}o1> <{EX}v> 1 ; <{PROV}> 10 ; <{end}> 12 .\n", "turtle-messages", file="f",
+                     pred=PROV, element_base="urn:m:", end_pred=end)
+    assert [line for line in nquads(conv) if line.startswith("<urn:m:")] == [
+        f'<urn:m:1> <{PROV}> "10"{i} .', f'<urn:m:1> <{end}> "12"{i} .']
 
 
 def test_a_message_with_one_named_graph_names_its_element_and_several_are_an_error():
@@ -474,6 +480,8 @@ def test_a_message_log_replays_its_problems_are_named_and_its_messages_output_re
             f"{path}:10: message 3: no timestamp (a default-graph triple <element> <timestamp-predicate> literal) "
             f"(element <{path.as_uri()}#message-3>)",
             f"{path}:12:12: message 4: . is not a valid RDF object"]
+        with pytest.raises(DataError, match=r"log\.trig:10: message 3: no timestamp"):
+            eng.add_stream(EX + "strict", path, strict=True)
         assert table(eng.replay(SUM % (EX + "s"), until="end")) == [
             (2, [(("seen", f'"1"^^<{i}>'), ("sum", f'"15"^^<{i}>'))]),
             (4, [(("seen", f'"2"^^<{i}>'), ("sum", f'"35"^^<{i}>'))]),

@@ -897,7 +897,8 @@ def _converted_stream(spark: SparkSession, iri: str, path: str, fmt: str, *, tim
         raise DataError(f"invalid UTF-8 (byte 0x{data[exc.start]:02X})", file=path, line=line) from None
     element_base = rdf.file_base_iri(path) + "#message-"
     conv = messages.convert(text, fmt, file=path, pred=timestamp_predicate, element_base=element_base,
-                            base_iri=base_iri if base_iri is not None else rdf.file_base_iri(path))
+                            base_iri=base_iri if base_iri is not None else rdf.file_base_iri(path),
+                            end_pred=end_predicate)
     log.info("converted %s (%s): %d messages, %d problems", path, fmt, conv.messages, len(conv.errors))
     fd, target = tempfile.mkstemp(prefix="rspark-messages-", suffix=".nq")
     with os.fdopen(fd, "wb") as out:

@@ -353,9 +353,10 @@ class Converted:
 class _Builder:
     """Quads gathered message by message, with their origins and the problems."""
 
-    def __init__(self, file: str, pred: str, element_base: str, datetimes: bool) -> None:
+    def __init__(self, file: str, pred: str, element_base: str, datetimes: bool, end_pred: str | None = None) -> None:
         self.file, self.element_base, self.datetimes = file, element_base, datetimes
         self.pred = ox.NamedNode(pred)
+        self.end_pred = ox.NamedNode(end_pred) if end_pred is not None else None
         self.quads: list[ox.Quad] = []
         self.origins: list[tuple[int, int, int]] = []
         self.errors: list[DataError] = []
@@ -387,6 +388,9 @@ class _Builder:
             stamps = list(dict.fromkeys(q.object for q in quads if q.predicate == self.pred))
             quads = [ox.Quad(q.subject, q.predicate, q.object, element) for q in quads]
             quads += [ox.Quad(element, self.pred, stamp, ox.DefaultGraph()) for stamp in stamps]
+            if self.end_pred is not None:
+                ends = dict.fromkeys(q.object for q in quads if q.predicate == self.end_pred)
+                quads += [ox.Quad(element, self.end_pred, end, ox.DefaultGraph()) for end in ends]
         self.origins.append((len(self.quads) + 1, line, number))
         self.quads.extend(quads)
 
@@ -423,17 +427,18 @@ def _fresh_blank_nodes(quads: list[ox.Quad]) -> list[ox.Quad]:
                     term(q.graph_name) if isinstance(q.graph_name, ox.BlankNode) else q.graph_name) for q in quads]
 
 
-def convert(text: str, fmt: str, *, file: str, pred: str, element_base: str, base_iri: str | None = None
-            ) -> Converted:
+def convert(text: str, fmt: str, *, file: str, pred: str, element_base: str, base_iri: str | None = None,
+            end_pred: str | None = None) -> Converted:
     """A stream ``text`` in the converted format ``fmt`` (:data:`STREAM_FORMATS`) as N-Quads. ``pred``: the
-    timestamp predicate (an IRI); ``element_base``: the prefix of minted element IRIs (the message's number
-    follows); ``file``: how problems name the source. Raises nothing for bad input: its problems are in
-    ``errors`` (DataError)."""
+    timestamp predicate (an IRI); ``end_pred``: the predicate of the triple that ends an element's validity (its
+    objects in a message of triples are the minted element's end triples, as its timestamps are);
+    ``element_base``: the prefix of minted element IRIs (the message's number follows); ``file``: how problems
+    name the source. Raises nothing for bad input: its problems are in ``errors`` (DataError)."""
     if fmt == "ndjsonld":
-        return _convert_ndjsonld(text, _Builder(file, pred, element_base, True), base_iri)
+        return _convert_ndjsonld(text, _Builder(file, pred, element_base, True, end_pred), base_iri)
     if fmt == "jsonld":
-        return _convert_jsonld(text, _Builder(file, pred, element_base, True), base_iri)
-    out = _Builder(file, pred, element_base, False)
+        return _convert_jsonld(text, _Builder(file, pred, element_base, True, end_pred), base_iri)
+    out = _Builder(file, pred, element_base, False, end_pred)
     count = 0
     for msg, quads, problem in parse_messages(text, fmt, base_iri):
         count = msg.number
