@@ -368,6 +368,9 @@ def test_stream_formats_from_extension_announcement_and_name(tmp_path):
     assert M.media_type_format('application/n-quads;version="1.1-messages"') == "nquads-messages"
     assert M.media_type_format("application/x-ld+ndjson") == "ndjsonld"
     assert M.media_type_format("application/trig") is None
+    assert M.media_type_format("application/trig", V + T1) == "trig-messages"
+    assert M.media_type_format("text/turtle", T1) is None
+    assert M.pushed_format(V + T1, "trig") == "trig-messages" and M.pushed_format(T1, "trig") is None
     assert M.pushed_format(V + t("s", "o", "g") + "\n", None) == "nquads-messages"
     assert M.pushed_format(V + "PREFIX : <http://e/>\n", None) == "trig-messages"
     assert M.pushed_format(t("s", "o", "g"), None) is None

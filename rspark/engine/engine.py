@@ -602,7 +602,10 @@ class Engine:
 
     def push(self, iri: str, data: str | bytes, *, format: str | None = None) -> None:
         """Append elements (TriG or N-Quads text, docs/streams.md) to the live stream ``iri``: written to its inbox
-        (a replayable log in the checkpoint directory) and evaluated at the next micro-batch."""
+        (a replayable log in the checkpoint directory) and evaluated at the next micro-batch. An RDF Message Log
+        (text announcing ``VERSION "1.2-messages"``), or ``format="ndjsonld"`` / ``"jsonld"`` /
+        ``"trig-messages"`` ..., is converted first, each message one element (docs/streams.md, "RDF Messages and
+        JSON-LD streams"); a message that cannot be read is listed in ``engine.live.errors`` and the others go on."""
         self.live.push(iri, data, format=format)
 
     def source(self, iri: str, spec: str, **options) -> Engine:

@@ -119,7 +119,7 @@ def _converted(body: bytes, media_type: str | None, predicate: str) -> tuple[byt
     except UnicodeDecodeError:
         return body, media_type  # parse_push reports it
     mt = (media_type or "").split(";")[0].strip().lower()
-    fmt = messages.media_type_format(media_type)
+    fmt = messages.media_type_format(media_type, text)
     if fmt is None and mt in ("", "text/plain", "application/octet-stream"):
         fmt = messages.pushed_format(text, None)
     if fmt is None:

@@ -113,36 +113,45 @@ def needs_conversion(path: str) -> bool:
         return False
 
 
-def media_type_format(media_type: str | None) -> str | None:
-    """The converted format of a pushed body's media type: NDJSON-LD's, JSON-LD's, or an RDF syntax's with a ``version``
-    parameter ending in ``-messages`` (``application/trig; version=1.2-messages``, the draft's "Version labels");
-    None for any other."""
+def media_type_format(media_type: str | None, text: str = "") -> str | None:
+    """The converted format of a pushed body from its media type: NDJSON-LD's, JSON-LD's, or an RDF syntax's with
+    a ``version`` parameter ending in ``-messages`` (``application/trig; version=1.2-messages``, the draft's
+    "Version labels") or whose ``text`` announces such a version in-line; None for any other."""
     if not media_type:
         return None
     main, *params = [part.strip() for part in media_type.split(";")]
     main = main.lower()
     if main in MEDIA_TYPES:
         return MEDIA_TYPES[main]
+    if main not in _SYNTAX_MEDIA:
+        return None
     version = next((p.split("=", 1)[1].strip().strip('"') for p in params if p.lower().startswith("version=")), "")
-    if main in _SYNTAX_MEDIA and version.endswith("-messages"):
+    if version.endswith("-messages"):
         return MESSAGE_LOGS[_SYNTAX_MEDIA[main]]
-    return None
+    return message_log_format(text, _SYNTAX_MEDIA[main])
 
 
 def pushed_format(text: str, format: str | None) -> str | None:
     """The converted format of a push (``Engine.push``): ``format`` when it names one (``"ndjsonld"``,
-    ``"trig-messages"``, ...: None for ``trig`` / ``nquads``), else a message log announced at the start of ``text``
-    (N-Quads when its first statement is a line of four terms, else TriG)."""
+    ``"trig-messages"``, ...), else a message log announced at the start of ``text``: in ``format``'s syntax when
+    it names one (``"trig"``), else N-Quads when its first statement is a line of four terms, else TriG."""
+    syntax = None
     if format is not None:
         key = format.strip().lower().replace("_", "-")
-        return _ALIASES.get(key)
+        if key in _ALIASES:
+            return _ALIASES[key]
+        try:
+            syntax = detect_format("", format)
+        except ValueError:  # not a format name: the push reports it
+            return None
     m = _VERSION.match(text)
     if m is None:
         return None
-    rest = text[m.end():].lstrip()
-    first = rest.split("\n", 1)[0].strip()
-    line_format = first.startswith(("<", "_:")) and first.endswith(".") and "{" not in first
-    return message_log_format(text, "nquads" if line_format else "trig")
+    if syntax is None:
+        first = text[m.end():].lstrip().split("\n", 1)[0].strip()
+        line_format = first.startswith(("<", "_:")) and first.endswith(".") and "{" not in first
+        syntax = "nquads" if line_format else "trig"
+    return message_log_format(text, syntax)
 
 
 def convert_push(text: str, fmt: str, *, stream: str, pred: str, file: str = "pushed data") -> Converted:
