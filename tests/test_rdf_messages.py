@@ -126,6 +126,10 @@ def test_repeated_prefixes_across_messages():
     # a prefix declared in an earlier message holds in the later ones, until it is declared again
     text = V + "PREFIX ex: <http://example.org/one/>\nMESSAGE\nex:s ex:p ex:o .\n"
     assert datasets(text, "turtle-messages") == [[], [f"<{one}s> <{one}p> <{one}o> ."]]
+    # a malformed directive is the problem of its own message only
+    text = V + "PREFIX ex: <http://example.org/one/>\nPREFIX ex <bad>\nMESSAGE\nex:s ex:p ex:o .\n"
+    got = datasets(text, "turtle-messages")
+    assert got[0][1:] == (3, 8) and got[1:] == [[f"<{one}s> <{one}p> <{one}o> ."]]
 
 
 def test_message_boundary_after_a_graph_block():

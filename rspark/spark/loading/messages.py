@@ -25,6 +25,7 @@ Each is converted here, on the driver, into N-Quads the loader reads as any stre
 from __future__ import annotations
 
 import bisect
+import functools
 import gzip
 import hashlib
 import json
@@ -170,7 +171,8 @@ class Message:
     ``line`` (1-based) and ``column`` (0-based) where its text starts, ``header`` (the PREFIX / BASE directives
     of earlier messages in effect, one line), ``blank`` (spans inside it read as white space: version
     announcements), ``empty`` (no statement), ``problem`` (why it cannot be read, and the offset it is about),
-    ``first`` / ``first_line`` (the offset and line of its first statement: where messages name it)."""
+    ``first`` / ``first_line`` (the offset and line of its first statement: where messages name it),
+    ``directives`` (it declares a prefix or a base: read even when empty, for their problems)."""
 
     number: int
     start: int
@@ -183,6 +185,7 @@ class Message:
     problem: tuple[str, int] | None = None
     first: int | None = None
     first_line: int = 0
+    directives: bool = False
 
 
 _TOKEN = re.compile(
@@ -247,7 +250,11 @@ def split_messages(text: str, fmt: str) -> list[Message]:
             start, end, directive_text = _directive(tokens, m, text)
             if upper == "VERSION" or word.lower() == "@version":
                 current.blank.append((start, end))
-            else:
+                continue
+            current.directives = True
+            if current.first is None:
+                current.first = start
+            if _well_formed(directive_text):  # (a malformed one is its own message's problem only)
                 key = "base" if upper == "BASE" or word.lower() == "@base" else "prefix " + directive_text.split()[1]
                 directives[key] = directive_text
             continue
@@ -290,6 +297,16 @@ def _directive(tokens: Iterator[re.Match], first: re.Match, text: str) -> tuple[
             parts.append(m.group())
             end = m.end()
     return first.start(), end, " ".join(parts)
+
+
+@functools.lru_cache(maxsize=256)
+def _well_formed(directive: str) -> bool:
+    """Whether a PREFIX / BASE directive parses alone (one a later message's header may carry)."""
+    try:
+        list(ox.parse(directive.encode("utf-8"), format=ox.RdfFormat.TURTLE, base_iri="http://example.org/"))
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _header(directives: dict[str, str]) -> str:
@@ -468,7 +485,7 @@ def parse_messages(text: str, fmt: str, base_iri: str | None = None
         if msg.problem is not None:
             yield msg, [], (msg.problem[0], *_line_column(text, msg.problem[1]))
             continue
-        if msg.empty:
+        if msg.empty and not msg.directives:
             yield msg, [], None
             continue
         source = message_text(text, msg)
