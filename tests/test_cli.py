@@ -114,6 +114,9 @@ def test_missing_files_fail_fast(tmp_path):
                        re.escape(f"rspark: error: --stream {OBS}: a stream is a TriG or N-Quads file (.trig, .nq, "
                                  "optionally .gz), an RDF Message Log (VERSION \"1.2-messages\"), NDJSON-LD or "
                                  f"JSON-LD, not turtle: {SENSORS}"))
+    fails_before_spark(["replay", str(QUERY), "--stream", f"{OBS}={STREAM}", "--stream-format", "yaml-ld"],
+                       re.escape("rspark: error: --stream-format yaml-ld: unknown (trig, nquads, ndjsonld, jsonld, "
+                                 "trig-messages, nquads-messages, turtle-messages, ntriples-messages)"))
     fails_before_spark(["replay", str(QUERY), "--stream", f"{OBS}={tmp_path}"],
                        re.escape(f"rspark: error: --stream {OBS}: {tmp_path} is a directory, not a file"))
     fails_before_spark(["replay", str(QUERY), "--stream", f"http://example.org/other={STREAM}"],
