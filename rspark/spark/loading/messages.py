@@ -13,6 +13,9 @@ Each is converted here, on the driver, into N-Quads the loader reads as any stre
 * :func:`split_messages`: a message log cut into :class:`Message` pieces with their line, column and number, the
   directives (PREFIX, BASE) in effect where each starts; a tokenizer (strings, IRIs, comments, braces), not a
   parser, so a delimiter inside a string or an IRI is no delimiter.
+* :func:`parse_messages`: the RDF dataset of each message, in log order (the draft's message-level interface).
+* :func:`stream_format`, :func:`pushed_format`, :func:`media_type_format`: which format a file, a push or a media
+  type is in (an extension, a version announcement, a ``version`` parameter).
 * :func:`convert`: a stream text in one of :data:`STREAM_FORMATS` -> :class:`Converted` (N-Quads, where each
   message's quads came from, the problems found). One message is one element: a message of triples becomes a named
   graph minted from ``element_base`` and the message's number, with a default-graph timestamp triple for each
