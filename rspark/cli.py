@@ -183,10 +183,11 @@ class _Interrupts:
         root = logging.getLogger()
         null, drop = logging.NullHandler(), _DropPy4j()
         py4j = logging.getLogger("py4j")
-        self._quieted = [(root, null, drop), (py4j, py4j.level)]
+        self._quieted = [(root, null, drop), (py4j, py4j.level), sys.unraisablehook]
         root.addHandler(null)
         root.addFilter(drop)
         py4j.setLevel(logging.CRITICAL + 1)
+        sys.unraisablehook = _interrupt_ignored
 
     def restore(self) -> None:
         """Undo :meth:`install` and :meth:`quiet` (for callers of :func:`main` in the same process; a program
@@ -200,15 +201,25 @@ class _Interrupts:
         if gateway is not None:
             gateway.silence(False)
         if self._quieted:
-            (root, null, drop), (py4j, level) = self._quieted
+            (root, null, drop), (py4j, level), hook = self._quieted
             root.removeHandler(null)
             root.removeFilter(drop)
             py4j.setLevel(level)
+            sys.unraisablehook = hook
             self._quieted = []
         self.received = False
         self.hard_exit = False
         if self._reported.locked():
             self._reported.release()
+
+
+def _interrupt_ignored(unraisable) -> None:
+    """``sys.unraisablehook`` once an interrupt arrived: the KeyboardInterrupt the handler raised inside a finaliser
+    (py4j's, run by the garbage collector) is not printed as "Exception ignored in ..." (:meth:`_Interrupts.check`
+    and the watchdog act on the interrupt); anything else goes to Python's own hook."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 class _DropPy4j(logging.Filter):

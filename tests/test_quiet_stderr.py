@@ -282,3 +282,31 @@ def test_generated_code_of_an_expression_stays_small(spark):
     assert all(0 <= size <= 8000 for size in sizes), sizes
     assert sorted(r.r for r in result.collect()) == [
         f'"{v}"^^<{XSD}decimal>' for v in ("1.375", "1.5", "1.75", "2.5")]
+
+
+def test_an_interrupt_raised_in_a_finaliser_is_not_printed(capsys):
+    """Ctrl-C's KeyboardInterrupt may land in a finaliser (py4j's, run by the garbage collector), which Python
+    reports as "Exception ignored in ...": once the interrupt arrived that report is dropped (the interrupt is
+    acted on anyway); any other exception in a finaliser is reported as Python reports it."""
+    from rspark.cli import _Interrupts
+
+    class Interrupted:
+        def __del__(self):
+            raise KeyboardInterrupt
+
+    class Broken:
+        def __del__(self):
+            raise ValueError("a finaliser's own error")
+
+    hook = sys.unraisablehook
+    interrupts = _Interrupts()
+    interrupts.quiet()
+    try:
+        Interrupted()
+        Broken()
+    finally:
+        interrupts.restore()
+    err = capsys.readouterr().err
+    assert "KeyboardInterrupt" not in err
+    assert "ValueError: a finaliser's own error" in err
+    assert sys.unraisablehook is hook
