@@ -762,16 +762,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     # delayed: live mode's sinks and sources and the writers (~40 ms), for `rspark run` only
     from rspark.engine.live.mqtt import SCHEME as MQTT
     from rspark.engine.live.mqtt import MqttSink, parse_mqtt
-    from rspark.engine.live.sinks import FileSink, TextSink, TrigDirectorySink
-    from rspark.engine.live.sources import parse_source
+    from rspark.engine.live.sinks import FileSink, KafkaSink, TextSink, TrigDirectorySink
+    from rspark.engine.live.sources import parse_kafka, parse_source
     from rspark.engine.writers import Head, replay_columns
 
     sources = _pairs(args.source, "--source")
     if not sources:
-        raise UsageError("run needs at least one --source IRI=DIR|tcp://HOST:PORT|replay:PATH@SPEED|"
-                         "mqtt://HOST:PORT/TOPIC")
+        raise UsageError("run needs at least one --source IRI=DIR|kafka://HOST:PORT/TOPIC|tcp://HOST:PORT|"
+                         "replay:PATH@SPEED|mqtt://HOST:PORT/TOPIC")
+    kafka = False
     for _, spec in sources:
-        parse_source(spec)  # a bad source: InputError before Spark starts
+        kafka = parse_source(spec)[0] == "kafka" or kafka  # a bad source: InputError before Spark starts
     histories = _pairs(args.history, "--history")
     for iri, path in histories:
         if iri not in dict(sources):
@@ -790,12 +791,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     heads = [Head.of(q.plan, q.path) for q in queries]
     columns = replay_columns(fmt, heads)
     to_mqtt = args.output is not None and args.output.startswith(MQTT)
+    output_kafka = None
     if to_mqtt:
         parse_mqtt(args.output, wildcards=False)  # a bad broker URL: InputError before Spark starts
+    elif args.output is not None and args.output.startswith("kafka://"):
+        output_kafka = parse_kafka(args.output)
+        if args.format not in (None, "jsonl"):
+            raise UsageError(f"--output kafka://... writes jsonl records, not {args.format}")
+        if output_kafka["format"] != "auto" or set(output_kafka["options"]) - {"startingOffsets"} - {
+                k for k in output_kafka["options"] if k.startswith("kafka.")} or "," in output_kafka["topic"]:
+            raise UsageError("--output kafka://HOST:PORT/TOPIC takes one topic and only kafka.<producer setting> "
+                             "options")
+        kafka = True
     elif args.output is not None and fmt not in ("jsonl", "csv", "tsv"):
         raise UsageError(f"--output writes jsonl, csv or tsv, not {fmt}")
     if args.payload_format is not None and not any(spec.strip().startswith(MQTT) for _, spec in sources):
         raise UsageError("--payload-format is for mqtt:// sources")
+    if kafka:
+        conf.setdefault("spark.rspark.kafka", "true")  # Spark's Kafka connector on the session (rspark.spark.kafka)
     data = [_check_rdf_file("--data", path) for path in args.data or []]
     graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in graphs]
     versions = _versions(args)
@@ -815,8 +828,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         runner.until = until
         if to_mqtt:  # each (query, instant) published once across restarts, as --output FILE writes it
             sink = MqttSink(args.output, os.path.join(runner.checkpoint, "mqtt-sink.json"))
+        elif output_kafka is not None:
+            sink = KafkaSink(engine.spark, output_kafka["servers"], output_kafka["topic"], output_kafka["options"])
+        elif args.output:
+            sink = FileSink(args.output, fmt, columns)
         else:
-            sink = FileSink(args.output, fmt, columns) if args.output else TextSink(fmt, sys.stdout, columns)
+            sink = TextSink(fmt, sys.stdout, columns)
         for q in queries:
             sinks = [sink]
             if args.trig_dir and q.plan.form == QueryForm.CONSTRUCT:
@@ -1041,6 +1058,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "to the last element seen are reported.")
         + "\n\n" + _fill(
             "Sources: DIR a directory watched for new TriG / N-Quads files (move files in whole); "
+            "kafka://HOST:PORT/TOPIC[?format=trig|nquads&startingOffsets=earliest|latest&kafka.KEY=VALUE] the "
+            "records of a Kafka topic, each a TriG or N-Quads document (Spark's Kafka connector, fetched once); "
             "tcp://HOST:PORT N-Quads lines from a TCP server; replay:PATH@SPEED a recorded stream written in at "
             "SPEED times its pace (numeric timestamps read as milliseconds); mqtt://HOST:PORT/TOPIC the messages "
             "on an MQTT topic (wildcards + and # allowed), each a TriG or N-Quads document, QoS 1. "
@@ -1050,8 +1069,8 @@ def build_parser() -> argparse.ArgumentParser:
             "instant)."))
     run.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files; '-' reads standard input")
     run.add_argument("--source", action="append", metavar="IRI=SOURCE",
-                     help="a live stream: IRI=DIR, IRI=tcp://HOST:PORT, IRI=replay:PATH@SPEED or "
-                          "IRI=mqtt://HOST:PORT/TOPIC; repeatable")
+                     help="a live stream: IRI=DIR, IRI=kafka://HOST:PORT/TOPIC, IRI=tcp://HOST:PORT, "
+                          "IRI=replay:PATH@SPEED or IRI=mqtt://HOST:PORT/TOPIC; repeatable")
     run.add_argument("--history", action="append", metavar="IRI=PATH",
                      help="a recorded stream (TriG or N-Quads) a --source stream starts from: its elements come "
                           "before the live ones (once per --checkpoint); repeatable")
@@ -1072,9 +1091,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", choices=["jsonl", "table", "csv", "tsv", "trig", "messages"],
                      help="output format (default: table on a terminal, else jsonl)")
     run.add_argument("--output", metavar="FILE", default=None,
-                     help="append the records to FILE (jsonl, csv or tsv) instead of standard output, each "
-                          "(query, instant) once across restarts; or mqtt://HOST:PORT/TOPIC: publish each record's "
-                          "JSON as one message (QoS 1; {query} in TOPIC is the query's name)")
+                     help="append the records to FILE (jsonl, csv or tsv), or to the Kafka topic "
+                          "kafka://HOST:PORT/TOPIC (jsonl, keyed by query and instant), instead of standard "
+                          "output, each (query, instant) once across restarts; or mqtt://HOST:PORT/TOPIC: publish "
+                          "each record's JSON as one message (QoS 1; {query} in TOPIC is the query's name)")
     run.add_argument("--trig-dir", metavar="DIR", default=None,
                      help="also write CONSTRUCT records as TriG stream elements into DIR (a directory another "
                           "rspark run can watch)")

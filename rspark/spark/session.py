@@ -113,6 +113,7 @@ from rspark.errors import RsparkError
 from rspark.spark import cds
 from rspark.spark.gateway import launch, writes_archive
 from rspark.spark.jvm import jar_path
+from rspark.spark.kafka import KAFKA_CONF, kafka_settings
 
 __all__ = [
     "ANSWER_CONF",
@@ -358,6 +359,8 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
         if settings[key].strip().lower() != value.lower():
             log.warning("%s=%s ignored: rspark's answers need %s", key, settings[key], value)
             settings[key] = value
+    if str(settings.get(KAFKA_CONF, "")).strip().lower() == "true":
+        settings = kafka_settings(settings)  # Spark's Kafka connector (rspark.spark.kafka)
     jar = jar_path()  # rspark's JVM helpers (the fast line parser); None without a JDK: the Python path
     if jar is not None:
         settings["spark.jars"] = ",".join(p for p in (settings.get("spark.jars"), jar) if p)

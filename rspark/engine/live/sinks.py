@@ -1,10 +1,13 @@
 """Where a live query's records go: a text stream (stdout), a JSON-lines or CSV / TSV file, a directory of TriG
-elements (a CONSTRUCT query's output as a stream another process can watch), a Python callback, a queue.
+elements (a CONSTRUCT query's output as a stream another process can watch), a Kafka topic, a Python callback, a
+queue.
 
 Records are keyed by (query, instant). The file sinks read what their file already holds when they open and drop
 a record at or before the last instant written for its query, so a micro-batch evaluated again after a crash
 writes nothing twice; a line cut short by the crash is removed first. The TriG directory names each file after
-its query and instant, so writing one again replaces it with the same content.
+its query and instant, so writing one again replaces it with the same content. The Kafka sink reads the keys its
+topic already holds when it opens and drops, as the file sinks do, a record at or before the last instant written
+for its query.
 """
 
 from __future__ import annotations
@@ -130,6 +133,51 @@ class TrigDirectorySink(Sink):
         with open(tmp, "w", encoding="utf-8") as out:
             out.write(trig_element(rec))
         os.replace(tmp, os.path.join(self.directory, name))
+
+
+class KafkaSink(Sink):
+    """Records written to a Kafka topic by Spark's Kafka connector (the session must have it:
+    :mod:`rspark.spark.kafka`), one Kafka record per query record: its key ``{"query": ..., "time": ...}`` (JSON),
+    its value the record's JSON line (the jsonl format). At most once per (query, instant) across restarts: the
+    keys the topic holds are read when the sink opens (the last instant per query) and a record at or before that
+    instant is dropped."""
+
+    def __init__(self, spark, servers: str, topic: str, options: dict | None = None) -> None:
+        self.spark, self.servers, self.topic = spark, servers, topic
+        self.options = {k: v for k, v in (options or {}).items() if k.startswith("kafka.")}
+        self.writer = ReplayWriter("jsonl", None)
+        self.last: dict[str, Decimal] = {}
+        reader = spark.read.format("kafka").option("kafka.bootstrap.servers", servers).option("subscribe", topic) \
+            .option("startingOffsets", "earliest").option("endingOffsets", "latest")
+        for key, value in self.options.items():
+            reader = reader.option(key, value)
+        try:
+            keys = reader.load().selectExpr("CAST(key AS STRING) AS key").collect()
+        except Exception as exc:
+            if "UnknownTopicOrPartition" not in str(exc):
+                raise
+            keys = []  # the topic does not exist yet: nothing written to it
+        for row in keys:
+            try:
+                key = json.loads(row["key"])
+                when = time_key(key["time"])
+            except (TypeError, ValueError, KeyError, ArithmeticError):
+                continue  # a record of another writer
+            query = str(key["query"])
+            if query not in self.last or when > self.last[query]:
+                self.last[query] = when
+
+    def write(self, rec) -> None:
+        when = time_key(rec.time)
+        if rec.query in self.last and when <= self.last[rec.query]:
+            return
+        key = json.dumps({"query": rec.query, "time": rec.time}, separators=(",", ":"))
+        frame = self.spark.createDataFrame([(key, self.writer.text(rec).rstrip("\n"))], "key string, value string")
+        out = frame.write.format("kafka").option("kafka.bootstrap.servers", self.servers).option("topic", self.topic)
+        for k, v in self.options.items():
+            out = out.option(k, v)
+        out.save()
+        self.last[rec.query] = when
 
 
 class CallbackSink(Sink):

@@ -1,25 +1,31 @@
-"""Live sources besides a watched directory and ``engine.push``: a TCP socket of N-Quads lines, a paced replay of
-a recorded stream and an MQTT topic (:mod:`rspark.engine.live.mqtt`). Each writes what it receives into the stream's
-inbox (:func:`~rspark.engine.live.runner.
-write_inbox`), where the stream's inbox reader reads it: one path into the buffer for every source.
+"""Live sources besides a watched directory and ``engine.push``: a Kafka topic, a TCP socket of N-Quads lines, a
+paced replay of a recorded stream and an MQTT topic (:mod:`rspark.engine.live.mqtt`). Each writes what it receives
+into the stream's inbox (:func:`~rspark.engine.live.runner.write_inbox`), where the stream's inbox reader reads it:
+one path into the buffer for every source.
 
-Kafka is the production source of Spark Structured Streaming; rspark does not read it yet (docs/live.md says how
-it would be configured)."""
+A Kafka topic is read by Spark's Kafka connector (Structured Streaming; :mod:`rspark.spark.kafka` puts it on the
+session), its offsets kept in a checkpoint of Spark's under rspark's; each micro-batch's record values become one
+inbox file, written once per micro-batch id (:class:`InboxLog`) although Spark runs a micro-batch again after a
+crash."""
 
 from __future__ import annotations
 
 import gzip
+import json
 import logging
 import os
+import re
 import threading
 import time
 from decimal import Decimal
 from pathlib import Path
+from urllib.parse import parse_qsl
 
+from rspark.engine.live.files import save_json
 from rspark.engine.live.mqtt import SCHEME as MQTT
 from rspark.engine.live.mqtt import MqttSource, parse_mqtt
 from rspark.engine.live.registry import stream_key
-from rspark.errors import InputError
+from rspark.errors import InputError, RsparkError
 from rspark.model.codec import encode_literal
 from rspark.model.time import TimeKind
 from rspark.model.timestamps import parse_validity
@@ -27,9 +33,61 @@ from rspark.model.timestamps import parse_validity
 log = logging.getLogger("rspark.live")
 
 
+# Spark's Kafka source options a kafka:// spec may give besides format= and kafka.* (the consumer's settings)
+KAFKA_OPTIONS = ("startingOffsets", "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay",
+                 "failOnDataLoss", "minPartitions", "groupIdPrefix", "fetchOffset.numRetries",
+                 "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs")
+KAFKA_FORMATS = {"trig": "trig", "nquads": "nq", "nq": "nq", "auto": None}
+_TOPIC = re.compile(r"[A-Za-z0-9._-]+")
+_HOSTPORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})")
+
+
+def parse_kafka(spec: str) -> dict:
+    """``kafka://HOST:PORT[,HOST:PORT...]/TOPIC[,TOPIC...][?format=trig|nquads|auto&startingOffsets=earliest|latest
+    &kafka.KEY=VALUE&OPTION=VALUE...]`` -> its arguments (docs/live.md, Kafka)."""
+    body = spec.strip()[len("kafka://"):]
+    where, _, query = body.partition("?")
+    servers, slash, topics = where.partition("/")
+    topics = topics.rstrip("/")
+    usage = "expected kafka://HOST:PORT/TOPIC[?format=trig|nquads&startingOffsets=earliest|latest&kafka.KEY=VALUE]"
+    if not slash or not servers or not topics:
+        raise InputError(f"source {spec!r}: {usage}")
+    for hostport in servers.split(","):
+        found = _HOSTPORT.fullmatch(hostport)
+        if not found or not 0 < int(found.group(2)) < 65536:
+            raise InputError(f"source {spec!r}: {hostport!r} is not HOST:PORT; {usage}")
+    for topic in topics.split(","):
+        if not _TOPIC.fullmatch(topic):
+            raise InputError(f"source {spec!r}: {topic!r} is not a topic name (letters, digits, '.', '_', '-')")
+    fmt, options = "auto", {"startingOffsets": "earliest"}
+    for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=False):
+        if key == "format":
+            if value.lower() not in KAFKA_FORMATS:
+                raise InputError(f"source {spec!r}: format is trig, nquads or auto, not {value!r}")
+            fmt = value.lower()
+        elif key == "startingOffsets":
+            if value not in ("earliest", "latest") and not value.lstrip().startswith("{"):
+                raise InputError(f"source {spec!r}: startingOffsets is earliest, latest or Spark's JSON of "
+                                 f"offsets per partition, not {value!r}")
+            options[key] = value
+        elif key in ("kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign"):
+            raise InputError(f"source {spec!r}: {key} is given by the source's address, kafka://HOST:PORT/TOPIC")
+        elif key.startswith("kafka.") and len(key) > len("kafka.") or key in KAFKA_OPTIONS:
+            options[key] = value
+        else:
+            raise InputError(f"source {spec!r}: unknown option {key!r} (format, kafka.<consumer setting>, "
+                             f"{', '.join(KAFKA_OPTIONS)})")
+    if query and not parse_qsl(query, keep_blank_values=True):
+        raise InputError(f"source {spec!r}: the options after ? are KEY=VALUE pairs joined by &")
+    return {"servers": servers, "topic": topics, "format": fmt, "options": options}
+
+
 def parse_source(spec: str) -> tuple[str, dict]:
-    """``DIR`` | ``tcp://HOST:PORT`` | ``replay:PATH@SPEED`` | ``mqtt://HOST:PORT/TOPIC`` -> (kind, arguments)."""
+    """``DIR`` | ``kafka://HOST:PORT/TOPIC`` | ``tcp://HOST:PORT`` | ``replay:PATH@SPEED`` |
+    ``mqtt://HOST:PORT/TOPIC`` -> (kind, arguments)."""
     text = spec.strip()
+    if text.startswith("kafka://"):
+        return "kafka", parse_kafka(spec)
     if text.startswith(MQTT):
         return "mqtt", parse_mqtt(text)
     if text.startswith("tcp://"):
@@ -54,8 +112,8 @@ def parse_source(spec: str) -> tuple[str, dict]:
         return "replay", {"path": path, "speed": float(factor)}
     if os.path.isdir(text):
         return "dir", {"directory": text}
-    raise InputError(f"source {spec!r}: not a directory, tcp://HOST:PORT, replay:PATH@SPEED or "
-                     "mqtt://HOST:PORT/TOPIC")
+    raise InputError(f"source {spec!r}: not a directory, kafka://HOST:PORT/TOPIC, tcp://HOST:PORT, "
+                     "replay:PATH@SPEED or mqtt://HOST:PORT/TOPIC")
 
 
 def start_source(engine, iri: str, spec: str, **options):
@@ -72,6 +130,8 @@ def start_source(engine, iri: str, spec: str, **options):
         return MqttSource(runner, iri, spec.strip(), **options).start()
     elif kind == "tcp":
         listen_tcp(runner, iri, args["host"], args["port"], **options)
+    elif kind == "kafka":
+        listen_kafka(runner, iri, args, **options)
     else:
         return PacedReplay(runner, iri, args["path"], args["speed"], **options).start()
     return None
@@ -99,6 +159,109 @@ def listen_tcp(runner, iri: str, host: str, port: int, **options) -> None:
              .trigger(processingTime=f"{int(runner.trigger * 1000)} milliseconds")
              .queryName(f"rspark-{stream_key(iri)}-tcp").start())
     st.queries.append(query)
+
+
+def listen_kafka(runner, iri: str, args: dict, **options) -> None:
+    """Reads a Kafka topic (:func:`parse_kafka`'s ``args``) with Spark's Kafka source; each micro-batch's record
+    values (in partition and offset order) become one inbox file. The offsets are in Spark's checkpoint,
+    ``CHECKPOINT/streams/<key>/sources/kafka-<key>/spark``: a restart goes on after the last micro-batch Spark
+    committed, and one Spark runs again is written into the inbox only if it was not before (:class:`InboxLog`)."""
+    # delayed: the session's class path, read only for a Kafka source (rspark.spark.kafka imports no PySpark state)
+    from rspark.spark.kafka import KAFKA_CONF, has_connector
+
+    if not has_connector(runner.spark):
+        raise RsparkError(f"source <{iri}> reads Kafka, but the Spark session was started without Spark's Kafka "
+                          f"connector: create the engine with conf={{'{KAFKA_CONF}': 'true'}} (rspark run and "
+                          "rspark serve do so for a kafka:// source)")
+    st = runner.stream(iri, **options)
+    source = "kafka-" + stream_key(f"{args['servers']}/{args['topic']}")
+    folder = os.path.join(runner.checkpoint, "streams", stream_key(iri), "sources", source)
+    reader = (runner.spark.readStream.format("kafka").option("kafka.bootstrap.servers", args["servers"])
+              .option("subscribe", args["topic"]))
+    for key, value in args["options"].items():
+        reader = reader.option(key, value)
+    records = reader.load().selectExpr("CAST(value AS STRING) AS value", "partition", "offset")
+    written = InboxLog(folder, st)
+    ext = KAFKA_FORMATS[args["format"]]
+
+    def on_batch(df, batch_id: int) -> None:
+        if written.done(batch_id):
+            log.info("<%s> %s: micro-batch %d is in the inbox already", iri, source, batch_id)
+            return
+        rows = sorted(df.collect(), key=lambda r: (r["partition"], r["offset"]))
+        values = [r["value"] for r in rows if r["value"] is not None and r["value"].strip()]
+        if not values:
+            return
+        text = "".join(v if v.endswith("\n") else v + "\n" for v in values)
+        kind = ext or ("nq" if all(_nquads_only(v) for v in values) else "trig")
+        if st.arrival_time:
+            # delayed: stamp imports pyoxigraph, needed only for a stream stamped on arrival
+            from rspark.engine.live.stamp import stamp_arrivals
+
+            text, kind = stamp_arrivals(text, "nquads" if kind == "nq" else "trig", st.timestamp_predicate,
+                                        time.time()), "nq"
+        written.write(batch_id, text, kind)
+
+    query = (records.writeStream.foreachBatch(on_batch).option("checkpointLocation", os.path.join(folder, "spark"))
+             .trigger(processingTime=f"{int(runner.trigger * 1000)} milliseconds")
+             .queryName(f"rspark-{stream_key(iri)}-{source}").start())
+    st.queries.append(query)
+
+
+def _nquads_only(text: str) -> bool:
+    """Whether a record reads as N-Quads: every statement a line ending in '.', no prefix, no braces."""
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        if not s.endswith(".") or "{" in s or s.lower().startswith(("@prefix", "prefix", "@base", "base")):
+            return False
+    return True
+
+
+class InboxLog:
+    """Which micro-batches of a Spark source are in a stream's inbox: Spark runs the last micro-batch again after a
+    crash (same id, same records), and its file must not be written twice. ``written.json`` names the last batch
+    and its file, saved before the file is renamed into the inbox: a batch named there was renamed in (and maybe
+    read and deleted since), unless its hidden file is still there, which is then renamed in."""
+
+    def __init__(self, folder: str, st) -> None:
+        self.folder, self.stream = folder, st
+        os.makedirs(folder, exist_ok=True)
+        self.path = os.path.join(folder, "written.json")
+        self.last = None
+        if os.path.exists(self.path):
+            with open(self.path, encoding="utf-8") as f:
+                self.last = json.load(f)
+
+    def done(self, batch_id: int) -> bool:
+        if self.last is None or batch_id > self.last["batch"]:
+            return False
+        if batch_id == self.last["batch"]:
+            hidden = os.path.join(self.stream.inbox, "." + self.last["name"])
+            if os.path.exists(hidden):  # the process stopped between saving the log and the rename
+                os.replace(hidden, os.path.join(self.stream.inbox, self.last["name"]))
+                self._arrived()
+        return True
+
+    def write(self, batch_id: int, text: str, ext: str) -> None:
+        inbox = self.stream.inbox
+        os.makedirs(inbox, exist_ok=True)
+        name = f"{time.time_ns():020d}-{os.getpid()}-b{batch_id:08d}.{ext}"
+        hidden = os.path.join(inbox, "." + name)
+        with open(hidden, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        self.last = {"batch": batch_id, "name": name}
+        save_json(self.path, self.last)
+        os.replace(hidden, os.path.join(inbox, name))
+        self._arrived()
+
+    def _arrived(self) -> None:
+        self.stream.written += 1
+        if self.stream.reader is not None:
+            self.stream.reader.notify()
 
 
 class PacedReplay:
