@@ -1,0 +1,191 @@
+"""Kafka as a live source and sink, against a real single-node broker the tests start (tests/kafka_broker.py):
+``rspark run`` reads a topic through Spark's Kafka connector and writes its records to another topic; killed with
+SIGKILL mid-stream and started again on the same checkpoint, it loses and repeats nothing, its records are a replay's
+over the same elements, and a malformed record is quarantined while the rest flows."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+
+from rspark.engine.live.registry import readable_key
+from rspark.engine.live.sources import InboxLog, parse_source
+from rspark.errors import InputError
+from rspark.spark.kafka import connector_jars, connector_version
+from tests import kafka_broker
+from tests.test_live import COUNT, FIG1, trig
+
+EX = "http://example.org/"
+STAMP = "http://www.w3.org/ns/prov#generatedAtTime"
+BAD = "this is not rdf .\n"
+
+
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory):
+    why = kafka_broker.missing()
+    if why is not None:
+        pytest.fail(why)
+    if connector_jars(connector_version(), fetch=False) is None:
+        pytest.fail(f"Spark's Kafka connector {connector_version()} is not in rspark's cache: fetch it with "
+                    "`python3 -m rspark.spark.kafka` (needs mvn; .ci/run does it)")
+    running = kafka_broker.start(tmp_path_factory.mktemp("kafka"))
+    yield running
+    running.stop()
+
+
+def element(t: int) -> str:
+    """Figure 1's element at ``t`` as one N-Quads record."""
+    g = f"<{EX}G{t // 2}>"
+    lines = [f'{g} <{STAMP}> "{t}"^^<http://www.w3.org/2001/XMLSchema#integer> .']
+    body = {2: [("a1", "p", "b1")], 4: [("a2", "p", "b2")], 6: [("b1", "q", "c1"), ("b2", "q", "c2")],
+            8: [("b2", "q", "c2")], 10: [("a3", "p", "b3"), ("b1", "q", "c1")]}
+    lines += [f"<{EX}{s}> <{EX}{p}> <{EX}{o}> {g} ." for s, p, o in body[t]]
+    assert len(body) == len(FIG1)
+    return "\n".join(lines) + "\n"
+
+
+def _run(tmp: Path, servers: str, *extra: str) -> subprocess.Popen:
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    cmd = [sys.executable, "-m", "rspark", "run", str(tmp / "count.rq"),
+           "--source", f"{EX}S=kafka://{servers}/elements?format=nquads", "--checkpoint", str(tmp / "ckpt"),
+           "--output", f"kafka://{servers}/records", "--format", "jsonl", *extra]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def _wait_for(predicate, timeout: float, proc: subprocess.Popen) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"rspark run ended early: {proc.stderr.read().decode()[-3000:]}")
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+@pytest.mark.slow
+def test_kafka_in_and_out_survive_sigkill_and_equal_a_replay(broker, tmp_path, spark):
+    (tmp_path / "count.rq").write_text(COUNT)
+    producer = KafkaProducer(bootstrap_servers=broker.servers)
+    out = KafkaConsumer("records", bootstrap_servers=broker.servers, auto_offset_reset="earliest",
+                        enable_auto_commit=False, group_id=None)
+    received = []
+
+    def poll() -> int:
+        for batch in out.poll(timeout_ms=200).values():
+            received.extend(batch)
+        return len(received)
+
+    def send(*records: str) -> None:
+        for record in records:
+            producer.send("elements", record.encode())
+        producer.flush()
+
+    send(element(2), BAD, element(4))
+    first = _run(tmp_path, broker.servers, "--max-seconds", "600")
+    try:
+        _wait_for(lambda: poll() >= 1, 300, first)  # count.rq at 2 (4 waits for a later element)
+        send(element(6))
+        time.sleep(1.0)  # the micro-batch of element 6 is being read and evaluated: kill it there
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(30)
+    second = _run(tmp_path, broker.servers, "--until", "10", "--max-seconds", "600")
+    try:
+        send(element(8), element(10))
+        assert second.wait(600) == 0, second.stderr.read().decode()[-3000:]
+    finally:
+        if second.poll() is None:
+            os.killpg(second.pid, signal.SIGKILL)
+
+    # the uninterrupted run's output: a replay of the same elements
+    from rspark.engine.engine import Engine
+
+    (tmp_path / "all.trig").write_text(trig(2, 4, 6, 8, 10))
+    with Engine(spark=spark) as eng:
+        eng.add_stream(f"{EX}S", tmp_path / "all.trig")
+        expected = [json.loads(json.dumps(r.to_json())) for r in
+                    eng.replay([COUNT], names=["count.rq"])]
+    deadline = time.time() + 60
+    while poll() < len(expected) and time.time() < deadline:
+        pass
+    poll()  # a record written twice would be there by now
+    producer.close()
+    out.close()
+    keys = [json.loads(m.key) for m in received]
+    assert len(keys) == len({(k["query"], k["time"]) for k in keys}), keys  # each (query, instant) once
+    records = [json.loads(m.value) for m in received]
+    assert [(r["query"], r["time"]) for r in records] == [(k["query"], k["time"]) for k in keys]
+
+    def by_query(recs):
+        return {q: [(r["time"], sorted(map(json.dumps, r["results"]["bindings"]))) for r in recs
+                    if r["query"] == q] for q in ("count.rq",)}
+
+    got, want = by_query(records), by_query(expected)
+    assert [t for t, _ in got["count.rq"]] == [2, 4, 6, 8, 10]
+    assert got == want
+
+    # each element appended once, the malformed record quarantined with its message, the rest read
+    state = json.loads((tmp_path / "ckpt" / "state.json").read_text())
+    counters = state["streams"][f"{EX}S"]["counters"]
+    assert counters["elements"] == 5 and counters["quarantined"] == 1, counters
+    folder = tmp_path / "ckpt" / "quarantine" / readable_key(f"{EX}S")
+    [messages] = list(folder.glob("*.errors.txt"))
+    copy = folder / messages.name[:-len(".errors.txt")]
+    assert BAD in copy.read_text() and messages.read_text().strip()
+
+
+def test_a_micro_batch_spark_runs_again_is_written_into_the_inbox_once(tmp_path):
+    inbox = tmp_path / "inbox"
+    stream = types.SimpleNamespace(inbox=str(inbox), written=0, reader=None)
+    log = InboxLog(str(tmp_path / "source"), stream)
+    assert not log.done(0)
+    log.write(0, element(2), "nq")
+    assert log.done(0) and not log.done(1)
+    [name] = os.listdir(inbox)
+    os.remove(inbox / name)  # read and applied by the inbox reader
+    again = InboxLog(str(tmp_path / "source"), stream)  # a restart: Spark runs batch 0 again
+    assert again.done(0) and os.listdir(inbox) == []
+    # stopped between saving the log and renaming the file in: the restart renames it
+    again.write(1, element(4), "nq")
+    [name] = os.listdir(inbox)
+    os.replace(inbox / name, inbox / ("." + name))
+    third = InboxLog(str(tmp_path / "source"), stream)
+    assert third.done(1) and os.listdir(inbox) == [name]
+    assert (inbox / name).read_text() == element(4)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("kafka://127.0.0.1:9092", "expected kafka://HOST:PORT/TOPIC"),
+    ("kafka:///topic", "expected kafka://HOST:PORT/TOPIC"),
+    ("kafka://127.0.0.1/topic", "is not HOST:PORT"),
+    ("kafka://127.0.0.1:99999/topic", "is not HOST:PORT"),
+    ("kafka://127.0.0.1:9092/a topic", "is not a topic name"),
+    ("kafka://127.0.0.1:9092/t?format=turtle", "format is trig, nquads or auto"),
+    ("kafka://127.0.0.1:9092/t?startingOffsets=newest", "startingOffsets is earliest, latest"),
+    ("kafka://127.0.0.1:9092/t?subscribe=u", "given by the source's address"),
+    ("kafka://127.0.0.1:9092/t?color=red", "unknown option 'color'"),
+])
+def test_bad_kafka_sources(spec, message):
+    with pytest.raises(InputError, match=message) as caught:
+        parse_source(spec)
+    assert repr(spec) in str(caught.value)
+
+
+def test_kafka_source_options():
+    kind, args = parse_source("kafka://k1:9092,[::1]:9093/a,b.c?format=trig&startingOffsets=latest"
+                              "&kafka.security.protocol=SSL&maxOffsetsPerTrigger=100")
+    assert kind == "kafka"
+    assert args == {"servers": "k1:9092,[::1]:9093", "topic": "a,b.c", "format": "trig",
+                    "options": {"startingOffsets": "latest", "kafka.security.protocol": "SSL",
+                                "maxOffsetsPerTrigger": "100"}}
+    assert parse_source("kafka://h:1/t")[1]["options"] == {"startingOffsets": "earliest"}
