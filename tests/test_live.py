@@ -431,12 +431,15 @@ def test_bad_lateness_is_refused(engine):
         engine.live_stream(EX + "T", lateness="PT5Q")
 
 
+SOURCE_SPECS = (r"(tcp://[a-z0-9.:\[\]]{0,20}|replay:[^@]{0,15}@[0-9.e-]{0,6}"
+                r"|kafka://[a-z0-9.:,\[\]]{0,12}/?[a-z ,]{0,6}(\?[a-zA-Z.=&]{0,20})?)")
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.text(max_size=40), st.from_regex(r"(tcp://[a-z0-9.:\[\]]{0,20}|replay:[^@]{0,15}@[0-9.e-]{0,6})",
-                                                     fullmatch=True)))
+@given(st.one_of(st.text(max_size=40), st.from_regex(SOURCE_SPECS, fullmatch=True)))
 def test_source_specs_parse_or_fail_with_a_message(text):
     """Fuzz: every source spec is a directory, tcp://HOST:PORT with a valid port, replay:FILE@SPEED with a positive
-    speed, or an InputError naming the spec."""
+    speed, kafka://HOST:PORT/TOPIC, or an InputError naming the spec."""
     from rspark.engine.live.sources import parse_source
 
     try:
@@ -444,7 +447,9 @@ def test_source_specs_parse_or_fail_with_a_message(text):
     except InputError as exc:
         assert repr(text) in str(exc)
         return
-    assert kind in ("dir", "tcp", "replay", "mqtt")
+    assert kind in ("dir", "tcp", "replay", "mqtt", "kafka")
+    if kind == "kafka":
+        assert args["servers"] and args["topic"] and args["format"] in ("auto", "trig", "nquads", "nq")
     if kind == "tcp":
         assert 0 < args["port"] < 65536
     if kind == "replay":

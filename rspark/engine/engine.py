@@ -609,12 +609,14 @@ class Engine:
         self.live.push(iri, data, format=format)
 
     def source(self, iri: str, spec: str, **options) -> Engine:
-        """A live source from its command-line form: a directory, ``tcp://HOST:PORT`` (N-Quads lines),
-        ``replay:PATH@SPEED`` (a recorded stream written into the inbox at SPEED times its own pace) or
-        ``mqtt://HOST:PORT/TOPIC`` (each message on the topic, QoS 1, a TriG or N-Quads document; docs/live.md,
-        "MQTT"). ``options``: the stream's settings (``lateness``, ``timestamp_predicate``, ``arrival_time``,
-        ``end_predicate``) and, for MQTT, ``payload_format`` (``trig`` or ``nquads``; default: told from each
-        message). The source's state is in ``live_status()["streams"][iri]["sources"]``."""
+        """A live source from its command-line form: a directory, ``kafka://HOST:PORT/TOPIC[?options]`` (a Kafka
+        topic whose records are TriG or N-Quads documents; the engine needs ``conf={"spark.rspark.kafka": "true"}``,
+        docs/live.md), ``tcp://HOST:PORT`` (N-Quads lines), ``replay:PATH@SPEED`` (a recorded stream written into
+        the inbox at SPEED times its own pace) or ``mqtt://HOST:PORT/TOPIC`` (each message on the topic, QoS 1, a
+        TriG or N-Quads document; docs/live.md, "MQTT"). ``options``: the stream's settings (``lateness``,
+        ``timestamp_predicate``, ``arrival_time``, ``end_predicate``) and, for MQTT, ``payload_format`` (``trig`` or
+        ``nquads``; default: told from each message). The source's state is in
+        ``live_status()["streams"][iri]["sources"]``."""
         start_source(self, iri, spec, **options)
         return self
 

@@ -62,6 +62,9 @@ Every session rspark creates:
   version, a missing package) is an :class:`~rspark.errors.RsparkError` naming the interpreter and the cause, rather
   than a Python traceback out of the first query (docs/cluster.md).
 
+With ``spark.rspark.kafka=true`` (``rspark run`` sets it for a ``kafka://`` source or output), Spark's Kafka
+connector and the jars it needs are put on ``spark.jars`` (or ``spark.jars.packages``): :mod:`rspark.spark.kafka`.
+
 Local mode only (master ``local``, ``local[N]``, ``local[*]``, ``local-cluster[...]``; on a cluster, Spark's and the
 cluster's defaults apply):
 
