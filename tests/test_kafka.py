@@ -14,13 +14,14 @@ import time
 import types
 from pathlib import Path
 
+import pyspark
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
 from rspark.engine.live.registry import readable_key
 from rspark.engine.live.sources import InboxLog, parse_source
-from rspark.errors import InputError
-from rspark.spark.kafka import connector_jars, connector_version
+from rspark.errors import InputError, RsparkError
+from rspark.spark.kafka import connector_artifacts, connector_jars, connector_version, kafka_settings
 from tests import kafka_broker
 from tests.test_live import COUNT, FIG1, trig
 
@@ -189,3 +190,34 @@ def test_kafka_source_options():
                     "options": {"startingOffsets": "latest", "kafka.security.protocol": "SSL",
                                 "maxOffsetsPerTrigger": "100"}}
     assert parse_source("kafka://h:1/t")[1]["options"] == {"startingOffsets": "earliest"}
+
+
+def test_a_session_without_the_connector_refuses_a_kafka_source(spark, tmp_path):
+    from rspark.engine.engine import Engine
+
+    with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+        with pytest.raises(RsparkError, match="spark.rspark.kafka"):
+            eng.source(f"{EX}S", "kafka://127.0.0.1:9092/elements")
+        assert f"{EX}S" not in eng.live_status()["streams"]
+
+
+def test_the_connector_comes_from_the_cache_else_from_spark_jars_packages(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no mvn
+    version = connector_version()
+    assert version == ("4.2.0" if pyspark.__version__.startswith("4.3.") else pyspark.__version__)
+    settings = kafka_settings({"spark.jars": "/x/mine.jar"})
+    assert settings["spark.jars"] == "/x/mine.jar"
+    assert settings["spark.jars.packages"] == f"org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"
+    folder = tmp_path / "rspark" / "kafka" / version
+    folder.mkdir(parents=True)
+    artifacts = connector_artifacts(version)
+    assert [a for _, a, _ in artifacts] == ["spark-sql-kafka-0-10_2.13", "spark-token-provider-kafka-0-10_2.13",
+                                            "kafka-clients", "commons-pool2"]
+    for _, artifact, v in artifacts:
+        (folder / f"{artifact}-{v}.jar").write_bytes(b"")
+    settings = kafka_settings({"spark.jars": "/x/mine.jar"})
+    assert settings["spark.jars"].split(",")[0] == "/x/mine.jar" and len(settings["spark.jars"].split(",")) == 5
+    assert "spark.jars.packages" not in settings
+    given = {"spark.jars.packages": "org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.1"}
+    assert kafka_settings(given) == given  # the user's connector is left as it is

@@ -30,7 +30,8 @@ import pyspark
 from rspark.cache import cache_dir
 from rspark.errors import RsparkError
 
-__all__ = ["KAFKA_CONF", "connector_jars", "connector_version", "has_connector", "kafka_settings"]
+__all__ = ["KAFKA_CONF", "connector_artifacts", "connector_jars", "connector_version", "has_connector",
+           "kafka_settings"]
 
 log = logging.getLogger("rspark")
 
@@ -53,7 +54,7 @@ def connector_version(requested: str | None = None) -> str:
     return _CONNECTOR_FOR.get(".".join(spark.split(".")[:2]), spark)
 
 
-def _artifacts(version: str) -> list[tuple[str, str, str]]:
+def connector_artifacts(version: str) -> list[tuple[str, str, str]]:
     return [("org.apache.spark", f"{CONNECTOR}_2.13", version),
             ("org.apache.spark", "spark-token-provider-kafka-0-10_2.13", version),
             ("org.apache.kafka", "kafka-clients", _KAFKA_CLIENTS.get(version, "3.9.2")),
@@ -68,14 +69,14 @@ def connector_jars(version: str, *, fetch: bool = True) -> list[str] | None:
     """The connector's jars in rspark's cache, fetched there with Maven when they are not and ``fetch`` (and
     ``mvn`` is on the PATH); None when they are not there."""
     folder = _folder(version)
-    wanted = [folder / f"{artifact}-{v}.jar" for _, artifact, v in _artifacts(version)]
+    wanted = [folder / f"{artifact}-{v}.jar" for _, artifact, v in connector_artifacts(version)]
     if all(p.is_file() for p in wanted):
         return [str(p) for p in wanted]
     mvn = shutil.which("mvn")
     if not fetch or mvn is None:
         return None
     folder.mkdir(parents=True, exist_ok=True)
-    for group, artifact, v in _artifacts(version):
+    for group, artifact, v in connector_artifacts(version):
         target = folder / f"{artifact}-{v}.jar"
         if target.is_file():
             continue
