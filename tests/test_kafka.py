@@ -221,3 +221,16 @@ def test_the_connector_comes_from_the_cache_else_from_spark_jars_packages(tmp_pa
     assert "spark.jars.packages" not in settings
     given = {"spark.jars.packages": "org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.1"}
     assert kafka_settings(given) == given  # the user's connector is left as it is
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--source", f"{EX}S=kafka://h/t"], "'h' is not HOST:PORT"),
+    (["--source", f"{EX}S=kafka://h:1/t", "--output", "kafka://h:1/o", "--format", "csv"],
+     "--output kafka://... writes jsonl records, not csv"),
+    (["--source", f"{EX}S=kafka://h:1/t", "--output", "kafka://h:1/o,p"], "takes one topic"),
+])
+def test_run_refuses_bad_kafka_addresses_before_spark_starts(tmp_path, extra, message):
+    (tmp_path / "count.rq").write_text(COUNT)
+    done = subprocess.run([sys.executable, "-m", "rspark", "run", str(tmp_path / "count.rq"), *extra],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
