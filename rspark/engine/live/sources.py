@@ -167,7 +167,7 @@ def listen_kafka(runner, iri: str, args: dict, **options) -> None:
     values (in partition and offset order) become one inbox file. The offsets are in Spark's checkpoint,
     ``CHECKPOINT/streams/<key>/sources/kafka-<key>/spark``: a restart goes on after the last micro-batch Spark
     committed, and one Spark runs again is written into the inbox only if it was not before (:class:`InboxLog`)."""
-    # delayed: the session's class path, read only for a Kafka source (rspark.spark.kafka imports no PySpark state)
+    # delayed: rspark.spark.kafka imports pyspark; the command line imports this module before Spark is needed
     from rspark.spark.kafka import KAFKA_CONF, has_connector
 
     if not has_connector(runner.spark):
