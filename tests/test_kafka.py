@@ -58,7 +58,9 @@ def _run(tmp: Path, servers: str, *extra: str) -> subprocess.Popen:
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
     cmd = [sys.executable, "-m", "rspark", "run", str(tmp / "count.rq"),
            "--source", f"{EX}S=kafka://{servers}/elements?format=nquads", "--checkpoint", str(tmp / "ckpt"),
-           "--output", f"kafka://{servers}/records", "--format", "jsonl", *extra]
+           "--output", f"kafka://{servers}/records", "--format", "jsonl",
+           # a handful of elements: 2 tasks a stage, not rspark's local default of 4 or more (the suite's 2 cores)
+           "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.default.parallelism=2", *extra]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
 
