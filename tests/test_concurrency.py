@@ -107,7 +107,7 @@ def test_engine_answers_queries_from_threads_as_one_at_a_time(engine):
 
     def run(kind: str):
         barrier.wait(timeout=120)
-        return [_answer(engine, kind) for _ in range(3)]
+        return [_answer(engine, kind) for _ in range(2)]
 
     with ThreadPoolExecutor(max_workers=len(kinds)) as pool:
         futures = {k: pool.submit(run, k) for k in kinds}

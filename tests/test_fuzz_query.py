@@ -385,7 +385,7 @@ def test_generated_queries(text):
 
 
 @pytest.mark.slow
-@settings(max_examples=600, **_SETTINGS)
+@settings(max_examples=300, **_SETTINGS)
 @given(generated_queries())
 def test_generated_queries_long(text):
     check(text)
