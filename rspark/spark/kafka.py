@@ -1,8 +1,8 @@
 """Spark's Kafka connector (``spark-sql-kafka-0-10``) on the session's class path, for the ``kafka://`` sources and
 sinks of live mode (docs/live.md, Kafka).
 
-A session gets it when it is created with ``spark.rspark.kafka=true`` (``rspark run`` and ``rspark serve`` set it
-when a ``kafka://`` source or output is given; ``Engine(conf={"spark.rspark.kafka": "true"})`` in Python): the
+A session gets it when it is created with ``spark.rspark.kafka=true`` (``rspark run`` sets it when a
+``kafka://`` source or output is given; ``Engine(conf={"spark.rspark.kafka": "true"})`` in Python): the
 connector's jar and the jars it needs (the token provider, ``kafka-clients``, ``commons-pool2``) are put on
 ``spark.jars`` from rspark's cache directory (``~/.cache/rspark/kafka/<version>``) when they are there; otherwise
 they are fetched there once with Maven (``mvn dependency:copy``) when ``mvn`` is on the ``PATH``; otherwise the

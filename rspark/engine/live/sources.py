@@ -172,8 +172,8 @@ def listen_kafka(runner, iri: str, args: dict, **options) -> None:
 
     if not has_connector(runner.spark):
         raise RsparkError(f"source <{iri}> reads Kafka, but the Spark session was started without Spark's Kafka "
-                          f"connector: create the engine with conf={{'{KAFKA_CONF}': 'true'}} (rspark run and "
-                          "rspark serve do so for a kafka:// source)")
+                          f"connector: create the engine with conf={{'{KAFKA_CONF}': 'true'}} (rspark run does "
+                          "so for a kafka:// source or output)")
     st = runner.stream(iri, **options)
     source = "kafka-" + stream_key(f"{args['servers']}/{args['topic']}")
     folder = os.path.join(runner.checkpoint, "streams", stream_key(iri), "sources", source)
