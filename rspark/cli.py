@@ -769,7 +769,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     sources = _pairs(args.source, "--source")
     if not sources:
         raise UsageError("run needs at least one --source IRI=DIR|kafka://HOST:PORT/TOPIC|tcp://HOST:PORT|"
-                         "replay:PATH@SPEED|mqtt://HOST:PORT/TOPIC")
+                         "replay:PATH@SPEED|mqtt://HOST:PORT/TOPIC|sse://HOST:PORT/PATH")
     kafka = False
     for _, spec in sources:
         kafka = parse_source(spec)[0] == "kafka" or kafka  # a bad source: InputError before Spark starts
@@ -1070,7 +1070,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files; '-' reads standard input")
     run.add_argument("--source", action="append", metavar="IRI=SOURCE",
                      help="a live stream: IRI=DIR, IRI=kafka://HOST:PORT/TOPIC, IRI=tcp://HOST:PORT, "
-                          "IRI=replay:PATH@SPEED or IRI=mqtt://HOST:PORT/TOPIC; repeatable")
+                          "IRI=replay:PATH@SPEED, IRI=mqtt://HOST:PORT/TOPIC or IRI=sse://HOST:PORT/PATH (Server-Sent "
+                          "Events: another rspark's /queries/NAME/results, or RDF or JSON-LD events); repeatable")
     run.add_argument("--history", action="append", metavar="IRI=PATH",
                      help="a recorded stream (TriG or N-Quads) a --source stream starts from: its elements come "
                           "before the live ones (once per --checkpoint); repeatable")

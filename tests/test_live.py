@@ -432,7 +432,8 @@ def test_bad_lateness_is_refused(engine):
 
 
 SOURCE_SPECS = (r"(tcp://[a-z0-9.:\[\]]{0,20}|replay:[^@]{0,15}@[0-9.e-]{0,6}"
-                r"|kafka://[a-z0-9.:,\[\]]{0,12}/?[a-z ,]{0,6}(\?[a-zA-Z.=&]{0,20})?)")
+                r"|kafka://[a-z0-9.:,\[\]]{0,12}/?[a-z ,]{0,6}(\?[a-zA-Z.=&]{0,20})?"
+                r"|sses?://[a-z0-9.:\[\]]{0,14}(/[a-z/]{0,8})?)")
 
 
 @settings(max_examples=300, deadline=None)
@@ -447,7 +448,7 @@ def test_source_specs_parse_or_fail_with_a_message(text):
     except InputError as exc:
         assert repr(text) in str(exc)
         return
-    assert kind in ("dir", "tcp", "replay", "mqtt", "kafka")
+    assert kind in ("dir", "tcp", "replay", "mqtt", "kafka", "sse")
     if kind == "kafka":
         assert args["servers"] and args["topic"] and args["format"] in ("auto", "trig", "nquads", "nq")
     if kind == "tcp":

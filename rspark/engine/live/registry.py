@@ -67,9 +67,9 @@ class LiveStream:
     written: int = 0  # inbox files this process wrote (push, tcp, paced replay) ...
     read: int = 0  # ... and inbox files it has loaded: wait_idle waits for these to meet
 
-    def write(self, text: str, ext: str) -> str:
-        """Writes ``text`` into the inbox (:func:`write_inbox`), counted."""
-        path = write_inbox(self.inbox, text, ext)
+    def write(self, text: str, ext: str, tag: str | None = None) -> str:
+        """Writes ``text`` into the inbox (:func:`write_inbox`; ``tag`` ends the file's name), counted."""
+        path = write_inbox(self.inbox, text, ext, tag)
         self.written += 1
         if self.reader is not None:
             self.reader.notify()
@@ -168,11 +168,13 @@ class Closing(RsparkError):
     """A micro-batch refused because live mode is closing (not applied, not committed: read again on a restart)."""
 
 
-def write_inbox(inbox: str, text: str, ext: str) -> str:
+def write_inbox(inbox: str, text: str, ext: str, tag: str | None = None) -> str:
     """Writes ``text`` as a new file of ``inbox`` atomically (a hidden name renamed in): the inbox reader never
-    reads half a file. Names sort in the order of writing."""
+    reads half a file. Names sort in the order of writing. ``tag`` (letters and digits) ends the name: a source
+    that must know, after a crash, what it wrote last reads it there (and in the state's ``inbox_applied``)."""
     os.makedirs(inbox, exist_ok=True)
-    name = f"{time.time_ns():020d}-{os.getpid()}-{threading.get_ident() % 100000:05d}.{ext}"
+    suffix = f"-{tag}" if tag else ""
+    name = f"{time.time_ns():020d}-{os.getpid()}-{threading.get_ident() % 100000:05d}{suffix}.{ext}"
     tmp = os.path.join(inbox, "." + name)
     # surrogateescape: a message's bytes that are not UTF-8 (decoded so) are written back as they came, for the loader
     # to report

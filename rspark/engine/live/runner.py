@@ -191,10 +191,11 @@ class LiveRunner(LiveReading):
                 self._watch(st, path, "dir-" + stream_key(path))
         return st
 
-    def push(self, iri: str, data: str | bytes, *, format: str | None = None) -> str:
+    def push(self, iri: str, data: str | bytes, *, format: str | None = None, tag: str | None = None) -> str:
         """Appends elements (TriG or N-Quads text) to ``iri``'s inbox; returns the file written. The stream is
         declared with the defaults if it was not. With ``arrival_time``, graphs without a timestamp get the time
-        of the push."""
+        of the push. ``tag``: letters and digits that end the inbox file's name (a source's mark of what it
+        wrote, :func:`~rspark.engine.live.registry.write_inbox`)."""
         st = self.streams.get(iri) or self.stream(iri)
         text = data.decode("utf-8") if isinstance(data, bytes) else data
         converted = messages.pushed_format(text, format)
@@ -206,7 +207,7 @@ class LiveRunner(LiveReading):
         if st.arrival_time:
             text = stamp_arrivals(text, fmt, st.timestamp_predicate, time.time())
             fmt = "nquads"
-        return st.write(text, "nq" if fmt in ("nquads", "nq") else "trig")
+        return st.write(text, "nq" if fmt in ("nquads", "nq") else "trig", tag)
 
     def _converted(self, iri: str, text: str, fmt: str, predicate: str) -> str:
         """A push in a converted format as N-Quads; its problems (a message that does not parse, ...) are logged and

@@ -25,6 +25,8 @@ from rspark.engine.live.files import save_json
 from rspark.engine.live.mqtt import SCHEME as MQTT
 from rspark.engine.live.mqtt import MqttSource, parse_mqtt
 from rspark.engine.live.registry import stream_key
+from rspark.engine.live.sse import SCHEMES as SSE
+from rspark.engine.live.sse import SseSource, parse_sse
 from rspark.errors import InputError, RsparkError
 from rspark.model.codec import encode_literal
 from rspark.model.time import TimeKind
@@ -85,10 +87,12 @@ def parse_kafka(spec: str) -> dict:
 
 def parse_source(spec: str) -> tuple[str, dict]:
     """``DIR`` | ``kafka://HOST:PORT/TOPIC`` | ``tcp://HOST:PORT`` | ``replay:PATH@SPEED`` |
-    ``mqtt://HOST:PORT/TOPIC`` -> (kind, arguments)."""
+    ``mqtt://HOST:PORT/TOPIC`` | ``sse://HOST:PORT/PATH`` -> (kind, arguments)."""
     text = spec.strip()
     if text.startswith("kafka://"):
         return "kafka", parse_kafka(spec)
+    if text.startswith(tuple(SSE)):
+        return "sse", parse_sse(text)
     if text.startswith(MQTT):
         return "mqtt", parse_mqtt(text)
     if text.startswith("tcp://"):
@@ -114,13 +118,13 @@ def parse_source(spec: str) -> tuple[str, dict]:
     if os.path.isdir(text):
         return "dir", {"directory": text}
     raise InputError(f"source {spec!r}: not a directory, kafka://HOST:PORT/TOPIC, tcp://HOST:PORT, "
-                     "replay:PATH@SPEED or mqtt://HOST:PORT/TOPIC")
+                     "replay:PATH@SPEED, mqtt://HOST:PORT/TOPIC or sse://HOST:PORT/PATH")
 
 
 def start_source(engine, iri: str, spec: str, **options):
     """Starts the source ``spec`` feeding the live stream ``iri``; ``options``: the stream's settings
     (``lateness``, ``arrival_time``, ...) and, for ``mqtt://``, ``payload_format``. Returns the source's object
-    (an :class:`MqttSource`, a :class:`PacedReplay`; None for a directory or TCP)."""
+    (an :class:`MqttSource`, an :class:`SseSource`, a :class:`PacedReplay`; None for a directory or TCP)."""
     kind, args = parse_source(spec)
     runner = engine.live
     if kind != "mqtt" and options.pop("payload_format", None) is not None:
@@ -129,6 +133,8 @@ def start_source(engine, iri: str, spec: str, **options):
         runner.watch(iri, args["directory"], **options)
     elif kind == "mqtt":
         return MqttSource(runner, iri, spec.strip(), **options).start()
+    elif kind == "sse":
+        return SseSource(runner, iri, spec.strip(), **options).start()
     elif kind == "tcp":
         listen_tcp(runner, iri, args["host"], args["port"], **options)
     elif kind == "kafka":
