@@ -32,12 +32,16 @@ BAD = "this is not rdf .\n"
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
-    why = kafka_broker.missing()
-    if why is not None:
-        pytest.fail(why)
-    if connector_jars(connector_version(), fetch=False) is None:
-        pytest.fail(f"Spark's Kafka connector {connector_version()} is not in rspark's cache: fetch it with "
-                    "`python3 -m rspark.spark.kafka` (needs mvn; .ci/run does it)")
+    # the broker's and the connector's jars, fetched with Maven once into rspark's cache when they are not there
+    # (.ci/run fetches them before the tests)
+    if kafka_broker.missing() is not None:
+        try:
+            kafka_broker.fetch()
+        except (OSError, subprocess.SubprocessError) as exc:
+            pytest.fail(f"{kafka_broker.missing()} ({exc})")
+    if connector_jars(connector_version()) is None:
+        pytest.fail(f"Spark's Kafka connector {connector_version()} is not in rspark's cache and Maven could not "
+                    "fetch it: `python3 -m rspark.spark.kafka` says why (needs mvn)")
     running = kafka_broker.start(tmp_path_factory.mktemp("kafka"))
     yield running
     running.stop()
