@@ -24,6 +24,7 @@ from rspark.errors import InputError, RsparkError
 from rspark.spark.kafka import connector_artifacts, connector_jars, connector_version, kafka_settings
 from tests import kafka_broker
 from tests.test_live import COUNT, FIG1, trig
+from tests.test_live_restart import _wait_for
 
 EX = "http://example.org/"
 STAMP = "http://www.w3.org/ns/prov#generatedAtTime"
@@ -66,17 +67,6 @@ def _run(tmp: Path, servers: str, *extra: str) -> subprocess.Popen:
            # a handful of elements: 2 tasks a stage, not rspark's local default of 4 or more (the suite's 2 cores)
            "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.default.parallelism=2", *extra]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-
-
-def _wait_for(predicate, timeout: float, proc: subprocess.Popen) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"rspark run ended early: {proc.stderr.read().decode()[-3000:]}")
-        time.sleep(0.2)
-    raise AssertionError("timed out")
 
 
 @pytest.mark.slow
