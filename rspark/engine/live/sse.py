@@ -265,12 +265,14 @@ class SseSource:
         salt = hashlib.sha1(f"{event_id}\0{data}".encode()).hexdigest()[:10]
         try:
             text, fmt = event_push(data, self.url, self.stream.timestamp_predicate, salt)
-            path = self.runner.push(self.iri, text, format=fmt, tag=tag)
+            # the inbox reader removes a file only after its id is in the state file (or the last applied files)
+            with self.stream.inbox_lock:
+                path = self.runner.push(self.iri, text, format=fmt, tag=tag)
+                self._written(event_id, path)
         except (DataError, InputError, SyntaxError, ValueError) as exc:
             self.counters["rejected"] += 1
             self._quarantine(event_id, data, exc)
-            path = None
-        self._written(event_id, path)
+            self._written(event_id, None)
 
     def _written(self, event_id: str | None, path: str | None) -> None:
         if event_id is None:
