@@ -769,7 +769,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     sources = _pairs(args.source, "--source")
     if not sources:
         raise UsageError("run needs at least one --source IRI=DIR|kafka://HOST:PORT/TOPIC|tcp://HOST:PORT|"
-                         "replay:PATH@SPEED|mqtt://HOST:PORT/TOPIC|sse://HOST:PORT/PATH")
+                         "replay:PATH@SPEED|mqtt://HOST:PORT/TOPIC|sse://HOST:PORT/PATH|ws://HOST:PORT/PATH")
     kafka = False
     for _, spec in sources:
         kafka = parse_source(spec)[0] == "kafka" or kafka  # a bad source: InputError before Spark starts
@@ -1062,7 +1062,10 @@ def build_parser() -> argparse.ArgumentParser:
             "records of a Kafka topic, each a TriG or N-Quads document (Spark's Kafka connector, fetched once); "
             "tcp://HOST:PORT N-Quads lines from a TCP server; replay:PATH@SPEED a recorded stream written in at "
             "SPEED times its pace (numeric timestamps read as milliseconds); mqtt://HOST:PORT/TOPIC the messages "
-            "on an MQTT topic (wildcards + and # allowed), each a TriG or N-Quads document, QoS 1. "
+            "on an MQTT topic (wildcards + and # allowed), each a TriG or N-Quads document, QoS 1; "
+            "sse://HOST:PORT/PATH (sses:// over TLS) Server-Sent Events, resumed with Last-Event-ID; "
+            "ws://HOST:PORT/PATH (wss:// over TLS) the messages of a WebSocket, each a JSON-LD document, RDF text or "
+            "another rspark's CONSTRUCT record (no resume: messages sent while disconnected are not received). "
             "With --checkpoint DIR the sources' "
             "offsets, the buffered window content, each query's last reported instant and the consumption state of "
             "queries that consume events survive a restart, and --output FILE is written at most once per (query, "
@@ -1070,8 +1073,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files; '-' reads standard input")
     run.add_argument("--source", action="append", metavar="IRI=SOURCE",
                      help="a live stream: IRI=DIR, IRI=kafka://HOST:PORT/TOPIC, IRI=tcp://HOST:PORT, "
-                          "IRI=replay:PATH@SPEED, IRI=mqtt://HOST:PORT/TOPIC or IRI=sse://HOST:PORT/PATH (Server-Sent "
-                          "Events: another rspark's /queries/NAME/results, or RDF or JSON-LD events); repeatable")
+                          "IRI=replay:PATH@SPEED, IRI=mqtt://HOST:PORT/TOPIC, IRI=sse://HOST:PORT/PATH (Server-Sent "
+                          "Events: another rspark's /queries/NAME/results, or RDF or JSON-LD events) or "
+                          "IRI=ws://HOST:PORT/PATH (wss:// over TLS; each WebSocket message a JSON-LD document, RDF "
+                          "text or another rspark's CONSTRUCT record); repeatable")
     run.add_argument("--history", action="append", metavar="IRI=PATH",
                      help="a recorded stream (TriG or N-Quads) a --source stream starts from: its elements come "
                           "before the live ones (once per --checkpoint); repeatable")
