@@ -904,7 +904,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     max_window_elements=args.max_window_elements, max_instants=args.max_instants,
                     keep_events=args.keep_events)
     serve(host=args.host, port=args.port, token=token, checkpoint=args.checkpoint, master=args.master,
-          conf=_conf(args.conf), profile=args.profile, limits=limits, cors=args.cors, data=data, graphs=graphs)
+          conf=_conf(args.conf), profile=args.profile, limits=limits, cors=args.cors, data=data, graphs=graphs,
+          kafka=args.kafka)
     return EXIT_OK
 
 
@@ -1127,6 +1128,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "answers SPARQL 1.1 over the static graphs, /metrics gives Prometheus counters and / is "
                           "the dashboard. Bound to 127.0.0.1; with --token-file every request that changes state "
                           "needs 'Authorization: Bearer TOKEN', and another address is refused without one. "
+                          "A stream may be fed by a source it names ({\"source\": URL}: mqtt://, sse://, "
+                          "sses://, ws://, wss://, and kafka:// with --kafka). "
                           "With --checkpoint the streams, graphs, queries and their progress survive a restart."))
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8175, help="port (default 8175)")
@@ -1155,6 +1158,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--profile", metavar="NAME", help="default engine profile (see docs/profiles.md)")
     serve.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
     serve.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting; repeatable")
+    serve.add_argument("--kafka", action="store_true",
+                       help="start Spark with its Kafka connector (fetched once), so that PUT /streams/NAME may "
+                            "declare a kafka://HOST:PORT/TOPIC source; without it such a source is refused")
     _logging_options(serve, "sub_")
     serve.set_defaults(run=cmd_serve)
     return parser

@@ -180,6 +180,7 @@ class WebSocketSource:
 
     def _read(self) -> str:
         """Reads one connection's messages until it ends; returns how it ended."""
+        # delayed: websockets, for a ws:// source only (as in _run)
         from websockets.sync.client import connect
 
         with connect(self.url, open_timeout=OPEN_TIMEOUT, close_timeout=2, max_size=MAX_MESSAGE) as connection:
