@@ -1087,7 +1087,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "count; a later one is late (counted, written to CHECKPOINT/late/)")
     _stamp_arguments(run, "sources")
     run.add_argument("--arrival-time", action="store_true",
-                     help="elements of tcp://, kafka:// and mqtt:// sources without a timestamp get their arrival time")
+                     help="elements of tcp://, kafka://, mqtt://, sse:// and ws:// sources without a timestamp get "
+                          "their arrival time")
     run.add_argument("--payload-format", choices=["trig", "nquads"], default=None,
                      help="the format of mqtt:// sources' messages (default: told from each message)")
     run.add_argument("--until", metavar="T", help="stop once every stream has reached T (its watermark: an element "
