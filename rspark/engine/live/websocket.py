@@ -230,7 +230,7 @@ class WebSocketSource:
         with open(path, "wb") as out:
             out.write(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
         try:
-            reason = DataError(f"message {number} of {self.url}: {exc}", file=self.url)
+            reason = DataError(f"message {number}: {exc}", file=self.url)  # ("URL: message N: ...")
             self.runner.quarantine(self.stream, path, [reason])
         finally:
             os.remove(path)
