@@ -769,7 +769,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     sources = _pairs(args.source, "--source")
     if not sources:
         raise UsageError("run needs at least one --source IRI=DIR|kafka://HOST:PORT/TOPIC|tcp://HOST:PORT|"
-                         "replay:PATH@SPEED|mqtt://HOST:PORT/TOPIC|sse://HOST:PORT/PATH")
+                         "replay:PATH@SPEED|mqtt://HOST:PORT/TOPIC|sse://HOST:PORT/PATH|ws://HOST:PORT/PATH")
     kafka = False
     for _, spec in sources:
         kafka = parse_source(spec)[0] == "kafka" or kafka  # a bad source: InputError before Spark starts
@@ -904,7 +904,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     max_window_elements=args.max_window_elements, max_instants=args.max_instants,
                     keep_events=args.keep_events)
     serve(host=args.host, port=args.port, token=token, checkpoint=args.checkpoint, master=args.master,
-          conf=_conf(args.conf), profile=args.profile, limits=limits, cors=args.cors, data=data, graphs=graphs)
+          conf=_conf(args.conf), profile=args.profile, limits=limits, cors=args.cors, data=data, graphs=graphs,
+          kafka=args.kafka)
     return EXIT_OK
 
 
@@ -1062,7 +1063,10 @@ def build_parser() -> argparse.ArgumentParser:
             "records of a Kafka topic, each a TriG or N-Quads document (Spark's Kafka connector, fetched once); "
             "tcp://HOST:PORT N-Quads lines from a TCP server; replay:PATH@SPEED a recorded stream written in at "
             "SPEED times its pace (numeric timestamps read as milliseconds); mqtt://HOST:PORT/TOPIC the messages "
-            "on an MQTT topic (wildcards + and # allowed), each a TriG or N-Quads document, QoS 1. "
+            "on an MQTT topic (wildcards + and # allowed), each a TriG or N-Quads document, QoS 1; "
+            "sse://HOST:PORT/PATH (sses:// over TLS) Server-Sent Events, resumed with Last-Event-ID; "
+            "ws://HOST:PORT/PATH (wss:// over TLS) the messages of a WebSocket, each a JSON-LD document, RDF text or "
+            "another rspark's CONSTRUCT record (no resume: messages sent while disconnected are not received). "
             "With --checkpoint DIR the sources' "
             "offsets, the buffered window content, each query's last reported instant and the consumption state of "
             "queries that consume events survive a restart, and --output FILE is written at most once per (query, "
@@ -1070,8 +1074,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("queries", nargs="+", metavar="QUERY.rq", help="query files; '-' reads standard input")
     run.add_argument("--source", action="append", metavar="IRI=SOURCE",
                      help="a live stream: IRI=DIR, IRI=kafka://HOST:PORT/TOPIC, IRI=tcp://HOST:PORT, "
-                          "IRI=replay:PATH@SPEED, IRI=mqtt://HOST:PORT/TOPIC or IRI=sse://HOST:PORT/PATH (Server-Sent "
-                          "Events: another rspark's /queries/NAME/results, or RDF or JSON-LD events); repeatable")
+                          "IRI=replay:PATH@SPEED, IRI=mqtt://HOST:PORT/TOPIC, IRI=sse://HOST:PORT/PATH (Server-Sent "
+                          "Events: another rspark's /queries/NAME/results, or RDF or JSON-LD events) or "
+                          "IRI=ws://HOST:PORT/PATH (wss:// over TLS; each WebSocket message a JSON-LD document, RDF "
+                          "text or another rspark's CONSTRUCT record); repeatable")
     run.add_argument("--history", action="append", metavar="IRI=PATH",
                      help="a recorded stream (TriG or N-Quads) a --source stream starts from: its elements come "
                           "before the live ones (once per --checkpoint); repeatable")
@@ -1081,7 +1087,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "count; a later one is late (counted, written to CHECKPOINT/late/)")
     _stamp_arguments(run, "sources")
     run.add_argument("--arrival-time", action="store_true",
-                     help="elements of tcp://, kafka:// and mqtt:// sources without a timestamp get their arrival time")
+                     help="elements of tcp://, kafka://, mqtt://, sse:// and ws:// sources without a timestamp get "
+                          "their arrival time")
     run.add_argument("--payload-format", choices=["trig", "nquads"], default=None,
                      help="the format of mqtt:// sources' messages (default: told from each message)")
     run.add_argument("--until", metavar="T", help="stop once every stream has reached T (its watermark: an element "
@@ -1122,6 +1129,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "answers SPARQL 1.1 over the static graphs, /metrics gives Prometheus counters and / is "
                           "the dashboard. Bound to 127.0.0.1; with --token-file every request that changes state "
                           "needs 'Authorization: Bearer TOKEN', and another address is refused without one. "
+                          "A stream may be fed by a source it names ({\"source\": URL}: mqtt://, sse://, "
+                          "sses://, ws://, wss://, and kafka:// with --kafka). "
                           "With --checkpoint the streams, graphs, queries and their progress survive a restart."))
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8175, help="port (default 8175)")
@@ -1150,6 +1159,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--profile", metavar="NAME", help="default engine profile (see docs/profiles.md)")
     serve.add_argument("--master", metavar="URL", default=None, help="Spark master (default local[*])")
     serve.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting; repeatable")
+    serve.add_argument("--kafka", action="store_true",
+                       help="start Spark with its Kafka connector (fetched once), so that PUT /streams/NAME may "
+                            "declare a kafka://HOST:PORT/TOPIC source; without it such a source is refused")
     _logging_options(serve, "sub_")
     serve.set_defaults(run=cmd_serve)
     return parser

@@ -177,7 +177,7 @@ def test_mqtt_source_and_sink_through_a_broker_restart_and_a_malformed_message(s
         sink = MqttSink(broker.url("out/{query}"), str(tmp_path / "sink.json"))
         handles = {name: eng.register(q, name=name, sinks=[sink]) for name, q in QUERIES.items()}
         service = Service(eng)  # rspark serve's PUT /streams/S with a source
-        for bad, message in [("tcp://127.0.0.1:9", "a stream's source is an MQTT topic"),
+        for bad, message in [("tcp://127.0.0.1:9", "rspark run.s \\(--source\\) only"),
                              ("mqtt://127.0.0.1/obs", "the port is missing")]:
             with pytest.raises(ServiceError, match=message) as refused:
                 service.declare_stream("T", {"source": bad})

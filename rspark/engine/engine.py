@@ -612,8 +612,11 @@ class Engine:
         """A live source from its command-line form: a directory, ``kafka://HOST:PORT/TOPIC[?options]`` (a Kafka
         topic whose records are TriG or N-Quads documents; the engine needs ``conf={"spark.rspark.kafka": "true"}``,
         docs/live.md), ``tcp://HOST:PORT`` (N-Quads lines), ``replay:PATH@SPEED`` (a recorded stream written into
-        the inbox at SPEED times its own pace) or ``mqtt://HOST:PORT/TOPIC`` (each message on the topic, QoS 1, a
-        TriG or N-Quads document; docs/live.md, "MQTT"). ``options``: the stream's settings (``lateness``,
+        the inbox at SPEED times its own pace), ``mqtt://HOST:PORT/TOPIC`` (each message on the topic, QoS 1, a
+        TriG or N-Quads document; docs/live.md, "MQTT"), ``sse://HOST:PORT/PATH`` (Server-Sent Events: another
+        rspark's ``/queries/NAME/results``, or RDF or JSON-LD events; docs/live.md, "Server-Sent Events") or
+        ``ws://HOST:PORT/PATH`` / ``wss://`` (each WebSocket message a JSON-LD document, RDF text or another
+        rspark's CONSTRUCT record; docs/live.md, "WebSocket"). ``options``: the stream's settings (``lateness``,
         ``timestamp_predicate``, ``arrival_time``, ``end_predicate``) and, for MQTT, ``payload_format`` (``trig`` or
         ``nquads``; default: told from each message). The source's state is in
         ``live_status()["streams"][iri]["sources"]``."""

@@ -60,21 +60,25 @@ def check_port(host: str, port: int) -> None:
 
 def serve(*, host: str, port: int, token: str | None, checkpoint: str | None, master: str | None = None,
           conf: dict | None = None, profile: str | None = None, limits=None, cors: list[str] | None = None,
-          data: list[str] = (), graphs: list[tuple[str, str]] = ()) -> None:
+          data: list[str] = (), graphs: list[tuple[str, str]] = (), kafka: bool = False) -> None:
     # delayed: uvicorn and starlette (~0.15 s) and PySpark, once cli has checked the options (check_*)
     import uvicorn
 
     from rspark.engine.engine import Engine
     from rspark.service.app import create_app
+    from rspark.spark.kafka import KAFKA_CONF
 
     check_binding(host, token)
+    if kafka:  # Spark's Kafka connector on the session (rspark.spark.kafka): streams may have kafka:// sources
+        conf = {**(conf or {})}
+        conf.setdefault(KAFKA_CONF, "true")
     engine = Engine(master, profile=profile, conf=conf, checkpoint=checkpoint)
     for path in data:
         engine.load(path)
     for iri, path in graphs:
         engine.load(path, graph=iri)
     shown = f"[{host}]" if ":" in host else host
-    service = Service(engine, limits=limits, base_url=f"http://{shown}:{port}")
+    service = Service(engine, limits=limits, base_url=f"http://{shown}:{port}", kafka=kafka)
     service.restore()
 
     @contextlib.asynccontextmanager

@@ -88,7 +88,7 @@ class StreamEntry:
     timestamp_predicate: str | None = None
     arrival_time: bool = False
     end_predicate: str | None = None
-    source: str | None = None  # mqtt://HOST:PORT/TOPIC: a broker's topic feeding the stream
+    source: str | None = None  # mqtt://, sse://, ws://, kafka:// ...: the source feeding the stream (NETWORK_SOURCES)
     payload_format: str | None = None
     recent: deque = field(default_factory=lambda: deque(maxlen=RECENT_ELEMENTS))  # (Element, late)
     oldest: Element | None = None  # the earliest and newest elements pushed (live mode may not have loaded them)
@@ -114,8 +114,12 @@ class QueryEntry:
 class Service:
     """The streams, graphs and queries of one ``rspark serve``."""
 
-    def __init__(self, engine, *, limits: Limits | None = None, base_url: str = "http://127.0.0.1:8175") -> None:
+    def __init__(self, engine, *, limits: Limits | None = None, base_url: str = "http://127.0.0.1:8175",
+                 kafka: bool = False) -> None:
+        """``kafka``: the engine's session has Spark's Kafka connector (rspark serve --kafka): a stream may then
+        be declared with a kafka:// source."""
         self.engine = engine
+        self.kafka = kafka
         self.live = engine.live
         self.limits = limits or Limits()
         self.base_url = base_url.rstrip("/")
@@ -188,7 +192,7 @@ class Service:
         if unknown:
             raise ServiceError(400, f"unknown stream setting{'s' if len(unknown) > 1 else ''} "
                                     f"{', '.join(sorted(unknown))} ({', '.join(STREAM_SETTINGS)})")
-        source, payload_format = _stream_source(decl)
+        source, payload_format = _stream_source(decl, kafka=self.kafka)
         iri = decl.get("iri") or f"{self.base_url}/streams/{name}"
         _check_iri(iri, "the stream's iri")
         with self.lock:
@@ -609,14 +613,34 @@ def _latest_of(versions: list[dict]) -> dict:
             "loaded": latest["loaded"]}
 
 
-def _stream_source(decl: dict) -> tuple:
-    """A declaration's ``source`` (an ``mqtt://HOST:PORT/TOPIC`` URL, or None: the stream is fed by pushes) and
-    ``payload_format`` (``trig``, ``nquads``, or None: told from each message). A client names no directory or TCP
-    server of the service's machine: those sources are the command line's."""
+# the live sources a client may name in a stream's declaration (URL schemes); kafka:// only with rspark serve --kafka
+NETWORK_SOURCES = ("mqtt://", "sse://", "sses://", "ws://", "wss://")
+SOURCE_FORMS = ("mqtt://HOST:PORT/TOPIC, sse://HOST:PORT/PATH (sses:// over TLS), ws://HOST:PORT/PATH (wss:// over "
+                "TLS) or kafka://HOST:PORT/TOPIC (rspark serve --kafka)")
+
+
+def _stream_source(decl: dict, *, kafka: bool = False) -> tuple:
+    """A declaration's ``source`` (a URL of :data:`NETWORK_SOURCES`' schemes, ``kafka://...`` when the service was
+    started with Spark's Kafka connector (``kafka``), or None: the stream is fed by pushes) and ``payload_format``
+    (``trig``, ``nquads``, or None: told from each message; an MQTT source's). A client names no directory, TCP
+    server or file of the service's machine: those sources (a directory, ``tcp://``, ``replay:``) are the command
+    line's. The URL itself is checked when the source starts (:meth:`Engine.source`: a 400 naming what is wrong)."""
     source, payload_format = decl.get("source"), decl.get("payload_format")
-    if source is not None and (not isinstance(source, str) or not source.strip().startswith("mqtt://")):
-        raise ServiceError(400, "a stream's source is an MQTT topic, mqtt://HOST:PORT/TOPIC (the other sources are "
-                                "rspark run's); without a source, the stream is fed by POST /streams/NAME")
-    if payload_format is not None and (source is None or payload_format not in ("trig", "nquads")):
+    if source is not None:
+        if not isinstance(source, str):
+            raise ServiceError(400, f"a stream's source is a URL: {SOURCE_FORMS}; without a source, the stream is "
+                                    "fed by POST /streams/NAME")
+        text = source.strip()
+        if text.startswith("kafka://"):
+            if not kafka:
+                raise ServiceError(400, "a kafka:// source needs Spark's Kafka connector: start the service with "
+                                        "rspark serve --kafka")
+        elif not text.startswith(NETWORK_SOURCES):
+            raise ServiceError(400, f"a stream's source is {SOURCE_FORMS}, not {source!r}: a directory, tcp:// or "
+                                    "replay: source reads a file or a port of the server's machine on a client's "
+                                    "word, so it is rspark run's (--source) only; without a source, the stream is "
+                                    "fed by POST /streams/NAME")
+    if payload_format is not None and (not isinstance(source, str) or not source.strip().startswith("mqtt://")
+                                       or payload_format not in ("trig", "nquads")):
         raise ServiceError(400, "payload_format is trig or nquads, and goes with an mqtt:// source")
     return (source.strip() if source else None), payload_format

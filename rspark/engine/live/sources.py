@@ -1,5 +1,6 @@
 """Live sources besides a watched directory and ``engine.push``: a Kafka topic, a TCP socket of N-Quads lines, a
-paced replay of a recorded stream and an MQTT topic (:mod:`rspark.engine.live.mqtt`). Each writes what it receives
+paced replay of a recorded stream, an MQTT topic (:mod:`rspark.engine.live.mqtt`), a Server-Sent Events stream
+(:mod:`rspark.engine.live.sse`) and a WebSocket (:mod:`rspark.engine.live.websocket`). Each writes what it receives
 into the stream's inbox (:func:`~rspark.engine.live.runner.write_inbox`), where the stream's inbox reader reads it:
 one path into the buffer for every source.
 
@@ -27,6 +28,8 @@ from rspark.engine.live.mqtt import MqttSource, parse_mqtt
 from rspark.engine.live.registry import stream_key
 from rspark.engine.live.sse import SCHEMES as SSE
 from rspark.engine.live.sse import SseSource, parse_sse
+from rspark.engine.live.websocket import SCHEMES as WS
+from rspark.engine.live.websocket import WebSocketSource, parse_ws
 from rspark.errors import InputError, RsparkError
 from rspark.model.codec import encode_literal
 from rspark.model.time import TimeKind
@@ -87,12 +90,14 @@ def parse_kafka(spec: str) -> dict:
 
 def parse_source(spec: str) -> tuple[str, dict]:
     """``DIR`` | ``kafka://HOST:PORT/TOPIC`` | ``tcp://HOST:PORT`` | ``replay:PATH@SPEED`` |
-    ``mqtt://HOST:PORT/TOPIC`` | ``sse://HOST:PORT/PATH`` -> (kind, arguments)."""
+    ``mqtt://HOST:PORT/TOPIC`` | ``sse://HOST:PORT/PATH`` | ``ws://HOST:PORT/PATH`` -> (kind, arguments)."""
     text = spec.strip()
     if text.startswith("kafka://"):
         return "kafka", parse_kafka(spec)
     if text.startswith(tuple(SSE)):
         return "sse", parse_sse(text)
+    if text.startswith(WS):
+        return "ws", parse_ws(text)
     if text.startswith(MQTT):
         return "mqtt", parse_mqtt(text)
     if text.startswith("tcp://"):
@@ -118,13 +123,14 @@ def parse_source(spec: str) -> tuple[str, dict]:
     if os.path.isdir(text):
         return "dir", {"directory": text}
     raise InputError(f"source {spec!r}: not a directory, kafka://HOST:PORT/TOPIC, tcp://HOST:PORT, "
-                     "replay:PATH@SPEED, mqtt://HOST:PORT/TOPIC or sse://HOST:PORT/PATH")
+                     "replay:PATH@SPEED, mqtt://HOST:PORT/TOPIC, sse://HOST:PORT/PATH or ws://HOST:PORT/PATH")
 
 
 def start_source(engine, iri: str, spec: str, **options):
     """Starts the source ``spec`` feeding the live stream ``iri``; ``options``: the stream's settings
     (``lateness``, ``arrival_time``, ...) and, for ``mqtt://``, ``payload_format``. Returns the source's object
-    (an :class:`MqttSource`, an :class:`SseSource`, a :class:`PacedReplay`; None for a directory or TCP)."""
+    (an :class:`MqttSource`, an :class:`SseSource`, a :class:`WebSocketSource`, a :class:`PacedReplay`; None for
+    a directory, TCP or Kafka)."""
     kind, args = parse_source(spec)
     runner = engine.live
     if kind != "mqtt" and options.pop("payload_format", None) is not None:
@@ -135,6 +141,8 @@ def start_source(engine, iri: str, spec: str, **options):
         return MqttSource(runner, iri, spec.strip(), **options).start()
     elif kind == "sse":
         return SseSource(runner, iri, spec.strip(), **options).start()
+    elif kind == "ws":
+        return WebSocketSource(runner, iri, spec.strip(), **options).start()
     elif kind == "tcp":
         listen_tcp(runner, iri, args["host"], args["port"], **options)
     elif kind == "kafka":
