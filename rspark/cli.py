@@ -468,6 +468,28 @@ def _conf(values: list[str] | None) -> dict[str, str]:
     return out
 
 
+def _short_run(conf: dict[str, str], master: str | None, paths: list[str]) -> dict[str, str]:
+    """``conf`` with ``spark.rspark.jit=quick`` when the run is a short one: a local master and input files of at
+    most QUICK_INPUT_BYTES (rspark.spark.session), unless the user set it or the driver's Java options."""
+    # delayed: the session module imports PySpark
+    from rspark.spark.session import JIT_CONF, QUICK_INPUT_BYTES, is_local
+
+    if JIT_CONF in conf or "spark.driver.extraJavaOptions" in conf or not is_local(master):
+        return conf
+    total = 0
+    for path in paths:
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            return conf  # (not a local file: its size is not known)
+        total += size * (8 if path.endswith(".gz") else 1)
+    if total > QUICK_INPUT_BYTES:
+        return conf
+    log.info("input of %d bytes: a short run, the JVM compiles with its quick compiler only (%s=quick; "
+             "--conf %s=full turns it off)", total, JIT_CONF, JIT_CONF)
+    return {**conf, JIT_CONF: "quick"}
+
+
 def _time(option: str, value: str, *, end: bool = False) -> str:
     """A --until / --times instant checked for its form (a number or an ISO 8601 date-time; ``end`` for --until)
     and a number for the bounds of the query's instants (at most 10^18, 60 decimal places): its meaning (units, the
@@ -649,6 +671,7 @@ def cmd_sparql(args: argparse.Namespace) -> int:
     # delayed: PySpark (~0.3 s), once the arguments are checked
     from rspark.engine.engine import Engine
 
+    conf = _short_run(conf, args.master, data + [path for _, path in graphs])
     log.info("starting Spark (master %s)", args.master or "local[*]")
     with Engine(master=args.master, conf=conf) as engine:
         _INTERRUPTS.install()
@@ -734,6 +757,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     # delayed: PySpark (~0.3 s), once the arguments are checked
     from rspark.engine.engine import Engine
 
+    inputs = [path for _, path in streams] + data + [path for _, path in graphs]
+    conf = _short_run(conf, args.master, inputs + [path for _, path, _ in versions])
     log.info("starting Spark (master %s)", args.master or "local[*]")
     with Engine(master=args.master, profile=args.profile, conf=conf) as engine:
         _INTERRUPTS.install()

@@ -365,3 +365,26 @@ def test_ctrl_c_prints_one_line_and_leaves_no_jvm(queries):
     while _session_members(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _session_members(proc.pid) == []
+
+
+def test_a_replay_of_small_files_is_a_short_run_for_the_jvm(tmp_path):
+    """rspark replay / sparql over small input files ask for the JVM's quick compiler (spark.rspark.jit=quick);
+    large files, a cluster, or the user's own setting or Java options keep the default."""
+    from rspark import cli
+    from rspark.spark.session import JIT_CONF, QUICK_INPUT_BYTES
+
+    small, big, packed = tmp_path / "s.nq", tmp_path / "b.nq", tmp_path / "p.nq.gz"
+    small.write_text("<a> <b> <c> .\n")
+    with big.open("wb") as f:
+        f.truncate(QUICK_INPUT_BYTES + 1)
+    with packed.open("wb") as f:
+        f.truncate(QUICK_INPUT_BYTES // 8 + 1)  # counted 8 times its size
+    assert cli._short_run({}, None, [str(small)]) == {JIT_CONF: "quick"}
+    assert cli._short_run({"k": "v"}, "local[2]", [str(small), str(small)]) == {"k": "v", JIT_CONF: "quick"}
+    assert cli._short_run({}, None, [str(small), str(big)]) == {}
+    assert cli._short_run({}, None, [str(packed)]) == {}
+    assert cli._short_run({}, "spark://h:7077", [str(small)]) == {}
+    assert cli._short_run({JIT_CONF: "full"}, None, [str(small)]) == {JIT_CONF: "full"}
+    assert cli._short_run({"spark.driver.extraJavaOptions": "-Dx"}, None, [str(small)]) == \
+        {"spark.driver.extraJavaOptions": "-Dx"}
+    assert cli._short_run({}, None, ["hdfs://h/x.nq"]) == {}

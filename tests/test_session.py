@@ -180,3 +180,43 @@ def test_a_cluster_s_executors_keep_their_python_and_the_choice_is_logged(monkey
         env = S._choose_python(settings, local=False)
     assert env["PYSPARK_PYTHON"] == "/opt/py/bin/python3"
     assert any("/opt/py/bin/python3 (spark.pyspark.python)" in r.getMessage() for r in caplog.records)
+
+
+class _Launched(Exception):
+    """Raised by the stand-in for the JVM's launch: the settings it was given are the test's answer."""
+
+
+def _launch_settings(monkeypatch, conf: dict) -> dict:
+    """The settings get_session(conf=conf) starts its JVM with (no JVM is started)."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    captured: dict = {}
+
+    def launch(settings):
+        captured.update(settings)
+        raise _Launched
+
+    monkeypatch.setattr(S, "launch", launch)
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
+    monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    monkeypatch.setenv("RSPARK_CDS", "0")
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    with pytest.raises(_Launched):
+        S.get_session(conf=conf)
+    return captured
+
+
+def test_a_short_run_s_jvm_compiles_with_the_quick_compiler_only(monkeypatch):
+    quick = _launch_settings(monkeypatch, {S.JIT_CONF: "quick"})
+    assert quick["spark.driver.extraJavaOptions"].split()[-1] == S.QUICK_JIT_OPTIONS == "-XX:TieredStopAtLevel=1"
+    assert S.JIT_CONF not in quick  # rspark's own setting, not Spark's
+    full = _launch_settings(monkeypatch, {S.JIT_CONF: "full"})
+    assert S.QUICK_JIT_OPTIONS not in full["spark.driver.extraJavaOptions"]
+    assert S.QUICK_JIT_OPTIONS not in _launch_settings(monkeypatch, {"spark.ui.enabled": "false"})[
+        "spark.driver.extraJavaOptions"]
+    # the user's Java options replace rspark's whole string: the quick compiler is not added to them
+    users = _launch_settings(monkeypatch, {S.JIT_CONF: "quick", "spark.driver.extraJavaOptions": "-Dx=1"})
+    assert users["spark.driver.extraJavaOptions"] == "-Dx=1"
+    with pytest.raises(S.InputError, match=r"spark\.rspark\.jit=fast: expected full or quick"):
+        S.get_session(conf={S.JIT_CONF: "fast"})

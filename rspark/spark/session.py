@@ -89,6 +89,12 @@ cluster's defaults apply):
   (:data:`JIT_OPTIONS`) and, for the driver, the garbage collector (:data:`GC_OPTIONS`) and the class-data-sharing
   archive of Spark's classes (:mod:`rspark.spark.cds`, in a JVM this process starts: ``RSPARK_CDS=0`` leaves it
   out); docs/evaluation.md, The JVM. A value given for one of these replaces rspark's whole option string.
+- ``spark.rspark.jit=quick`` (rspark's own setting; ``full`` by default): the driver's JVM compiles with its quick
+  compiler only (``-XX:TieredStopAtLevel=1``, :data:`QUICK_JIT_OPTIONS`), not with the optimising one. A run that
+  ends within seconds spends much of its CPU on the optimising compiler's work for code that then hardly runs:
+  ``rspark replay`` and ``rspark sparql`` set it when their input files are small
+  (:data:`QUICK_INPUT_BYTES`), where it halves the CPU time of a run; a long run (a large replay, live mode, the
+  service) is faster with both compilers. Applied with rspark's Java options (not when the user's replace them).
 """
 
 from __future__ import annotations
@@ -112,7 +118,7 @@ from pathlib import Path
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
-from rspark.errors import RsparkError
+from rspark.errors import InputError, RsparkError
 from rspark.spark import cds
 from rspark.spark.gateway import launch, writes_archive
 from rspark.spark.jvm import jar_path
@@ -122,7 +128,10 @@ __all__ = [
     "ANSWER_CONF",
     "DEFAULT_CONF",
     "GC_OPTIONS",
+    "JIT_CONF",
     "JIT_OPTIONS",
+    "QUICK_INPUT_BYTES",
+    "QUICK_JIT_OPTIONS",
     "default_conf",
     "get_session",
     "is_local",
@@ -139,6 +148,16 @@ log = logging.getLogger("rspark")
 # JVMs.
 JIT_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions -XX:InlineSmallCode=1000 -XX:MaxInlineSize=20 "
                "-XX:FreqInlineSize=200")
+
+# The driver's JIT compilers for a short run (``spark.rspark.jit=quick``, module docstring): the quick (C1) compiler
+# only. Measured (benchmarks/startup.py, replay_throughput.py): the README's sample replay and a replay of 1e5 triples
+# take about half the CPU time; at 1e6 triples (90 MB) both settings take the same, beyond it C2's code pays.
+QUICK_JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
+JIT_CONF = "spark.rspark.jit"  # full (default) | quick
+
+# Input files up to this size (summed; a gzipped file counted 8 times its size) make ``rspark replay`` and
+# ``rspark sparql`` run with ``spark.rspark.jit=quick`` unless the user set it or the driver's Java options.
+QUICK_INPUT_BYTES = 32 << 20
 
 # The driver's garbage collector in local mode, where the driver's JVM runs the tasks: the throughput collector
 # rather than G1, whose write barriers and concurrent work take a share of the few cores the tasks have. A task
@@ -370,6 +389,9 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     env = _choose_python(settings, local, same_machine=loopback_master(master))
     created = getattr(SparkContext, "_active_spark_context", None) is None
     user_options = "spark.driver.extraJavaOptions" in {**submitted, **(conf or {})}
+    jit = str(settings.pop(JIT_CONF, "full")).strip().lower()
+    if jit not in ("full", "quick"):
+        raise InputError(f"{JIT_CONF}={jit}: expected full or quick")
     if created and local and not submitted and not user_options:
         sharing = cds.java_options(settings)  # the Spark JVM's classes mapped from an archive (rspark.spark.cds)
         if sharing is not None:
@@ -377,6 +399,8 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
             if sharing.startswith(cds.DUMP_OPTION):
                 files = cds.dump_files(sharing)
                 writes_archive(lambda: [f.unlink(missing_ok=True) for f in files])
+        if jit == "quick":  # after the archive's key: the JIT's options do not change which classes it holds
+            settings["spark.driver.extraJavaOptions"] += " " + QUICK_JIT_OPTIONS
     builder = SparkSession.builder.appName("rspark").master(master or "local[*]")
     for key, value in settings.items():
         builder = builder.config(key, value)
