@@ -68,7 +68,7 @@ from rspark.model.terms import (
 from rspark.model.time import Duration, DurationError, parse_duration, time_number
 from rspark.model.timestamps import DateTimeError, datetime_millis, is_datetime_shaped
 from rspark.rsp.policies import R2S, CountUnit, MatchConsumption, ReportPolicy, SeqSelection
-from rspark.syntax import ast
+from rspark.syntax import ast, lexing
 from rspark.syntax.unparse import REPORT_WORDS
 
 MAX_NESTING = 256  # brackets inside brackets
@@ -1343,8 +1343,19 @@ _BRACKETS = {**{name: _builder.open_bracket for name in _OPENING},
 # regex=True: the contextual lexer compiles the terminals of each parser state the first time it is in that state,
 # and Python's re is slow to compile the patterns holding PN_CHARS_BASE's Unicode ranges (the first query of a
 # process would pay for it); the regex module compiles them several times faster
-_parser = Lark(_GRAMMAR, parser="lalr", lexer="contextual", transformer=_builder, maybe_placeholders=False,
-               cache=_grammar_cache(), regex=True, lexer_callbacks=_BRACKETS)
+
+
+def _make_parser(quick_lexer: bool = True) -> Lark:
+    """The query parser; ``quick_lexer``: each terminal's pattern compiled once, not once per parser state
+    (:mod:`rspark.syntax.lexing`; False: Lark's own lexers, which tests compare it with)."""
+    made = Lark(_GRAMMAR, parser="lalr", lexer="contextual", transformer=_builder, maybe_placeholders=False,
+                cache=_grammar_cache(), regex=True, lexer_callbacks=_BRACKETS)
+    if quick_lexer:
+        lexing.install(made.parser.lexer)
+    return made
+
+
+_parser = _make_parser()
 _lock = threading.Lock()
 _LITERALS = {t.name: t.pattern.value for t in _parser.terminals
              if t.name.startswith("__ANON") and t.pattern.type == "str"}
