@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+# every SQL text rspark's own reader turns into a Column is also parsed by Spark's parser and the two expressions
+# compared (rspark.spark.expr.sql.check_reader): the whole suite is the reader's differential test
+os.environ.setdefault("RSPARK_CHECK_SQL", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 # RSPARK_TESTDATA: another place for the shared test data (a missing one shows what runs without it)

@@ -8,7 +8,9 @@ Python path. ``rspark.jvm.SumAvgResult`` (a Spark UDF) gives SUM's and AVG's fin
 place of a large SQL expression Spark would analyse, optimise and compile with every query that averages
 (docs/evaluation.md, "Group and aggregates"). ``rspark.jvm.QuotedParts`` (a Spark UDF) splits an encoded quoted
 triple into its three terms, so that RDF-star patterns decompose quoted triples in place instead of joining a table
-of every quoted triple in the data.
+of every quoted triple in the data. ``rspark.jvm.SqlColumns`` reads the SQL texts of compiled expressions into the
+expressions Spark's parser would build, without that parser's cold start (:func:`rspark.spark.expr.sql.parsed`;
+docs/evaluation.md, "Generated code").
 
 The jar is built with the ``javac`` of the JDK that runs Spark (found through ``JAVA_HOME`` or the ``PATH``),
 against PySpark's own jars, and named after a hash of the sources and the PySpark version, so an upgrade rebuilds

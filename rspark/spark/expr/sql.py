@@ -2,8 +2,8 @@
 term encoding of ``rspark.model.codec`` written as SQL, and the final conversion of SQL text into a Column.
 
 Compiled expressions are SQL text rather than Column objects because building a Column costs a JVM round trip per
-operator (far too slow for the trees SPARQL's type and error rules produce), while one ``F.expr`` per expression is
-parsed on the JVM side in one go. Inputs (the Columns a scope hands out) appear in the text as placeholders
+operator (far too slow for the trees SPARQL's type and error rules produce), while one text per expression is read
+on the JVM side in one call (by rspark's reader, ``rspark.jvm.SqlColumns``, else by Spark's parser: :func:`parsed`). Inputs (the Columns a scope hands out) appear in the text as placeholders
 (:func:`token`), replaced by :func:`to_column`.
 
 "Static booleans" are ``True`` / ``False`` (known while compiling) or SQL text: :func:`b_and`, :func:`b_or`,
@@ -13,6 +13,7 @@ parsed on the JVM side in one go. Inputs (the Columns a scope hands out) appear 
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -20,6 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from pyspark import SparkContext
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from rspark.model.xsd import (
@@ -336,7 +338,8 @@ _PARSED_OWNER: list = [None]
 
 
 def parsed(sql: SQL):
-    """``F.expr(sql)``, remembered by its text: a query compiles to the same text each time (see :func:`naming`),
+    """The Column of ``sql`` (:func:`_read`: rspark's reader, else ``F.expr``), remembered by its text: a query
+    compiles to the same text each time (see :func:`naming`),
     and parsing the long texts of SPARQL expressions is a noticeable part of planning a query. The Columns are
     unresolved expressions, reusable in any plan of the same Spark context (the memo is dropped when the
     context changes)."""
@@ -348,5 +351,50 @@ def parsed(sql: SQL):
     if col is None:
         if len(_PARSED) >= 4096:
             _PARSED.clear()
-        col = _PARSED[sql] = F.expr(sql)
+        col = _PARSED[sql] = _read(sql)
     return col
+
+
+_READER: dict = {}  # SparkContext id -> rspark.jvm.SqlColumns on its class path (None: not there)
+CHECK_ENV = "RSPARK_CHECK_SQL"  # "1": each text read by rspark's reader is also parsed by Spark's, and compared
+
+
+def _read(sql: SQL):
+    """The Column of ``sql``: read by rspark's JVM reader (``rspark.jvm.SqlColumns``) when the text is one of the
+    forms it reads, which builds the expression Spark's parser would without the parser's cold start (seconds for
+    a long expression in a new JVM: docs/evaluation.md, Generated code); else ``F.expr``."""
+    sc = SparkContext._active_spark_context
+    key = id(sc)
+    reader = _READER.get(key, False)
+    if reader is False:
+        reader = None
+        try:
+            candidate = sc._jvm.rspark.jvm.SqlColumns
+            candidate.expression("1")  # a JavaPackage (the class is not on the class path) is not callable
+            reader = candidate
+        except Exception:
+            pass
+        _READER.clear()
+        _READER[key] = reader
+    jcol = reader.column(sql) if reader is not None else None
+    if jcol is None:
+        return F.expr(sql)
+    if os.environ.get(CHECK_ENV) == "1":
+        check_reader(sql)
+    return Column(jcol)
+
+
+def check_reader(sql: SQL) -> bool:
+    """Whether rspark's reader reads ``sql`` (False: Spark's parser does); AssertionError when it builds another
+    expression than Spark's parser (the tests run with RSPARK_CHECK_SQL=1)."""
+    from pyspark.sql import SparkSession
+
+    jvm = SparkContext._active_spark_context._jvm
+    ours = jvm.rspark.jvm.SqlColumns.expression(sql)
+    if ours is None:
+        return False
+    sparks = SparkSession.getActiveSession()._jsparkSession.sessionState().sqlParser().parseExpression(sql)
+    if not ours.equals(sparks):
+        raise AssertionError(f"rspark's SQL reader and Spark's parser differ on {sql!r}:\n"
+                             f"  rspark: {ours.toString()}\n  Spark:  {sparks.toString()}")
+    return True
