@@ -421,8 +421,12 @@ class Engine:
     def add_stream(self, iri: str, path: str | os.PathLike, *,
                    timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime",
                    base_iri: str | None = None, strict: bool = False, end_predicate: str | None = None,
-                   format: str | None = None) -> Engine:
+                   format: str | None = None, mapping: str | os.PathLike | None = None) -> Engine:
         """Add a recorded stream (TriG or N-Quads, docs/streams.md) under the IRI ``iri``.
+
+        ``mapping``: a mapping file (docs/streams.md, "JSON and CSV records"): ``path`` is then a CSV, JSON or
+        JSON Lines file of records (``format``: ``"csv"``, ``"json"``, ``"jsonl"``; else the extension), each
+        mapped to an element on Spark's executors; a record without a valid timestamp is rejected (``errors``).
 
         ``format``: by default from the file's extension and, for an RDF Message Log (a file announcing
         ``VERSION "1.2-messages"``), its first line; or ``"trig"``, ``"nquads"``, ``"ndjsonld"``, ``"jsonld"``,
@@ -441,16 +445,16 @@ class Engine:
         timestamp, or, with ``end_predicate``, its timestamp as the start and the object of its default-graph
         triple ``<g> <end_predicate> instant`` as the end."""
         return self.add_streams({iri: path}, timestamp_predicate=timestamp_predicate, base_iri=base_iri,
-                                strict=strict, end_predicate=end_predicate, format=format)
+                                strict=strict, end_predicate=end_predicate, format=format, mapping=mapping)
 
     def add_streams(self, streams, *, timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime",
                     base_iri: str | None = None, strict: bool = False, end_predicate: str | None = None,
-                    format: str | None = None) -> Engine:
+                    format: str | None = None, mapping: str | os.PathLike | None = None) -> Engine:
         """Add several recorded streams at once (``streams``: a mapping or (IRI, path) pairs), loaded
         concurrently: Spark runs one load's jobs while the other's driver plans or waits, as ``rspark replay``
         loads its ``--stream`` files. Errors are reported in the order of ``streams``; if one load fails, none of these
         streams is added and the first failure in that order is raised. ``format``: every file's, as
-        :meth:`add_stream`'s."""
+        :meth:`add_stream`'s, and so is ``mapping`` (read once, checked before any stream is loaded)."""
         # delayed: the loader imports pyoxigraph, not needed until data is loaded
         from rspark.spark.loading.loader import check_file, load_stream, no_valid_element
 
@@ -462,11 +466,16 @@ class Engine:
             seen.add(iri)
         for _, path in pairs:
             check_file(path)  # a missing file: MissingFileError (a DataError) before any stream is loaded
+        if mapping is not None:
+            from rspark.spark.loading.mapping import load_mapping
+
+            mapping = load_mapping(os.fspath(mapping))  # a bad mapping: MappingError before any load
 
         def load(pair):
             iri, path = pair
             loaded = load_stream(self.spark, iri, str(path), timestamp_predicate=timestamp_predicate,
-                                 base_iri=base_iri, strict=strict, end_predicate=end_predicate, format=format)
+                                 base_iri=base_iri, strict=strict, end_predicate=end_predicate, format=format,
+                                 mapping=mapping)
             failure = no_valid_element(str(path), loaded)
             if failure is not None:
                 loaded.unpersist()

@@ -893,7 +893,7 @@ def map_lines(mapping: Mapping, fmt: str, rows: Iterable[tuple[str, int]], *, co
         if index < skip or not line.strip():
             continue
         number = line_no - skip
-        recs = (csv_record(line, number, line_no, columns, mapping.delimiter) if fmt == "csv"
+        recs = ([csv_record(line, number, line_no, columns, mapping.delimiter)] if fmt == "csv"
                 else json_line_records(mapping, line, line_no, number))
         for rec in recs:
             if rec.problem is None:
