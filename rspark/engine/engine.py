@@ -467,9 +467,10 @@ class Engine:
         for _, path in pairs:
             check_file(path)  # a missing file: MissingFileError (a DataError) before any stream is loaded
         if mapping is not None:
-            from rspark.spark.loading.mapping import load_mapping
+            from rspark.spark.loading.mapping import Mapping, load_mapping
 
-            mapping = load_mapping(os.fspath(mapping))  # a bad mapping: MappingError before any load
+            if not isinstance(mapping, Mapping):
+                mapping = load_mapping(os.fspath(mapping))  # a bad mapping: MappingError before any load
 
         def load(pair):
             iri, path = pair
