@@ -812,6 +812,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"--history {iri}: no --source declares that stream")
         _check_rdf_file(f"--history {iri}", path, stream=True)
     _check_predicates(args)
+    mappings = {}
+    for iri, path in _pairs(args.mapping, "--mapping"):
+        if iri not in dict(sources):
+            raise UsageError(f"--mapping {iri}: no --source declares that stream")
+        if iri in mappings:
+            raise UsageError(f"--mapping {iri} is given twice")
+        if parse_source(dict(sources)[iri])[0] != "dir":
+            raise UsageError(f"--mapping {iri}: a mapping is taken by directory sources (and pushes), not by "
+                             f"{dict(sources)[iri]}")
+        mappings[iri] = _mapping_file(path, None)
     graphs = _pairs(args.graph, "--graph")
     conf = _conf(args.conf)
     until = _time("--until", args.until) if args.until is not None else None
@@ -878,10 +888,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.end_predicate is not None:
             options["end_predicate"] = args.end_predicate
         for iri, path in histories:  # before any live element
-            engine.live_stream(iri, history=path, **options)
+            engine.live_stream(iri, history=path, mapping=mappings.get(iri), **options)
         for iri, spec in sources:
             mqtt = {"payload_format": args.payload_format} if spec.strip().startswith(MQTT) else {}
-            engine.source(iri, spec, **options, **mqtt)
+            mapped = {"mapping": mappings[iri]} if iri in mappings else {}
+            engine.source(iri, spec, **options, **mqtt, **mapped)
         started = time.time()
         status = _StatusLine(runner) if sys.stderr.isatty() and not args.quiet else None
         reason = "interrupted"
@@ -1120,6 +1131,10 @@ def build_parser() -> argparse.ArgumentParser:
     _stamp_arguments(run, "sources")
     run.add_argument("--arrival-time", action="store_true",
                      help="elements of tcp://, kafka:// and mqtt:// sources without a timestamp get their arrival time")
+    run.add_argument("--mapping", action="append", metavar="IRI=FILE",
+                     help="a mapping file (YAML, docs/streams.md \"JSON and CSV records\") for the directory "
+                          "--source of IRI: its .csv, .json and .jsonl files are records, each mapped to an element; "
+                          "repeatable")
     run.add_argument("--payload-format", choices=["trig", "nquads"], default=None,
                      help="the format of mqtt:// sources' messages (default: told from each message)")
     run.add_argument("--until", metavar="T", help="stop once every stream has reached T (its watermark: an element "

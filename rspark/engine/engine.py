@@ -587,7 +587,7 @@ class Engine:
 
     def live_stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
                     arrival_time: bool = False, end_predicate: str | None = None,
-                    history: str | os.PathLike | None = None) -> Engine:
+                    history: str | os.PathLike | None = None, mapping: str | os.PathLike | None = None) -> Engine:
         """Declare a live stream fed by :meth:`push` (docs/live.md). ``lateness``: how far behind the greatest
         timestamp seen an element may arrive and still be evaluated (a number in the stream's unit or an ISO 8601
         duration); an element at or before an instant already reported is late: counted and written to the
@@ -596,18 +596,23 @@ class Engine:
         element's validity interval (docs/streams.md), as :meth:`add_stream`'s. ``history``: a recorded stream
         file (TriG or N-Quads) the stream starts from: its elements come before every live one, so the first
         windows hold them and the records are a replay's over the history and then the live elements
-        (docs/live.md); written once per ``checkpoint``."""
+        (docs/live.md); written once per ``checkpoint``. ``mapping``: a mapping file (docs/streams.md, "JSON and
+        CSV records"): :meth:`push` then takes ``format="csv"``, ``"json"`` or ``"jsonl"`` records, each mapped to
+        an element (a rejected record is listed in ``engine.live.errors``), and :meth:`watch` reads a directory's
+        .csv, .json and .jsonl files."""
         self.live.stream(iri, lateness=lateness, timestamp_predicate=timestamp_predicate, arrival_time=arrival_time,
-                         end_predicate=end_predicate, history=None if history is None else os.fspath(history))
+                         end_predicate=end_predicate, history=None if history is None else os.fspath(history),
+                         mapping=_mapping_arg(mapping))
         return self
 
     def watch(self, iri: str, directory: str | os.PathLike, *, lateness=0,
-              timestamp_predicate: str | None = None, end_predicate: str | None = None) -> Engine:
+              timestamp_predicate: str | None = None, end_predicate: str | None = None,
+              mapping: str | os.PathLike | None = None) -> Engine:
         """Feed the live stream ``iri`` from the TriG / N-Quads files that appear in ``directory`` (Spark
         Structured Streaming's file source: each file read once, also across restarts with the same
         ``checkpoint``). Write a file elsewhere and move it in, so that it is never read half-written."""
         self.live.watch(iri, str(directory), lateness=lateness, timestamp_predicate=timestamp_predicate,
-                        end_predicate=end_predicate)
+                        end_predicate=end_predicate, mapping=_mapping_arg(mapping))
         return self
 
     def push(self, iri: str, data: str | bytes, *, format: str | None = None) -> None:
@@ -615,7 +620,9 @@ class Engine:
         (a replayable log in the checkpoint directory) and evaluated at the next micro-batch. An RDF Message Log
         (text announcing ``VERSION "1.2-messages"``), or ``format="ndjsonld"`` / ``"jsonld"`` /
         ``"trig-messages"`` ..., is converted first, each message one element (docs/streams.md, "RDF Messages and
-        JSON-LD streams"); a message that cannot be read is listed in ``engine.live.errors`` and the others go on."""
+        JSON-LD streams"); a message that cannot be read is listed in ``engine.live.errors`` and the others go on.
+        ``format="csv"``, ``"json"`` or ``"jsonl"``: records mapped with the stream's mapping
+        (:meth:`live_stream`'s ``mapping``), each one element."""
         self.live.push(iri, data, format=format)
 
     def source(self, iri: str, spec: str, **options) -> Engine:
@@ -658,6 +665,11 @@ class Engine:
     def live_status(self) -> dict:
         """Counters of the live streams and queries (docs/live.md, Status)."""
         return self.live.status()
+
+
+def _mapping_arg(mapping):
+    """A mapping argument: a file's path as a string; a parsed Mapping (or None) as it is."""
+    return os.fspath(mapping) if isinstance(mapping, str | os.PathLike) else mapping
 
 
 def _version_instant(valid_from, path, format) -> object:

@@ -53,7 +53,7 @@ DEFAULT_PREFIXES = {"rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
 _TOP_KEYS = ("prefixes", "mappings", "element", "timestamp", "iterator", "csv")
 _MAPPING_KEYS = {"s": "s", "subject": "s", "subjects": "s", "po": "po", "predicateobjects": "po"}
 _REFUSED = {  # YARRRML keys rspark's mappings do not read: refused with their name, never ignored
-    "sources": "the record source is the file or the push a mapping is given with (and `iterator` its record path)",
+    "sources": "the records come from the file or the push the mapping is given with; `iterator` is their path",
     "graphs": "every triple of a record is in its element's named graph (`element`)",
     "g": "every triple of a record is in its element's named graph (`element`)",
     "condition": "conditions are not supported", "conditions": "conditions are not supported",
