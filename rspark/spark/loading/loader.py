@@ -55,6 +55,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -949,6 +950,7 @@ def _mapped_stream(spark: SparkSession, iri: str, path: str, format: str | None,
                          "end predicate")
     mp = mapping if isinstance(mapping, mapping_module.Mapping) else mapping_module.load_mapping(str(mapping))
     fmt = mapping_module.record_format(format, path)
+    started = time.monotonic()
     sc = spark.sparkContext
     base = rdf.file_base_iri(path) + "#record-"
     pred = timestamp_predicate
@@ -1014,7 +1016,8 @@ def _mapped_stream(spark: SparkSession, iri: str, path: str, format: str | None,
     errors.sort(key=lambda e: (e.line is None, e.line or 0))
     if n_problems > MAX_ERRORS:
         errors.append(MoreProblems(n_problems - MAX_ERRORS, "rejected records", file=path))
-    log.info("mapped %s (%s, mapping %s) on the executors: %d records rejected", path, fmt, mp.file, n_problems)
+    log.info("mapped %s (%s, mapping %s) on the executors in %.1f s: %d records rejected", path, fmt, mp.file,
+             time.monotonic() - started, n_problems)
     try:
         if os.path.getsize(target):
             loaded = load_stream(spark, iri, target, timestamp_predicate=timestamp_predicate, strict=False,
