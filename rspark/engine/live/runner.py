@@ -64,7 +64,8 @@ from rspark.model.time import parse_duration
 from rspark.model.timestamps import format_time, parse_time
 from rspark.spark.loading import messages
 from rspark.spark.loading.loader import load_stream
-from rspark.spark.loading.mapping import Mapping, convert_records, load_mapping, push_element_base, record_format
+from rspark.spark.loading.mapping import Mapping as RecordMapping
+from rspark.spark.loading.mapping import convert_records, load_mapping, push_element_base, record_format
 from rspark.spark.loading.rdf import file_base_iri
 from rspark.syntax.translate import compile_query, ensure_evaluable
 
@@ -133,7 +134,7 @@ class LiveRunner(LiveReading):
         :class:`~rspark.spark.loading.mapping.Mapping` (docs/streams.md, "JSON and CSV records"): pushes in
         ``csv``, ``json`` or ``jsonl`` and a directory's .csv, .json, .jsonl files are mapped with it."""
         check_lateness(iri, lateness)  # before anything changes: a bad value leaves the stream as it was
-        if mapping is not None and not isinstance(mapping, Mapping):
+        if mapping is not None and not isinstance(mapping, RecordMapping):
             mapping = load_mapping(str(mapping))
         if mapping is not None and (arrival_time or end_predicate):
             raise InputError(f"stream <{iri}>: a mapped stream's elements take their timestamp from the mapping "
