@@ -409,6 +409,7 @@ def _mapping_file(path: str, format: str | None):
 
 def _check_mapped_file(what: str, path: str, format: str | None) -> str:
     """A stream file of records a --mapping maps: readable, its format given or told by its extension."""
+    # delayed: the mapping module imports PyYAML and pyoxigraph, which `import rspark.cli` does not load
     from rspark.spark.loading.mapping import record_format
 
     _check_file(what, path)

@@ -467,6 +467,7 @@ class Engine:
         for _, path in pairs:
             check_file(path)  # a missing file: MissingFileError (a DataError) before any stream is loaded
         if mapping is not None:
+            # delayed: the mapping module imports PyYAML, which a stream of RDF does not need
             from rspark.spark.loading.mapping import Mapping, load_mapping
 
             if not isinstance(mapping, Mapping):

@@ -36,6 +36,7 @@ import yaml
 
 from rspark.errors import DataError, InputError
 from rspark.model.timestamps import datetime_millis, format_millis
+from rspark.spark.loading.messages import Converted
 
 __all__ = ["Mapping", "MappingError", "RecordError", "RECORD_FORMATS", "TIMESTAMP_FORMATS", "convert_records",
            "load_mapping", "map_lines", "map_record", "parse_mapping", "record_format", "records"]
@@ -855,8 +856,6 @@ def _where(rec: Record) -> str:
 def convert_records(text: str, fmt: str, mapping: Mapping, *, file: str, pred: str, element_base: str):
     """A text of records -> :class:`~rspark.spark.loading.messages.Converted` (N-Quads of the elements, where each
     came from, the records rejected as :class:`DataError` naming file, line and record)."""
-    from rspark.spark.loading.messages import Converted
-
     out: list[str] = []
     origins: list[tuple[int, int, int]] = []
     errors: list[DataError] = []
