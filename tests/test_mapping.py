@@ -6,6 +6,7 @@ mappings and records. Pure Python: no Spark."""
 from __future__ import annotations
 
 import json
+import os
 import string
 from pathlib import Path
 
@@ -319,22 +320,29 @@ def test_mapped_replay_of_csv_and_jsonl_equals_the_rdf_sample(spark, sample, tmp
         assert _records(eng.replay(QUERY)) == sample[1]
 
 
-def test_live_pushes_of_csv_records(spark, sample, tmp_path):
-    """A live stream with a mapping takes CSV pushes (a rejected record listed, the others evaluated); its records
-    equal the RDF sample's. A push of records to a stream without a mapping is refused."""
+def test_live_csv_records_pushed_and_from_a_watched_directory(spark, sample, tmp_path):
+    """A live stream with a mapping takes CSV pushes and the .csv files that appear in its watched directory (a
+    rejected record of each listed with its file, line and record; the others evaluated): its records equal the RDF
+    sample's. A push of records to a stream without a mapping is refused."""
     from rspark.engine.engine import Engine
 
     lines = (SAMPLES / "observations.csv").read_text().splitlines(keepends=True)
+    inbox = tmp_path / "in"
+    inbox.mkdir()
     with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
         eng.load(SAMPLES / "sensors.ttl", graph=EX + "sensors")
-        eng.live_stream(EX + "obs", mapping=SAMPLES / "observations-csv.yaml")
+        eng.watch(EX + "obs", inbox, mapping=SAMPLES / "observations-csv.yaml")
         handle = eng.register(QUERY, name="avg")
-        eng.push(EX + "obs", "".join(lines[:61]), format="csv")
-        eng.push(EX + "obs", "".join([lines[0], "x,1,2,\n"] + lines[61:]), format="csv")
+        eng.push(EX + "obs", "".join([lines[0], "x,1,2,\n"] + lines[1:61]), format="csv")
+        assert eng.live.wait_idle(timeout=60)
+        staged = tmp_path / "second.csv"
+        staged.write_text("".join(lines[:1] + lines[61:] + ["y,1,2\n"]))
+        os.replace(staged, inbox / "second.csv")
         assert eng.live.wait_idle(timeout=60)
         eng.live.close(flush=True)
         assert _records(handle.drain()) == sample[1]
-        assert [str(e) for e in eng.live.errors] == ["pushed data:2: record 1: no timestamp (the field 'time' is "
-                                                     "missing)"]
+        assert [str(e) for e in eng.live.errors] == [
+            "pushed data:2: record 1: no timestamp (the field 'time' is missing)",
+            f"{inbox / 'second.csv'}:62: record 61: 3 fields where the header has 4"]
         with pytest.raises(InputError, match=r"^push to <http://example\.org/other>: csv records need a mapping"):
             eng.push(EX + "other", "a,b\n", format="csv")
