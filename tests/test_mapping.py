@@ -224,6 +224,40 @@ def test_record_format():
         M.record_format("xml")
 
 
+@pytest.mark.parametrize("extra, message", [
+    (["--mapping", "{bad}"], "rspark: error: --mapping {bad}:4: mappings: expected a mapping of triples maps by name, "
+                             "not a list\n"),
+    (["--mapping", "{good}", "--stream-format", "trig"],
+     "rspark: error: --stream-format trig: with --mapping, the records' format: csv, json or jsonl\n"),
+    (["--mapping", "{missing}"], "rspark: error: --mapping: no such file: {missing}\n"),
+])
+def test_cli_replay_mapping_errors_before_spark(tmp_path, capsys, monkeypatch, extra, message):
+    """A bad --mapping is a usage error (exit 2) naming the file, the line and the key, before Spark starts."""
+    from rspark import cli
+
+    monkeypatch.setattr("rspark.engine.engine.Engine.__init__", None, raising=False)  # Spark must not start
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("prefixes: {}\ntimestamp: t\nmappings:\n  - a\n")
+    names = {"bad": str(bad), "good": str(SAMPLES / "observations-csv.yaml"), "missing": str(tmp_path / "no.yaml")}
+    args = [str(SAMPLES / "sensor_average.rq"), "--stream", f"{EX}obs={SAMPLES / 'observations.csv'}"]
+    code = cli.main(["replay", *args, *[a.format(**names) for a in extra]])
+    assert code == 2
+    assert capsys.readouterr().err == message.format(**names)
+
+
+def test_cli_run_takes_a_mapping_for_a_directory_source_only(tmp_path, capsys):
+    from rspark import cli
+
+    query = str(SAMPLES / "sensor_average.rq")
+    mapping = str(SAMPLES / "observations-csv.yaml")
+    assert cli.main(["run", query, "--source", f"{EX}obs=mqtt://127.0.0.1:1/t", "--mapping",
+                     f"{EX}obs={mapping}"]) == 2
+    assert capsys.readouterr().err == (f"rspark: error: --mapping {EX}obs: a mapping is taken by directory sources "
+                                       "(and pushes), not by mqtt://127.0.0.1:1/t\n")
+    assert cli.main(["run", query, "--source", f"{EX}obs={tmp_path}", "--mapping", f"{EX}other={mapping}"]) == 2
+    assert capsys.readouterr().err == f"rspark: error: --mapping {EX}other: no --source declares that stream\n"
+
+
 # --------------------------------------------------------------------------------------------------- fuzzing
 
 _KEYS = ["prefixes", "mappings", "element", "timestamp", "iterator", "csv", "s", "po", "p", "o", "field", "format",
