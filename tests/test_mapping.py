@@ -333,17 +333,27 @@ def sample(spark) -> tuple[list, list]:
 
 
 def test_mapped_replay_of_csv_and_jsonl_equals_the_rdf_sample(spark, sample, tmp_path):
-    """The sample's CSV (one bad record added: rejected, named by file, line and record) and JSON Lines feeds,
-    mapped on the executors, load exactly the RDF sample's elements; the CSV's replay gives exactly its records."""
+    """The sample's CSV (one bad record added: rejected, named by file, line and record), JSON Lines and JSON
+    (records under a record path) feeds, mapped on the executors, load exactly the RDF sample's elements; the CSV's
+    replay gives exactly its records."""
     from rspark.engine.engine import Engine
 
     lines = (SAMPLES / "observations.csv").read_text().splitlines(keepends=True)
     csv_path = tmp_path / "obs.csv"
     csv_path.write_text("".join(lines[:3] + ["99,1,50,half past one\n"] + lines[3:]))
     with Engine(spark=spark) as eng:
-        eng.load(SAMPLES / "sensors.ttl", graph=EX + "sensors")
         eng.add_stream(EX + "obs", SAMPLES / "observations.jsonl", mapping=SAMPLES / "observations-jsonl.yaml")
         assert eng.errors == []
+        assert _content(eng) == sample[0]
+    # one JSON document, its records under a record path (one of them no object)
+    readings = [json.loads(line) for line in (SAMPLES / "observations.jsonl").read_text().splitlines()]
+    doc = tmp_path / "obs.json"
+    doc.write_text(json.dumps({"feed": {"items": readings[:5] + [7] + readings[5:]}}))
+    mapping = tmp_path / "doc.yaml"
+    mapping.write_text("iterator: $.feed.items[*]\n" + (SAMPLES / "observations-jsonl.yaml").read_text())
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "obs", doc, mapping=mapping)
+        assert [str(e) for e in eng.errors] == [f"{doc}: record 6: a record is a JSON object, not int 7"]
         assert _content(eng) == sample[0]
     with Engine(spark=spark) as eng:
         eng.load(SAMPLES / "sensors.ttl", graph=EX + "sensors")
