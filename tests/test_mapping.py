@@ -306,6 +306,28 @@ def test_fuzz_records(record):
         ox.Quad(ox.NamedNode("urn:e#1"), ox.NamedNode(PROV), quads[-1].object)]
 
 
+_LINE = st.one_of(st.text(max_size=30), st.sampled_from(['{"id": 1, "t": 2, "v": 3}', '{"id": "a b", "t": "x"}',
+                                                        "1,2,3", '1,"a,b",3', '"', "", "[]", "null"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_LINE, max_size=5), fmt=st.sampled_from(["csv", "jsonl", "json"]))
+def test_fuzz_record_texts(lines, fmt):
+    """Any text of records converts to N-Quads that pyoxigraph reads (two lines or more an element) and a
+    DataError per rejected record naming the file; a CSV header without the mapping's columns and a JSON document
+    that does not parse are the only errors raised."""
+    mp = parse("timestamp: {field: t, format: number}\nmappings: {m: {s: 'urn:x:$(id)', po: [['urn:p', '$(v)']]}}")
+    text = "\n".join(lines)
+    try:
+        conv = M.convert_records(text, fmt, mp, file="f", pred=PROV, element_base="urn:e#")
+    except (InputError, DataError) as exc:
+        assert str(exc).startswith("f")
+        return
+    quads = list(ox.parse(conv.nquads, format=ox.RdfFormat.N_QUADS))
+    assert len(quads) == conv.nquads.count(b"\n") and len(quads) >= 2 * len(conv.origins)
+    assert all(str(e).startswith("f") and isinstance(e, DataError) for e in conv.errors)
+
+
 # ------------------------------------------------------------------------------------------- Spark: replay, live
 
 QUERY = (SAMPLES / "sensor_average.rq").read_text()
