@@ -388,6 +388,38 @@ def _check_file(what: str, path: str) -> None:
         raise UsageError(f"{what}: cannot read {path}: permission denied")
 
 
+def _mapping_file(path: str, format: str | None):
+    """--mapping FILE: the mapping, read and checked before Spark starts (a problem names the file, the line and the
+    key); --stream-format, when given, must be a record format (csv, json, jsonl)."""
+    # delayed: the mapping module imports PyYAML and pyoxigraph, which `import rspark.cli` does not load
+    from rspark.spark.loading.mapping import MappingError, load_mapping, record_format
+
+    _check_file("--mapping", path)
+    if format is not None:
+        try:
+            record_format(format)
+        except ValueError:
+            raise UsageError(f"--stream-format {format}: with --mapping, the records' format: csv, json or jsonl"
+                             ) from None
+    try:
+        return load_mapping(path)
+    except MappingError as exc:
+        raise UsageError(f"--mapping {exc}") from None
+
+
+def _check_mapped_file(what: str, path: str, format: str | None) -> str:
+    """A stream file of records a --mapping maps: readable, its format given or told by its extension."""
+    # delayed: the mapping module imports PyYAML and pyoxigraph, which `import rspark.cli` does not load
+    from rspark.spark.loading.mapping import record_format
+
+    _check_file(what, path)
+    try:
+        record_format(format, path)
+    except ValueError as exc:
+        raise UsageError(f"{what}: {exc}") from None
+    return path
+
+
 def _check_rdf_file(what: str, path: str, *, stream: bool = False, format: str | None = None) -> str:
     """A data or stream file: readable, in a format known from its extension (a stream: TriG or N-Quads, an RDF
     Message Log, NDJSON-LD or JSON-LD; ``format``: --stream-format)."""
@@ -747,7 +779,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     _check_replay_queries(queries, streams)
     fmt = args.format or ("table" if _stdout_is_terminal() else "jsonl")
     columns = replay_columns(fmt, [Head.of(q.plan, q.path) for q in queries])
-    streams = [(iri, _check_rdf_file(f"--stream {iri}", path, stream=True, format=args.stream_format))
+    mapping = _mapping_file(args.mapping, args.stream_format) if args.mapping is not None else None
+    streams = [(iri, _check_mapped_file(f"--stream {iri}", path, args.stream_format) if mapping is not None
+                else _check_rdf_file(f"--stream {iri}", path, stream=True, format=args.stream_format))
                for iri, path in streams]
     data = [_check_rdf_file("--data", path) for path in args.data or []]
     graphs = [(iri, _check_rdf_file(f"--graph {iri}", path)) for iri, path in graphs]
@@ -766,7 +800,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         log.info("loading %s", ", ".join(f"{path} as <{iri}>" for iri, path in streams))
         engine.add_streams(streams, strict=args.strict,  # loaded concurrently
                            timestamp_predicate=args.timestamp_predicate or PROV_GENERATED_AT_TIME,
-                           end_predicate=args.end_predicate, format=args.stream_format)
+                           end_predicate=args.end_predicate, format=args.stream_format, mapping=mapping)
         _report_problems(engine.errors)
         log.info("replaying %s", ", ".join(q.path for q in queries))
         records = engine.replay_iter([q.text for q in queries], until=until, times=times,
@@ -804,6 +838,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"--history {iri}: no --source declares that stream")
         _check_rdf_file(f"--history {iri}", path, stream=True)
     _check_predicates(args)
+    mappings = {}
+    for iri, path in _pairs(args.mapping, "--mapping"):
+        if iri not in dict(sources):
+            raise UsageError(f"--mapping {iri}: no --source declares that stream")
+        if iri in mappings:
+            raise UsageError(f"--mapping {iri} is given twice")
+        if parse_source(dict(sources)[iri])[0] != "dir":
+            raise UsageError(f"--mapping {iri}: a mapping is taken by directory sources (and pushes), not by "
+                             f"{dict(sources)[iri]}")
+        mappings[iri] = _mapping_file(path, None)
     graphs = _pairs(args.graph, "--graph")
     conf = _conf(args.conf)
     until = _time("--until", args.until) if args.until is not None else None
@@ -870,10 +914,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.end_predicate is not None:
             options["end_predicate"] = args.end_predicate
         for iri, path in histories:  # before any live element
-            engine.live_stream(iri, history=path, **options)
+            engine.live_stream(iri, history=path, mapping=mappings.get(iri), **options)
         for iri, spec in sources:
             mqtt = {"payload_format": args.payload_format} if spec.strip().startswith(MQTT) else {}
-            engine.source(iri, spec, **options, **mqtt)
+            mapped = {"mapping": mappings[iri]} if iri in mappings else {}
+            engine.source(iri, spec, **options, **mqtt, **mapped)
         started = time.time()
         status = _StatusLine(runner) if sys.stderr.isatty() and not args.quiet else None
         reason = "interrupted"
@@ -1052,7 +1097,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--stream-format", metavar="FORMAT", default=None,
                         help="the format of every --stream file (default: from its extension, and an RDF Message "
                              "Log from its VERSION \"1.2-messages\" line): trig, nquads, ndjsonld, jsonld, "
-                             "trig-messages, nquads-messages, turtle-messages, ntriples-messages")
+                             "trig-messages, nquads-messages, turtle-messages, ntriples-messages; with --mapping: "
+                             "csv, json, jsonl")
+    replay.add_argument("--mapping", metavar="FILE", default=None,
+                        help="a mapping file (YAML, docs/streams.md \"JSON and CSV records\"): every --stream file is "
+                             "then a CSV, JSON or JSON Lines file of records (--stream-format csv, json or jsonl; "
+                             "default: from the extension), each record mapped to an element on Spark's executors")
     _stamp_arguments(replay, "streams")
     replay.add_argument("--data", action="append", metavar="PATH", help="static data for the default graph")
     replay.add_argument("--graph", action="append", metavar="IRI=PATH", help="static named graph; repeatable")
@@ -1114,6 +1164,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--arrival-time", action="store_true",
                      help="elements of tcp://, kafka://, mqtt://, sse:// and ws:// sources without a timestamp get "
                           "their arrival time")
+    run.add_argument("--mapping", action="append", metavar="IRI=FILE",
+                     help="a mapping file (YAML, docs/streams.md \"JSON and CSV records\") for the directory "
+                          "--source of IRI: its .csv, .json and .jsonl files are records, each mapped to an element; "
+                          "repeatable")
     run.add_argument("--payload-format", choices=["trig", "nquads"], default=None,
                      help="the format of mqtt:// sources' messages (default: told from each message)")
     run.add_argument("--until", metavar="T", help="stop once every stream has reached T (its watermark: an element "

@@ -421,8 +421,12 @@ class Engine:
     def add_stream(self, iri: str, path: str | os.PathLike, *,
                    timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime",
                    base_iri: str | None = None, strict: bool = False, end_predicate: str | None = None,
-                   format: str | None = None) -> Engine:
+                   format: str | None = None, mapping: str | os.PathLike | None = None) -> Engine:
         """Add a recorded stream (TriG or N-Quads, docs/streams.md) under the IRI ``iri``.
+
+        ``mapping``: a mapping file (docs/streams.md, "JSON and CSV records"): ``path`` is then a CSV, JSON or
+        JSON Lines file of records (``format``: ``"csv"``, ``"json"``, ``"jsonl"``; else the extension), each
+        mapped to an element on Spark's executors; a record without a valid timestamp is rejected (``errors``).
 
         ``format``: by default from the file's extension and, for an RDF Message Log (a file announcing
         ``VERSION "1.2-messages"``), its first line; or ``"trig"``, ``"nquads"``, ``"ndjsonld"``, ``"jsonld"``,
@@ -441,16 +445,16 @@ class Engine:
         timestamp, or, with ``end_predicate``, its timestamp as the start and the object of its default-graph
         triple ``<g> <end_predicate> instant`` as the end."""
         return self.add_streams({iri: path}, timestamp_predicate=timestamp_predicate, base_iri=base_iri,
-                                strict=strict, end_predicate=end_predicate, format=format)
+                                strict=strict, end_predicate=end_predicate, format=format, mapping=mapping)
 
     def add_streams(self, streams, *, timestamp_predicate: str = "http://www.w3.org/ns/prov#generatedAtTime",
                     base_iri: str | None = None, strict: bool = False, end_predicate: str | None = None,
-                    format: str | None = None) -> Engine:
+                    format: str | None = None, mapping: str | os.PathLike | None = None) -> Engine:
         """Add several recorded streams at once (``streams``: a mapping or (IRI, path) pairs), loaded
         concurrently: Spark runs one load's jobs while the other's driver plans or waits, as ``rspark replay``
         loads its ``--stream`` files. Errors are reported in the order of ``streams``; if one load fails, none of these
         streams is added and the first failure in that order is raised. ``format``: every file's, as
-        :meth:`add_stream`'s."""
+        :meth:`add_stream`'s, and so is ``mapping`` (read once, checked before any stream is loaded)."""
         # delayed: the loader imports pyoxigraph, not needed until data is loaded
         from rspark.spark.loading.loader import check_file, load_stream, no_valid_element
 
@@ -462,11 +466,18 @@ class Engine:
             seen.add(iri)
         for _, path in pairs:
             check_file(path)  # a missing file: MissingFileError (a DataError) before any stream is loaded
+        if mapping is not None:
+            # delayed: the mapping module imports PyYAML, which a stream of RDF does not need
+            from rspark.spark.loading.mapping import Mapping, load_mapping
+
+            if not isinstance(mapping, Mapping):
+                mapping = load_mapping(os.fspath(mapping))  # a bad mapping: MappingError before any load
 
         def load(pair):
             iri, path = pair
             loaded = load_stream(self.spark, iri, str(path), timestamp_predicate=timestamp_predicate,
-                                 base_iri=base_iri, strict=strict, end_predicate=end_predicate, format=format)
+                                 base_iri=base_iri, strict=strict, end_predicate=end_predicate, format=format,
+                                 mapping=mapping)
             failure = no_valid_element(str(path), loaded)
             if failure is not None:
                 loaded.unpersist()
@@ -577,7 +588,7 @@ class Engine:
 
     def live_stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
                     arrival_time: bool = False, end_predicate: str | None = None,
-                    history: str | os.PathLike | None = None) -> Engine:
+                    history: str | os.PathLike | None = None, mapping: str | os.PathLike | None = None) -> Engine:
         """Declare a live stream fed by :meth:`push` (docs/live.md). ``lateness``: how far behind the greatest
         timestamp seen an element may arrive and still be evaluated (a number in the stream's unit or an ISO 8601
         duration); an element at or before an instant already reported is late: counted and written to the
@@ -586,18 +597,23 @@ class Engine:
         element's validity interval (docs/streams.md), as :meth:`add_stream`'s. ``history``: a recorded stream
         file (TriG or N-Quads) the stream starts from: its elements come before every live one, so the first
         windows hold them and the records are a replay's over the history and then the live elements
-        (docs/live.md); written once per ``checkpoint``."""
+        (docs/live.md); written once per ``checkpoint``. ``mapping``: a mapping file (docs/streams.md, "JSON and
+        CSV records"): :meth:`push` then takes ``format="csv"``, ``"json"`` or ``"jsonl"`` records, each mapped to
+        an element (a rejected record is listed in ``engine.live.errors``), and :meth:`watch` reads a directory's
+        .csv, .json and .jsonl files."""
         self.live.stream(iri, lateness=lateness, timestamp_predicate=timestamp_predicate, arrival_time=arrival_time,
-                         end_predicate=end_predicate, history=None if history is None else os.fspath(history))
+                         end_predicate=end_predicate, history=None if history is None else os.fspath(history),
+                         mapping=_mapping_arg(mapping))
         return self
 
     def watch(self, iri: str, directory: str | os.PathLike, *, lateness=0,
-              timestamp_predicate: str | None = None, end_predicate: str | None = None) -> Engine:
+              timestamp_predicate: str | None = None, end_predicate: str | None = None,
+              mapping: str | os.PathLike | None = None) -> Engine:
         """Feed the live stream ``iri`` from the TriG / N-Quads files that appear in ``directory`` (Spark
         Structured Streaming's file source: each file read once, also across restarts with the same
         ``checkpoint``). Write a file elsewhere and move it in, so that it is never read half-written."""
         self.live.watch(iri, str(directory), lateness=lateness, timestamp_predicate=timestamp_predicate,
-                        end_predicate=end_predicate)
+                        end_predicate=end_predicate, mapping=_mapping_arg(mapping))
         return self
 
     def push(self, iri: str, data: str | bytes, *, format: str | None = None) -> None:
@@ -605,7 +621,9 @@ class Engine:
         (a replayable log in the checkpoint directory) and evaluated at the next micro-batch. An RDF Message Log
         (text announcing ``VERSION "1.2-messages"``), or ``format="ndjsonld"`` / ``"jsonld"`` /
         ``"trig-messages"`` ..., is converted first, each message one element (docs/streams.md, "RDF Messages and
-        JSON-LD streams"); a message that cannot be read is listed in ``engine.live.errors`` and the others go on."""
+        JSON-LD streams"); a message that cannot be read is listed in ``engine.live.errors`` and the others go on.
+        ``format="csv"``, ``"json"`` or ``"jsonl"``: records mapped with the stream's mapping
+        (:meth:`live_stream`'s ``mapping``), each one element."""
         self.live.push(iri, data, format=format)
 
     def source(self, iri: str, spec: str, **options) -> Engine:
@@ -651,6 +669,11 @@ class Engine:
     def live_status(self) -> dict:
         """Counters of the live streams and queries (docs/live.md, Status)."""
         return self.live.status()
+
+
+def _mapping_arg(mapping):
+    """A mapping argument: a file's path as a string; a parsed Mapping (or None) as it is."""
+    return os.fspath(mapping) if isinstance(mapping, str | os.PathLike) else mapping
 
 
 def _version_instant(valid_from, path, format) -> object:

@@ -51,6 +51,7 @@ class LiveStream:
     # literal alone says (an instant, or an interval "start/end")
     end_predicate: str | None = None
     arrival_time: bool = False
+    mapping: Any = None  # a Mapping (rspark.spark.loading.mapping): the stream's csv / json / jsonl records
     directories: list = field(default_factory=list)
     queries: list = field(default_factory=list)  # Spark StreamingQuery objects watching the directories
     feeds: list = field(default_factory=list)  # other sources writing into the inbox (an MQTT client): stop(), status()

@@ -64,6 +64,9 @@ from rspark.model.time import parse_duration
 from rspark.model.timestamps import format_time, parse_time
 from rspark.spark.loading import messages
 from rspark.spark.loading.loader import load_stream
+from rspark.spark.loading.mapping import Mapping as RecordMapping
+from rspark.spark.loading.mapping import convert_records, load_mapping, push_element_base, record_format
+from rspark.spark.loading.rdf import file_base_iri
 from rspark.syntax.translate import compile_query, ensure_evaluable
 
 if TYPE_CHECKING:  # (annotations only: the compiler and the stream type need PySpark, imported by the engine)
@@ -77,6 +80,8 @@ log = logging.getLogger("rspark.live")
 
 # what a watched directory's file source reads
 STREAM_FILES = "*.{trig,nq,nquads,trig.gz,nq.gz,nquads.gz,ndjsonld,jsonld}"
+RECORD_FILES = "*.{csv,json,jsonl,ndjson}"  # a mapped stream's directory: its record files
+RECORD_FORMAT_NAMES = ("csv", "json", "jsonl", "ndjson")
 STATE_FILE = "state.json"
 DRIVER_READ_CONF = "spark.rspark.live.driverRead"
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
@@ -121,12 +126,19 @@ class LiveRunner(LiveReading):
     # ------------------------------------------------------------------------------------------------ streams
 
     def stream(self, iri: str, *, lateness=0, timestamp_predicate: str | None = None,
-               arrival_time: bool = False, end_predicate: str | None = None, history: str | None = None
-               ) -> LiveStream:
+               arrival_time: bool = False, end_predicate: str | None = None, history: str | None = None,
+               mapping=None) -> LiveStream:
         """Declares a live stream (idempotent: an existing one is returned, its settings updated). ``history``: a
         recorded stream file the stream starts from, before every live element (:mod:`~rspark.engine.live.
-        history`; once per checkpoint)."""
+        history`; once per checkpoint). ``mapping``: a mapping file's path or a parsed
+        :class:`~rspark.spark.loading.mapping.Mapping` (docs/streams.md, "JSON and CSV records"): pushes in
+        ``csv``, ``json`` or ``jsonl`` and a directory's .csv, .json, .jsonl files are mapped with it."""
         check_lateness(iri, lateness)  # before anything changes: a bad value leaves the stream as it was
+        if mapping is not None and not isinstance(mapping, RecordMapping):
+            mapping = load_mapping(str(mapping))
+        if mapping is not None and (arrival_time or end_predicate):
+            raise InputError(f"stream <{iri}>: a mapped stream's elements take their timestamp from the mapping "
+                             f"(no {'arrival time' if arrival_time else 'end predicate'})")
         with self.lock:
             st = self.streams.get(iri)
             if st is None:
@@ -149,6 +161,8 @@ class LiveRunner(LiveReading):
                 st.timestamp_predicate = st.buffer.timestamp_predicate = timestamp_predicate
             if end_predicate:
                 st.end_predicate = end_predicate
+            if mapping is not None:
+                st.mapping = mapping
             if history is not None:
                 n = start_from_history(st, history, os.path.join(self.checkpoint, "streams", stream_key(iri)))
                 if n:
@@ -198,6 +212,11 @@ class LiveRunner(LiveReading):
         wrote, :func:`~rspark.engine.live.registry.write_inbox`)."""
         st = self.streams.get(iri) or self.stream(iri)
         text = data.decode("utf-8") if isinstance(data, bytes) else data
+        if format is not None and format.strip().lower() in RECORD_FORMAT_NAMES:
+            return st.write(self.mapped(st, text, record_format(format), "pushed data"), "nq", tag)
+        if st.mapping is not None and format is None:
+            raise InputError(f"push to <{iri}>: the stream maps records: give their format (csv, json or jsonl), "
+                             "or trig / nquads for RDF")
         converted = messages.pushed_format(text, format)
         if converted is not None:  # an RDF Message Log, NDJSON-LD, JSON-LD: its elements as N-Quads
             text, format = self._converted(iri, text, converted, st.timestamp_predicate), "nquads"
@@ -208,6 +227,59 @@ class LiveRunner(LiveReading):
             text = stamp_arrivals(text, fmt, st.timestamp_predicate, time.time())
             fmt = "nquads"
         return st.write(text, "nq" if fmt in ("nquads", "nq") else "trig", tag)
+
+    def mapped(self, st: LiveStream, text: str, fmt: str, file: str) -> str:
+        """Records (``fmt``: csv, json, jsonl) mapped with the stream's mapping to N-Quads; a rejected record is
+        logged and kept in ``errors`` (file, line, record), and the others go on. Raises the first problem when no
+        record is left, and :class:`InputError` when the stream has no mapping."""
+        if st.mapping is None:
+            raise InputError(f"push to <{st.iri}>: {fmt} records need a mapping on the stream (live_stream(iri, "
+                             "mapping=FILE), rspark run --mapping IRI=FILE)")
+        conv = convert_records(text, fmt, st.mapping, file=file, pred=st.timestamp_predicate,
+                               element_base=push_element_base(st.iri, text))
+        if conv.errors and not conv.nquads:
+            raise conv.errors[0]
+        for line in summarised(conv.errors, WARNINGS_PER_FILE):
+            log.warning("<%s>: %s", st.iri, line)
+        with self.lock:
+            self.errors.extend(conv.errors)
+            st.counters["rejected"] += len(conv.errors)
+            del self.errors[:-1000]
+        return conv.nquads.decode("utf-8")
+
+    def _mapped_files(self, st: LiveStream, paths: list[str], source: str, batch_id: int) -> list[str]:
+        """A directory's record files (.csv, .json, .jsonl) mapped into N-Quads files beside the stream's inbox
+        (``CHECKPOINT/streams/<key>/mapped``), read on the driver (live files are small); a file none of whose
+        records maps is logged, and no file is loaded for it."""
+        folder = os.path.join(self.checkpoint, "streams", stream_key(st.iri), "mapped")
+        os.makedirs(folder, exist_ok=True)
+        out = []
+        for i, path in enumerate(paths):
+            local = _local_path(path)
+            try:
+                with open(local, encoding="utf-8") as f:
+                    text = f.read()
+                fmt = record_format(None, local)
+                conv = convert_records(text, fmt, st.mapping, file=local, pred=st.timestamp_predicate,
+                                       element_base=file_base_iri(local) + "#record-")
+            except (OSError, UnicodeDecodeError, RsparkError) as exc:
+                log.warning("<%s>: %s: %s", st.iri, local, exc)
+                with self.lock:
+                    self.errors.append(exc if isinstance(exc, RsparkError) else DataError(str(exc), file=local))
+                    st.counters["rejected"] += 1
+                continue
+            for line in summarised(conv.errors, WARNINGS_PER_FILE):
+                log.warning("<%s>: %s", st.iri, line)
+            with self.lock:
+                self.errors.extend(conv.errors)
+                st.counters["rejected"] += len(conv.errors)
+                del self.errors[:-1000]
+            if conv.nquads:
+                target = os.path.join(folder, f"{source}-{batch_id:08d}-{i:04d}.nq")
+                with open(target, "wb") as f:
+                    f.write(conv.nquads)
+                out.append(target)
+        return out
 
     def _converted(self, iri: str, text: str, fmt: str, predicate: str) -> str:
         """A push in a converted format as N-Quads; its problems (a message that does not parse, ...) are logged and
@@ -253,14 +325,17 @@ class LiveRunner(LiveReading):
     def _watch(self, st: LiveStream, directory: str, source: str) -> None:
         """Starts the Structured Streaming query that feeds ``st`` from ``directory`` (a user's: its files are
         never deleted)."""
+        files = RECORD_FILES if st.mapping is not None else STREAM_FILES
         reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILE_SCHEMA) \
-            .option("pathGlobFilter", STREAM_FILES)
+            .option("pathGlobFilter", files)
         reader = reader.load(directory).select("path", "modificationTime")
         ckpt = os.path.join(self.checkpoint, "streams", stream_key(st.iri), "sources", source)
 
         def on_batch(df, batch_id: int) -> None:
             rows = df.collect()
             paths = [r["path"] for r in sorted(rows, key=lambda r: (r["modificationTime"], r["path"]))]
+            if st.mapping is not None:
+                paths = self._mapped_files(st, paths, source, batch_id)
             self.on_batch(st.iri, source, batch_id, paths)
 
         query = (reader.writeStream.foreachBatch(on_batch).option("checkpointLocation", ckpt)

@@ -135,6 +135,9 @@ def start_source(engine, iri: str, spec: str, **options):
     runner = engine.live
     if kind != "mqtt" and options.pop("payload_format", None) is not None:
         raise InputError(f"source {spec!r}: payload_format is an option of mqtt:// sources")
+    if options.get("mapping") is not None and kind != "dir":
+        raise InputError(f"source {spec!r}: a mapping (JSON and CSV records) is taken by directory sources and "
+                         f"pushes, not by {kind} sources")
     if kind == "dir":
         runner.watch(iri, args["directory"], **options)
     elif kind == "mqtt":

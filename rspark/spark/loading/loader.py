@@ -53,7 +53,9 @@ import gzip
 import logging
 import os
 import re
+import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -827,8 +829,11 @@ def no_valid_element(path: str, loaded: LoadedStream) -> DataError | None:
 def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
                 timestamp_predicate: str = PROV_GENERATED_AT_TIME, base_iri: str | None = None,
                 strict: bool = False, format: str | None = None,
-                end_predicate: str | None = None) -> LoadedStream:
+                end_predicate: str | None = None, mapping=None) -> LoadedStream:
     """Load a recorded RDF stream: a TriG or N-Quads file (RDF-star too) in the format of docs/streams.md.
+    With ``mapping`` (a :class:`~rspark.spark.loading.mapping.Mapping` or its file's path), a CSV, JSON or JSON
+    Lines file of records (``format``: ``csv``, ``json``, ``jsonl``; else its extension), each record mapped to an
+    element on Spark's executors (:func:`_mapped_stream`).
 
     Each named graph is one element; its timestamp is the object of the default-graph triple
     ``<g> <timestamp_predicate> literal``: ``xsd:dateTime`` (-> epoch ms, UTC; no timezone = UTC) or a number
@@ -846,6 +851,9 @@ def load_stream(spark: SparkSession, iri: str, path: str | Path, *,
     """
     path = str(path)
     check_file(path)
+    if mapping is not None:
+        return _mapped_stream(spark, iri, path, format, mapping, timestamp_predicate=timestamp_predicate,
+                              strict=strict, end_predicate=end_predicate)
     converted = messages.stream_format(path, format, messages.file_head(path))
     if converted is not None:
         return _converted_stream(spark, iri, path, converted, timestamp_predicate=timestamp_predicate,
@@ -922,6 +930,115 @@ def _converted_stream(spark: SparkSession, iri: str, path: str, fmt: str, *, tim
     if strict and errors:
         loaded.unpersist()
         raise errors[0]
+    return loaded
+
+
+def _mapped_stream(spark: SparkSession, iri: str, path: str, format: str | None, mapping, *,
+                   timestamp_predicate: str, strict: bool, end_predicate: str | None) -> LoadedStream:
+    """A CSV, JSON or JSON Lines file of records mapped to stream elements (docs/streams.md, "JSON and CSV
+    records"). The mapping runs on Spark's executors, in a Python ``mapPartitions`` over the file's lines (read
+    by ``textFile`` in input splits, numbered by ``zipWithIndex``; a JSON document is one task, read whole):
+    each partition writes its elements as N-Quads lines (Spark's ``saveAsTextFile``, the part files in file
+    order), which are joined into one N-Quads file the loader reads as any stream file. The driver only reads a
+    CSV file's header line and the rejected records (up to ``MAX_ERRORS``, with a count of the others), which are
+    :class:`DataError` naming the file, the line and the record."""
+    # delayed: the mapping module imports PyYAML, which a replay of RDF files does not need
+    from rspark.spark.loading import mapping as mapping_module
+
+    if end_predicate is not None:
+        raise InputError(f"{path}: a mapped stream's elements are points (a mapping has no end field): no "
+                         "end predicate")
+    mp = mapping if isinstance(mapping, mapping_module.Mapping) else mapping_module.load_mapping(str(mapping))
+    fmt = mapping_module.record_format(format, path)
+    started = time.monotonic()
+    sc = spark.sparkContext
+    base = rdf.file_base_iri(path) + "#record-"
+    pred = timestamp_predicate
+    if fmt == "json":
+        docs = sc.wholeTextFiles(path)  # a JSON document is read whole, by one task
+
+        def run(part, _mp=mp, _path=path, _pred=pred, _base=base):
+            for _, text in part:
+                try:
+                    recs = list(mapping_module.records(text, "json", _mp, file=_path))
+                except DataError as exc:
+                    yield 1, f"{exc.line or ''}\t\t{exc.reason}"
+                    continue
+                for rec in recs:
+                    if rec.problem is None:
+                        try:
+                            yield 0, "".join(mapping_module.map_record(_mp, rec.value, _base + rec.name, _pred))
+                            continue
+                        except mapping_module.RecordError as e:
+                            rec.problem = str(e)
+                    yield 1, f"\t{rec.name}\t{rec.problem}"
+
+        out = docs.mapPartitions(run)
+    else:
+        lines = sc.textFile(path)
+        columns = mp.columns
+        if fmt == "csv" and columns is None:
+            head = lines.take(1)
+            if not head:
+                log.warning("stream <%s> has no elements (file %s)", _bare_iri(iri), path)
+                return _empty_stream(spark, iri)
+            columns = mapping_module.csv_header(head[0], mp, path)
+        elif fmt == "csv":
+            mapping_module.check_columns(columns, mp, path)
+
+        def run(part, _mp=mp, _fmt=fmt, _cols=columns, _path=path, _pred=pred, _base=base):
+            return mapping_module.map_lines(_mp, _fmt, part, columns=_cols, file=_path, pred=_pred,
+                                            element_base=_base)
+
+        out = lines.zipWithIndex().mapPartitions(run)
+    out = out.persist(StorageLevel.MEMORY_AND_DISK)
+    folder = tempfile.mkdtemp(prefix="rspark-mapped-")
+    target = folder + ".nq"
+    try:
+        out.filter(lambda r: r[0] == 0).map(lambda r: r[1][:-1]).saveAsTextFile("file://" + folder + "/parts")
+        problems = out.filter(lambda r: r[0] == 1).map(lambda r: r[1])
+        shown = problems.take(MAX_ERRORS + 1)
+        n_problems = problems.count() if len(shown) > MAX_ERRORS else len(shown)
+    finally:
+        out.unpersist()
+    parts = sorted(glob.glob(os.path.join(folder, "parts", "part-*")))
+    with open(target, "wb") as whole:
+        for part in parts:
+            with open(part, "rb") as f:
+                while chunk := f.read(1 << 20):
+                    whole.write(chunk)
+    shutil.rmtree(folder, ignore_errors=True)
+    errors: list[DataError] = []
+    for text in shown[:MAX_ERRORS]:
+        line, record, reason = text.split("\t", 2)
+        what = f"record {record}: " if record else ""
+        errors.append(DataError(what + reason, file=path, line=int(line) if line else None))
+    errors.sort(key=lambda e: (e.line is None, e.line or 0))
+    if n_problems > MAX_ERRORS:
+        errors.append(MoreProblems(n_problems - MAX_ERRORS, "rejected records", file=path))
+    log.info("mapped %s (%s, mapping %s) on the executors in %.1f s: %d records rejected", path, fmt, mp.file,
+             time.monotonic() - started, n_problems)
+    try:
+        if os.path.getsize(target):
+            loaded = load_stream(spark, iri, target, timestamp_predicate=timestamp_predicate, strict=False,
+                                 format="nquads")
+        else:
+            loaded = _empty_stream(spark, iri)
+            if not errors:
+                log.warning("stream <%s> has no elements (file %s)", _bare_iri(iri), path)
+    except BaseException:
+        os.remove(target)
+        raise
+    loaded._temporary.append(target)
+    # what the load of the mapped N-Quads rejects (two records named as one element: two timestamps) names the
+    # source file and the element (a line of the mapped file would mean nothing to the user)
+    later = [MoreProblems(e.count, e.what, file=path) if isinstance(e, MoreProblems)
+             else DataError(e.reason, file=path) for e in loaded.errors]
+    loaded.errors = errors + later
+    loaded.n_rejected += n_problems
+    if strict and loaded.errors:
+        loaded.unpersist()
+        raise loaded.errors[0]
     return loaded
 
 
