@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from pyspark import SparkContext
-from pyspark.sql import Column
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from rspark.model.xsd import (
@@ -387,8 +387,6 @@ def _read(sql: SQL):
 def check_reader(sql: SQL) -> bool:
     """Whether rspark's reader reads ``sql`` (False: Spark's parser does); AssertionError when it builds another
     expression than Spark's parser (the tests run with RSPARK_CHECK_SQL=1)."""
-    from pyspark.sql import SparkSession
-
     jvm = SparkContext._active_spark_context._jvm
     ours = jvm.rspark.jvm.SqlColumns.expression(sql)
     if ours is None:
