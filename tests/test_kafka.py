@@ -346,3 +346,15 @@ def test_run_refuses_bad_kafka_addresses_before_spark_starts(tmp_path, extra, me
     done = subprocess.run([sys.executable, "-m", "rspark", "run", str(tmp_path / "count.rq"), *extra],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_the_status_line_names_a_source_waiting_for_its_broker(capsys):
+    from rspark.cli import _StatusLine
+
+    sources = [{"kind": "kafka", "source": "kafka://h:1/t", "connected": False},
+               {"kind": "mqtt", "source": "mqtt://h:2/u", "connected": True}]
+    status = {"streams": {f"{EX}S": {"elements": 7, "late": 1, "sources": sources}},
+              "queries": {"count.rq": {"records": 3, "horizon": 8}}}
+    _StatusLine(types.SimpleNamespace(status=lambda: status)).show()
+    assert capsys.readouterr().err == ("\r\x1b[Krspark: live: 7 elements, 1 late, 3 records, reported up to 8, "
+                                       "waiting for kafka://h:1/t")
