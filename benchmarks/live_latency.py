@@ -284,6 +284,8 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path, sour
         out["catch_up_s"] = time.time() - pushed_at
         out["horizon_at_stop"] = horizon
 
+        if producer is not None:  # where the Kafka source's triggers spent their time (Spark's progress reports)
+            out["kafka_progress"] = kafka_progress(feed["source"].query.recentProgress)
         # (close() below waits for a batch still running: pruning, saving its state)
         if out["caught_up"]:
             try:  # the last batch saved
@@ -366,7 +368,21 @@ def kafka_feed(engine, broker, topic: str, arrivals: list):
         arrivals.append((time.time(), total[0]))
 
     source.written.write = noted
+    feed["source"] = source
     return producer, feed
+
+
+def kafka_progress(progress: list) -> dict:
+    """The p50 and the total of each phase of the Kafka source's triggers with data (Spark's ``durationMs``: the
+    offset look-up ``latestOffset``, ``addBatch`` = rspark's foreachBatch: the records fetched and the inbox file
+    written, the offset and commit logs ``walCommit`` / ``commitOffsets``, the whole ``triggerExecution``), in s."""
+    with_data = [p for p in progress if p.get("numInputRows")]
+    phases: dict = {}
+    for p in with_data:
+        for key, ms in (p.get("durationMs") or {}).items():
+            phases.setdefault(key, []).append(ms / 1000)
+    return {"triggers": len(with_data),
+            **{key: {"p50_s": percentile(v, 0.5), "total_s": sum(v)} for key, v in sorted(phases.items())}}
 
 
 def produce(producer, feed: dict, text: str) -> None:
@@ -498,6 +514,7 @@ def main() -> None:
     if not sources or set(sources) - {"push", "kafka"}:
         ap.error(f"--sources: push and/or kafka, not {args.sources!r}")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kafka.cluster").setLevel(logging.CRITICAL)  # (a new topic "not found" before it is made)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
     report = _results.Report(args.name, enabled=not args.no_results)
@@ -577,6 +594,7 @@ def _main(args, names, rates, sources, broker, report, out_dir, defaults) -> Non
     report.print(header)
     report.print("|" + "---|" * (header.count("|") - 1))
     failed = []
+    kafka_lines: list = []
     for name in names:
         for rate in rates:
             for source in sources:
@@ -590,6 +608,10 @@ def _main(args, names, rates, sources, broker, report, out_dir, defaults) -> Non
                     continue
                 rows.append(res)
                 report.print(table_row(res))
+                if res.get("kafka_progress"):
+                    kafka_lines.append(f"{name} at {rate:,}: " + ", ".join(
+                        f"{k} {v['p50_s']:.3f}" for k, v in res["kafka_progress"].items() if k != "triggers")
+                        + f" ({res['kafka_progress']['triggers']} triggers with data)")
 
     report.print()
     report.print(f"Each case: {args.seconds:g} s of pushing, a push every {args.chunk_ms} ms, {TRIPLES_PER_ELEMENT} "
@@ -612,6 +634,11 @@ def _main(args, names, rates, sources, broker, report, out_dir, defaults) -> Non
                  "during it; the JVM's RSS follows its committed heap, which is not given back: not judged). Replay: "
                  "the same elements loaded from one N-Quads file and replayed (load + replay), its records' row "
                  "counts compared with the live ones.")
+    if kafka_lines:
+        report.print()
+        report.print("The Kafka source's triggers with data, p50 s per phase (Spark's progress reports, durationMs: "
+                     "latestOffset = the offset look-up, addBatch = the records fetched and written into the inbox, "
+                     "walCommit / commitOffsets = Spark's offset and commit logs): " + "; ".join(kafka_lines) + ".")
     report.print()
     report.print(f"Spark's start: {startup:.1f} s; warm-up before the cases: {warmup:.1f} s.")
     targets = []
