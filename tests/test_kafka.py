@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import types
+from decimal import Decimal
 from pathlib import Path
 
 import pyspark
@@ -358,3 +359,59 @@ def test_the_status_line_names_a_source_waiting_for_its_broker(capsys):
     _StatusLine(types.SimpleNamespace(status=lambda: status)).show()
     assert capsys.readouterr().err == ("\r\x1b[Krspark: live: 7 elements, 1 late, 3 records, reported up to 8, "
                                        "waiting for kafka://h:1/t")
+
+
+def test_the_kafka_sink_tries_a_failed_write_again_without_writing_a_record_twice(monkeypatch):
+    """A write that fails after the broker took part of it: the next try reads the topic's keys and writes the
+    rest; a micro-batch's records go in one write; records at or before the topic's last instant are dropped."""
+    from rspark.engine.live.sinks import KafkaSink
+
+    topic: list = []  # (key, value) the broker holds
+    attempts: list = []
+
+    class Rec:
+        def __init__(self, t: int) -> None:
+            self.query, self.time = "count.rq", t
+
+    def read_keys(self) -> None:
+        for key, _ in topic:
+            k = json.loads(key)
+            self.last[k["query"]] = max(self.last.get(k["query"], Decimal(-1)), Decimal(k["time"]))
+
+    def save(self, records) -> None:
+        attempts.append([json.loads(key)["time"] for _, _, key, _ in records])
+        if len(attempts) == 1:  # the broker took the first record, then went away
+            topic.append(records[0][2:])
+            raise RuntimeError("org.apache.kafka.common.errors.TimeoutException: Topic records not present")
+        topic.extend(r[2:] for r in records)
+
+    monkeypatch.setattr(KafkaSink, "_read_keys", read_keys)
+    monkeypatch.setattr(KafkaSink, "_save", save)
+    monkeypatch.setattr(KafkaSink, "RETRY", (0.01, 0.02))
+    monkeypatch.setattr("rspark.engine.writers.ReplayWriter.text", lambda self, rec: f'{{"time":{rec.time}}}\n')
+    sink = KafkaSink(None, "h:1", "records")
+    for t in (2, 4, 6):
+        sink.write(Rec(t))
+    assert attempts == []  # gathered until the micro-batch's flush
+    sink.flush()
+    assert attempts == [[2, 4, 6], [4, 6]]
+    assert [json.loads(k)["time"] for k, _ in topic] == [2, 4, 6]
+    assert sink.counters == {"records": 2, "writes": 1, "failed_writes": 1} and sink.pending == []
+    sink.write(Rec(6))  # evaluated again after a restart: in the topic already
+    sink.flush()
+    assert len(attempts) == 2
+    again = KafkaSink(None, "h:1", "records")  # a restart reads the topic's keys
+    again.write(Rec(4))
+    again.write(Rec(8))
+    again.flush()
+    assert attempts[-1] == [8] and [json.loads(k)["time"] for k, _ in topic] == [2, 4, 6, 8]
+    # live mode closing while the brokers are away: an error, the records kept for a restart
+    topic.clear()
+    attempts[:] = [[0]]  # (every try from now on fails)
+    monkeypatch.setattr(KafkaSink, "_save", lambda self, records: (_ for _ in ()).throw(RuntimeError("away")))
+    sink.write(Rec(10))
+    sink.interrupt()
+    with pytest.raises(RsparkError, match="1 records not written when live mode closed"):
+        sink.flush()
+    sink.close()  # (gives up: nothing more tried)
+    assert sink.pending and topic == []
