@@ -70,15 +70,16 @@ replay) and throughput (triples/s). Its records are compared with the live ones 
 
 Sources (``--sources push,kafka``; default push): ``push`` is the above; ``kafka`` produces the same chunks, at the
 same times, into a fresh topic of a single-node Kafka broker the script starts (:mod:`rspark.testing.kafka_broker`,
-Kafka 4.1 in KRaft mode, one partition; kafka-python's producer, each chunk as records of whole elements of at most
-512 KB, sent and acknowledged before the chunk's push time is taken), which the engine reads as a
+Kafka 4.1 in KRaft mode, one partition), with kafka-python's producer (the ``crc32c`` package computes its
+checksums: ``.[bench]``; a warning without it), each chunk as records of whole elements of at most 512 KB, sent and
+acknowledged before the chunk's push time is taken; the engine reads the topic as a
 ``kafka://HOST:PORT/TOPIC?format=nquads`` source (Spark's Kafka connector; the session gets
 ``spark.rspark.kafka=true``). Both cases share the table, a row each. For the Kafka case the transport's part of
 the latency is given apart: from a chunk's push to the inbox write of the Kafka micro-batch that held its last
 element (Spark's trigger interval, its offset look-up and fetch, the inbox file), p50 / p99, and the number of
-Kafka micro-batches; the rest (inbox -> record) is rspark's micro-batch, as in the push case.
-``--kafka-trigger SECONDS`` sets the kafka:// source's trigger interval (rspark's default
-``rspark.engine.live.sources.KAFKA_TRIGGER``) for trying another.
+Kafka micro-batches; the rest (inbox -> record) is rspark's micro-batch, as in the push case. After the table, the
+Kafka source's triggers per phase (Spark's progress reports). ``--kafka-trigger SECONDS`` sets the kafka://
+source's trigger interval (rspark's default ``rspark.engine.live.sources.KAFKA_TRIGGER``) for trying another.
 
 Each case (query, source, rate) runs a fresh ``Engine(checkpoint=<tmpdir>)`` over one SparkSession (created once, with
 ``--conf``; default spark.driver.memory=4g); ``engine.live.close(flush=True)`` stops the sources, then
@@ -355,7 +356,12 @@ def kafka_feed(engine, broker, topic: str, arrivals: list):
     """The Kafka case's producer, and the engine's kafka:// source on ``topic`` (format nquads) with its inbox
     writes noted in ``arrivals`` (wall time, elements written so far)."""
     from kafka import KafkaProducer
+    from kafka.record import util
 
+    if util.crc32c_c is None:
+        print("warning: the crc32c package is not installed: kafka-python computes its record checksums in pure "
+              "Python (about 0.2 s a MB) and the producer falls behind at high rates (pip install crc32c, or "
+              ".[bench])", file=sys.stderr, flush=True)
     producer = KafkaProducer(bootstrap_servers=broker.servers, linger_ms=0, max_request_size=2 * KAFKA_RECORD_BYTES)
     feed = {"topic": topic}
     engine.source(STREAM, f"kafka://{broker.servers}/{topic}?format=nquads", lateness=0)
