@@ -415,3 +415,18 @@ def test_the_kafka_sink_tries_a_failed_write_again_without_writing_a_record_twic
         sink.flush()
     sink.close()  # (gives up: nothing more tried)
     assert sink.pending and topic == []
+
+
+def test_a_spark_failure_is_said_by_its_java_exception():
+    from rspark.engine.live.sinks import failure_cause
+
+    text = ("An error occurred while calling o123.save.\n: org.apache.spark.SparkException: Job aborted due to stage "
+            "failure: ...\n\tat org.apache.spark.scheduler.DAGScheduler.failJob(DAGScheduler.scala:1)\n"
+            "Caused by: org.apache.kafka.common.errors.TimeoutException: Topic records not present in metadata "
+            "after 5000 ms.\n")
+    assert failure_cause(RuntimeError(text)) == ("Caused by: org.apache.kafka.common.errors.TimeoutException: Topic "
+                                                 "records not present in metadata after 5000 ms.")
+    assert failure_cause(RuntimeError(text.split("Caused by")[0])) == (
+        "org.apache.spark.SparkException: Job aborted due to stage failure: ...")
+    assert failure_cause(RuntimeError("\n  plain words\nmore")) == "plain words"
+    assert failure_cause(RuntimeError("")) == "RuntimeError"

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import queue
+import re
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -218,7 +219,7 @@ class KafkaSink(Sink):
                 break
             except Exception as exc:  # noqa: BLE001 - tried again: the brokers may be away for a while
                 self.counters["failed_writes"] += 1
-                first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)[:300]
+                first = failure_cause(exc)
                 if self.stopping.is_set():
                     raise RsparkError(f"Kafka sink {self.servers}/{self.topic}: {len(self.pending)} records not "
                                       f"written when live mode closed ({first}); a restart on the same checkpoint "
@@ -298,6 +299,19 @@ class QueueSink(Sink):
 
     def close(self) -> None:
         self.queue.put(None)
+
+
+def failure_cause(exc: BaseException) -> str:
+    """One line saying why a Spark job failed: the root cause of a Java exception in its text (the last "Caused
+    by:"), else the first Java exception named (Py4J's first line is only "An error occurred while calling
+    o123.save"), else its first line."""
+    lines = [line.strip().lstrip(": ") for line in str(exc).splitlines() if line.strip().lstrip(": ")]
+    causes = [line for line in lines if line.startswith("Caused by: ")]
+    named = causes[-1] if causes else next((line for line in lines if _JAVA_EXCEPTION.match(line)), None)
+    return (named or (lines[0] if lines else type(exc).__name__))[:300]
+
+
+_JAVA_EXCEPTION = re.compile(r"[a-z][\w$]*(\.[\w$]+)+(Exception|Error)\b")
 
 
 def complete_lines(path: str) -> bytes:

@@ -25,6 +25,7 @@ from rspark.engine.live.files import save_json
 from rspark.engine.live.mqtt import SCHEME as MQTT
 from rspark.engine.live.mqtt import MqttSource, parse_mqtt
 from rspark.engine.live.registry import stream_key
+from rspark.engine.live.sinks import failure_cause
 from rspark.engine.live.sse import SCHEMES as SSE
 from rspark.engine.live.sse import SseSource, parse_sse
 from rspark.errors import InputError, RsparkError
@@ -324,8 +325,7 @@ class KafkaSource:
             failure = query.exception()
         except Exception as exc:  # noqa: BLE001 - reported as it is
             failure = exc
-        first = str(failure).strip().splitlines()[0][:300] if failure is not None and str(failure).strip() else \
-            "stopped without an error"
+        first = failure_cause(failure) if failure is not None else "stopped without an error"
         self.connected, self.error = False, f"Spark's query failed: {first}"
         self.counters["restarts"] += 1
         log.warning("<%s>: reading %s from Kafka failed (%s); starting again in %.0f s", self.iri,
