@@ -18,6 +18,7 @@ import logging
 import os
 import queue
 import re
+import socket
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -158,9 +159,10 @@ class KafkaSink(Sink):
     last instant per query) and a record at or before that instant is dropped. A write that fails (the brokers are
     away: Kafka's producer waits for them up to ``max.block.ms`` and ``delivery.timeout.ms``, ``WAITS`` here unless
     the sink's ``kafka.*`` options give them) is tried again after 1 s, doubling to 30 s, with a warning each time;
-    the micro-batch waits for it. Before each new try the topic's keys are read again, so records a failed write
-    delivered after all are not written a second time. ``interrupt`` (live mode closing) ends the wait with an
-    error: the micro-batch is not committed and its records are written by a restart on the same checkpoint."""
+    the micro-batch waits for it. Before the next try, once a broker accepts a TCP connection again, the topic's
+    keys are read again, so records a failed write delivered after all are not written a second time.
+    ``interrupt`` (live mode closing) ends the wait with an error: the micro-batch is not committed and its records
+    are written by a restart on the same checkpoint."""
 
     # the producer's waits for the brokers unless the sink's options say otherwise: for the metadata (a topic's
     # leader), for an answer to a request, for a record's delivery in all (Kafka's defaults: 60 s, 30 s, 120 s)
@@ -210,29 +212,34 @@ class KafkaSink(Sink):
 
     def flush(self) -> None:
         """Writes the gathered records in one Spark write, trying again until it succeeds (see the class)."""
-        if not self.pending:
-            return
-        delay = self.RETRY[0]
-        while True:
+        delay, checked = self.RETRY[0], True
+        while self.pending:
             try:
+                if not checked:  # a write failed: what did it deliver after all?
+                    said = reachable(self.servers)
+                    if "accepts connections" not in said:  # (reading the keys would wait for the brokers)
+                        raise ConnectionError(f"the brokers are unreachable: {said}")
+                    self._drop_written()
+                    checked = True
+                    if not self.pending:
+                        break
                 self._save(self.pending)
-                break
             except Exception as exc:  # noqa: BLE001 - tried again: the brokers may be away for a while
+                checked = False
                 self.counters["failed_writes"] += 1
-                first = failure_cause(exc)
+                cause = failure_cause(exc)
                 if self.stopping.is_set():
                     raise RsparkError(f"Kafka sink {self.servers}/{self.topic}: {len(self.pending)} records not "
-                                      f"written when live mode closed ({first}); a restart on the same checkpoint "
+                                      f"written when live mode closed ({cause}); a restart on the same checkpoint "
                                       "writes them") from exc
                 log.warning("Kafka sink %s/%s: %d records not written (%s); trying again in %.0f s", self.servers,
-                            self.topic, len(self.pending), first, delay)
-                if self.stopping.wait(delay):
-                    continue  # (one more try, then the error above)
+                            self.topic, len(self.pending), cause, delay)
+                self.stopping.wait(delay)  # (stopping: one more try, then the error above)
                 delay = min(delay * 2, self.RETRY[1])
-                self._drop_written()
-        self.counters["records"] += len(self.pending)
-        self.counters["writes"] += 1
-        self.pending = []
+                continue
+            self.counters["records"] += len(self.pending)
+            self.counters["writes"] += 1
+            self.pending = []
 
     def _save(self, records: list) -> None:
         frame = self.spark.createDataFrame([(key, value) for _, _, key, value in records], "key string, value string")
@@ -244,14 +251,14 @@ class KafkaSink(Sink):
 
     def _drop_written(self) -> None:
         """Before another try: the records a failed write delivered after all (their keys in the topic) are not
-        written again. The topic's keys may not be readable either (the brokers still away): then all are tried."""
-        mine = {q: self.last[q] for q in self.last}
+        written again (the keys not readable: the error is raised, nothing changed)."""
+        mine = dict(self.last)
         self.last = {}
         try:
             self._read_keys()
-        except Exception:  # noqa: BLE001 - the brokers are still away: nothing of this write reached them
+        except Exception:
             self.last = mine
-            return
+            raise
         written = dict(self.last)
         self.pending = [r for r in self.pending if r[0] not in written or r[1] > written[r[0]]]
         for q, when in mine.items():  # (the records gathered stay the last instant per query)
@@ -312,6 +319,19 @@ def failure_cause(exc: BaseException) -> str:
 
 
 _JAVA_EXCEPTION = re.compile(r"[a-z][\w$]*(\.[\w$]+)+(Exception|Error)\b")
+
+
+def reachable(servers: str, timeout: float = 2.0) -> str:
+    """Whether a TCP connection to each of the brokers ``HOST:PORT[,...]`` opens, in words."""
+    words = []
+    for hostport in servers.split(","):
+        host, _, port = hostport.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+                words.append(f"{hostport} accepts connections")
+        except OSError as exc:
+            words.append(f"{hostport}: {exc.strerror or exc}")
+    return "; ".join(words)
 
 
 def complete_lines(path: str) -> bytes:

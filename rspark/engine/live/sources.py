@@ -25,7 +25,7 @@ from rspark.engine.live.files import save_json
 from rspark.engine.live.mqtt import SCHEME as MQTT
 from rspark.engine.live.mqtt import MqttSource, parse_mqtt
 from rspark.engine.live.registry import stream_key
-from rspark.engine.live.sinks import failure_cause
+from rspark.engine.live.sinks import failure_cause, reachable
 from rspark.engine.live.sse import SCHEMES as SSE
 from rspark.engine.live.sse import SseSource, parse_sse
 from rspark.errors import InputError, RsparkError
@@ -345,21 +345,6 @@ class KafkaSource:
         if self.stopped.is_set():  # stopped while it started
             fresh.stop()
         return min(delay * 2, self.RESTART[1])
-
-
-def reachable(servers: str, timeout: float = 2.0) -> str:
-    """Whether a TCP connection to each of the brokers ``HOST:PORT[,...]`` opens, in words."""
-    import socket
-
-    words = []
-    for hostport in servers.split(","):
-        host, _, port = hostport.rpartition(":")
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-                words.append(f"{hostport} accepts connections")
-        except OSError as exc:
-            words.append(f"{hostport}: {exc.strerror or exc}")
-    return "; ".join(words)
 
 
 def _nquads_only(text: str) -> bool:
