@@ -191,7 +191,9 @@ def test_a_broker_stopped_and_started_again_mid_stream_is_survived(broker, tmp_p
     # the stream has a second source, a watched directory: elements arrive while the broker is away, so records
     # become due then
     run = _run(tmp_path, broker.servers, "--source", f"{EX}S={tmp_path / 'in'}", "--until", "10",
-               "--max-seconds", "300", topics=("elements-b", "records-b"))
+               "--max-seconds", "300",
+               # the producer's waits shorter than the sink's own (5 s, 10 s): the failed write is reported sooner
+               topics=("elements-b", "records-b?kafka.request.timeout.ms=2000&kafka.delivery.timeout.ms=4000"))
     stderr = _Lines(run)
     received: list = []
     out = None
