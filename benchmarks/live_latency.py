@@ -68,7 +68,20 @@ Baseline, in the same run: the pushed elements were also written to one N-Quads 
 (``add_stream``) and replays the query (``replay_iter``, records consumed as they come): its total time (load +
 replay) and throughput (triples/s). Its records are compared with the live ones (row count at every instant).
 
-Each case (query, rate) runs a fresh ``Engine(checkpoint=<tmpdir>)`` over one SparkSession (created once, with
+Sources (``--sources push,kafka``; default push): ``push`` is the above; ``kafka`` produces the same chunks, at the
+same times, into a fresh topic of a single-node Kafka broker the script starts (:mod:`rspark.testing.kafka_broker`,
+Kafka 4.1 in KRaft mode, one partition), with kafka-python's producer (the ``crc32c`` package computes its
+checksums: ``.[bench]``; a warning without it), each chunk as records of whole elements of at most 512 KB, sent and
+acknowledged before the chunk's push time is taken; the engine reads the topic as a
+``kafka://HOST:PORT/TOPIC?format=nquads`` source (Spark's Kafka connector; the session gets
+``spark.rspark.kafka=true``). Both cases share the table, a row each. For the Kafka case the transport's part of
+the latency is given apart: from a chunk's push to the inbox write of the Kafka micro-batch that held its last
+element (Spark's trigger interval, its offset look-up and fetch, the inbox file), p50 / p99, and the number of
+Kafka micro-batches; the rest (inbox -> record) is rspark's micro-batch, as in the push case. After the table, the
+Kafka source's triggers per phase (Spark's progress reports). ``--kafka-trigger SECONDS`` sets the kafka://
+source's trigger interval (rspark's default ``rspark.engine.live.sources.KAFKA_TRIGGER``) for trying another.
+
+Each case (query, source, rate) runs a fresh ``Engine(checkpoint=<tmpdir>)`` over one SparkSession (created once, with
 ``--conf``; default spark.driver.memory=4g); ``engine.live.close(flush=True)`` stops the sources, then
 ``engine.close()``; the checkpoint directory (inbox included) and the file are removed after the case. Before the
 cases, each query runs a ``--warmup``-second unreported case at the lowest rate (the first plans, the Python workers).
@@ -80,6 +93,7 @@ query; the lag over time per case).
     python benchmarks/live_latency.py [--rates 1000,10000,100000] [--seconds 60] [--queries filter,aggregate,seq]
     python benchmarks/live_latency.py --queries filter --seconds 600            # the 10-minute memory run
     python benchmarks/live_latency.py --rates 200 --seconds 5 --queries filter --no-results   # a quick check
+    python benchmarks/live_latency.py --sources push,kafka --rates 10000,100000 --queries filter   # push vs Kafka
 """
 
 from __future__ import annotations
@@ -154,12 +168,16 @@ def instrument(runner) -> dict:
 # ------------------------------------------------------------------------------------------------------ one case
 
 
-def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> dict:
-    """Pushes the stream live for ``seconds`` at ``rate`` triples/s into a fresh Engine running query ``name``;
-    returns the figures and writes the pushed elements to ``work/stream.nq`` (for the replay)."""
+def run_live(spark, name: str, rate: int, seconds: float, args, work: Path, source: str = "push",
+             broker=None) -> dict:
+    """Pushes the stream live for ``seconds`` at ``rate`` triples/s into a fresh Engine running query ``name``
+    (``source``: through ``engine.push``, or produced into a fresh topic of ``broker`` that the engine reads as a
+    ``kafka://`` source); returns the figures and writes the pushed elements to ``work/stream.nq`` (for the
+    replay)."""
     from rspark import Engine
 
     engine = Engine(spark=spark, checkpoint=str(work / "checkpoint"))
+    producer = None
     gen = Generator(args.sensors, args.alarm_every)
     records: list = []  # (instant ms, delivery wall time, rows, given by close(flush=True))
     chunks_first: list = []  # first timestamp of each chunk (ascending)
@@ -171,7 +189,8 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
     pushing.set()
     closing = threading.Event()  # set while close(flush=True) reports the last instants
     jpid = jvm_pid(spark)
-    out: dict = {"query": name, "rate": rate, "seconds": seconds}
+    out: dict = {"query": name, "rate": rate, "seconds": seconds, "source": source}
+    arrivals: list = []  # kafka: (wall time a micro-batch's records reached the inbox, elements so far)
 
     def on_record(rec) -> None:
         records.append((number(rec.time), time.time(), len(rec.rows), closing.is_set()))
@@ -181,6 +200,9 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
         handle = engine.register(QUERIES[name], name=name)
         handle.subscribe(on_record)
         runner = engine.live
+        if source == "kafka":
+            producer, feed = kafka_feed(engine, broker, f"elements-{name}-{rate}-{os.getpid()}-{time.time_ns()}",
+                                        arrivals)
         query = runner.queries[name]
         phases = instrument(runner)
         t0 = time.time()
@@ -230,7 +252,10 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
                 if due > 0 and now_ms > prev_ms:
                     stamps = stamps_for(prev_ms, now_ms, due)
                     text = gen.chunk(stamps)
-                    engine.push(STREAM, text, format="nquads")
+                    if producer is None:
+                        engine.push(STREAM, text, format="nquads")
+                    else:
+                        produce(producer, feed, text)
                     chunks.append((stamps[0], now_ms, time.time(), due))
                     chunks_first.append(stamps[0])
                     log_file.write(text)
@@ -260,6 +285,8 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
         out["catch_up_s"] = time.time() - pushed_at
         out["horizon_at_stop"] = horizon
 
+        if producer is not None:  # where the Kafka source's triggers spent their time (Spark's progress reports)
+            out["kafka_progress"] = kafka_progress(feed["source"].query.recentProgress)
         # (close() below waits for a batch still running: pruning, saving its state)
         if out["caught_up"]:
             try:  # the last batch saved
@@ -293,7 +320,11 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
     finally:
         stop.set()
         engine.close()
+        if producer is not None:
+            producer.close()
 
+    if source == "kafka":  # the transport's part: push (produce) -> the records' micro-batch in the inbox
+        out.update(kafka_transport(chunks, arrivals))
     # latency: delivery - push time of the chunk holding the last element stamped <= the instant
     latencies = []
     for instant, delivered, _rows, at_close in records:
@@ -316,6 +347,80 @@ def run_live(spark, name: str, rate: int, seconds: float, args, work: Path) -> d
     out["memory_flat"] = (flat(out["driver_rss"]["first"], out["driver_rss"]["last"]),
                           flat(out["heap_gc"]["floor_first"], out["heap_gc"]["floor_last"]))
     return out
+
+
+KAFKA_RECORD_BYTES = 512 * 1024  # a chunk is produced as records of at most this size (Kafka's limit is 1 MB)
+
+
+def kafka_feed(engine, broker, topic: str, arrivals: list):
+    """The Kafka case's producer, and the engine's kafka:// source on ``topic`` (format nquads) with its inbox
+    writes noted in ``arrivals`` (wall time, elements written so far)."""
+    from kafka import KafkaProducer
+    from kafka.record import util
+
+    if util.crc32c_c is None:
+        print("warning: the crc32c package is not installed: kafka-python computes its record checksums in pure "
+              "Python (about 0.2 s a MB) and the producer falls behind at high rates (pip install crc32c, or "
+              ".[bench])", file=sys.stderr, flush=True)
+    producer = KafkaProducer(bootstrap_servers=broker.servers, linger_ms=0, max_request_size=2 * KAFKA_RECORD_BYTES)
+    feed = {"topic": topic}
+    engine.source(STREAM, f"kafka://{broker.servers}/{topic}?format=nquads", lateness=0)
+    [source] = [f for f in engine.live.streams[STREAM].feeds if f.status()["kind"] == "kafka"]
+    write, total = source.written.write, [0]
+
+    def noted(batch_id, text, ext):
+        write(batch_id, text, ext)
+        total[0] += text.count(" .\n") // TRIPLES_PER_ELEMENT
+        arrivals.append((time.time(), total[0]))
+
+    source.written.write = noted
+    feed["source"] = source
+    return producer, feed
+
+
+def kafka_progress(progress: list) -> dict:
+    """The p50 and the total of each phase of the Kafka source's triggers with data (Spark's ``durationMs``: the
+    offset look-up ``latestOffset``, ``addBatch`` = rspark's foreachBatch: the records fetched and the inbox file
+    written, the offset and commit logs ``walCommit`` / ``commitOffsets``, the whole ``triggerExecution``), in s."""
+    with_data = [p for p in progress if p.get("numInputRows")]
+    phases: dict = {}
+    for p in with_data:
+        for key, ms in (p.get("durationMs") or {}).items():
+            phases.setdefault(key, []).append(ms / 1000)
+    return {"triggers": len(with_data),
+            **{key: {"p50_s": percentile(v, 0.5), "total_s": sum(v)} for key, v in sorted(phases.items())}}
+
+
+def produce(producer, feed: dict, text: str) -> None:
+    """A chunk into the topic as records of whole elements (3 lines each) of at most KAFKA_RECORD_BYTES, sent and
+    acknowledged (the push time is taken after)."""
+    lines = text.splitlines(keepends=True)
+    piece: list = []
+    size = 0
+    for i in range(0, len(lines), TRIPLES_PER_ELEMENT):
+        element = "".join(lines[i:i + TRIPLES_PER_ELEMENT])
+        if piece and size + len(element) > KAFKA_RECORD_BYTES:
+            producer.send(feed["topic"], "".join(piece).encode())
+            piece, size = [], 0
+        piece.append(element)
+        size += len(element)
+    if piece:
+        producer.send(feed["topic"], "".join(piece).encode())
+    producer.flush()
+
+
+def kafka_transport(chunks: list, arrivals: list) -> dict:
+    """Per chunk, its push (produce, acknowledged) to the inbox write of the micro-batch that held its last element
+    (Spark's trigger, its offset look-up, the records' fetch and the inbox file): p50 / p99 / max s."""
+    delays, j, sent = [], 0, 0
+    for _first, _last, pushed, elements in chunks:
+        sent += elements
+        while j < len(arrivals) and arrivals[j][1] < sent:
+            j += 1
+        if j < len(arrivals):
+            delays.append(arrivals[j][0] - pushed)
+    return {"kafka_batches": len(arrivals), "transport_p50_s": percentile(delays, 0.5),
+            "transport_p99_s": percentile(delays, 0.99), "transport_max_s": max(delays) if delays else None}
 
 
 def run_replay(spark, name: str, path: Path, triples: int) -> dict:
@@ -357,10 +462,15 @@ def table_row(res: dict) -> str:
                   f"| {res['agrees']} |")
     ph = {key: res.get("phases", {}).get(key, {}) for key in ("ingest", "evaluate")}
     sustained = "-" if res["sustained"] is None else ("yes" if res["sustained"] else "NO")
-    return (f"| {res['query']} | {res['rate']:,} | {res['pushed_rate']:,.0f} | {res['elements']:,} "
+    transport = "-"
+    if res["source"] == "kafka":
+        transport = (f"{fmt(res['transport_p50_s'])} / {fmt(res['transport_p99_s'])} "
+                     f"({res['kafka_batches']})")
+    return (f"| {res['query']} | {res['source']} | {res['rate']:,} | {res['pushed_rate']:,.0f} "
+            f"| {res['elements']:,} "
             f"| {res['records']} / {res['expected_records']} ({res['records_at_close']} at close) | {res['late']} "
             f"| {fmt(res['latency_p50_s'])} | {fmt(res['latency_p99_s'])} | {fmt(res['latency_max_s'])} "
-            f"| {fmt(res['engine_p50_s'])} / {fmt(res['engine_p99_s'])} "
+            f"| {fmt(res['engine_p50_s'])} / {fmt(res['engine_p99_s'])} | {transport} "
             f"| {fmt(res['lag_first_s'])} / {fmt(res['lag_last_s'])} | {fmt(res['lag_slope'], '.3f')} "
             f"| {sustained} | {fmt(res['catch_up_s'], '.1f')}{'' if res['caught_up'] else ' (timed out)'} "
             f"| {fmt(res['batch_s_p50'])} / {fmt(res['batch_s_max'])} | {fmt(res['files_per_batch'], '.1f')} "
@@ -393,6 +503,12 @@ def main() -> None:
                     help="leave the handle's results() queue undrained (it then holds every record)")
     ap.add_argument("--no-replay", action="store_true", help="skip the replay baseline")
     ap.add_argument("--tmp", default=None, help="where the checkpoints and stream files go (default: the system's)")
+    ap.add_argument("--sources", default="push",
+                    help="how the elements come, comma-separated: push (engine.push), kafka (produced into a topic "
+                         "of a single-node Kafka broker this script starts, read as a kafka:// source)")
+    ap.add_argument("--kafka-trigger", type=float, default=None,
+                    help="seconds between two looks of the kafka:// source at its topic (rspark's default: "
+                         "rspark.engine.live.sources.KAFKA_TRIGGER)")
     harness.common_arguments(ap, "live_latency")
     args = ap.parse_args()
     names = [q for q in args.queries.split(",") if q]
@@ -400,17 +516,43 @@ def main() -> None:
     if unknown:
         ap.error(f"unknown queries {unknown} ({', '.join(QUERIES)})")
     rates = [int(float(r)) for r in args.rates.split(",") if r]
+    sources = [x for x in args.sources.split(",") if x]
+    if not sources or set(sources) - {"push", "kafka"}:
+        ap.error(f"--sources: push and/or kafka, not {args.sources!r}")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kafka.cluster").setLevel(logging.CRITICAL)  # (a new topic "not found" before it is made)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
     report = _results.Report(args.name, enabled=not args.no_results)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
 
+    broker = None
+    defaults = {"spark.driver.memory": "4g"}
+    if "kafka" in sources:
+        from rspark.engine.live import sources as live_sources
+        from rspark.testing import kafka_broker
+
+        if args.kafka_trigger is not None:
+            live_sources.KAFKA_TRIGGER = args.kafka_trigger
+        kafka_broker.fetch()
+        t = time.perf_counter()
+        broker = kafka_broker.start(Path(tempfile.mkdtemp(prefix="rspark-live-latency-kafka-", dir=args.tmp)))
+        print(f"Kafka broker {broker.servers} started in {time.perf_counter() - t:.1f} s", flush=True)
+        defaults["spark.rspark.kafka"] = "true"
+    try:
+        _main(args, names, rates, sources, broker, report, out_dir, defaults)
+    finally:
+        if broker is not None:
+            broker.stop(kill=False)
+            shutil.rmtree(broker.folder, ignore_errors=True)
+
+
+def _main(args, names, rates, sources, broker, report, out_dir, defaults) -> None:
     from rspark.spark.session import get_session
 
     start = time.perf_counter()
-    spark = get_session(None, harness.spark_settings(args.conf, **{"spark.driver.memory": "4g"}))
+    spark = get_session(None, harness.spark_settings(args.conf, **defaults))
     spark.range(1).count()
 
     def warm(batches):
@@ -424,10 +566,10 @@ def main() -> None:
     startup = time.perf_counter() - start
     print(f"Spark started in {startup:.1f} s", flush=True)
 
-    def case(name: str, rate: int, seconds: float, replay: bool) -> dict:
+    def case(name: str, rate: int, seconds: float, replay: bool, source: str = "push") -> dict:
         work = Path(tempfile.mkdtemp(prefix="rspark-live-latency-", dir=args.tmp))
         try:
-            res = run_live(spark, name, rate, seconds, args, work)
+            res = run_live(spark, name, rate, seconds, args, work, source, broker)
             if replay:
                 base = run_replay(spark, name, work / "stream.nq", res["triples"])
                 res.update(base, agrees=agreement(res, base))
@@ -439,14 +581,16 @@ def main() -> None:
     if args.warmup > 0:
         t = time.perf_counter()
         for name in names:
-            case(name, min(rates), args.warmup, replay=False)
+            for source in sources:
+                case(name, min(rates), args.warmup, replay=False, source=source)
         warmup = time.perf_counter() - t
         print(f"warm-up: {warmup:.1f} s ({args.warmup:g} s of pushing per query at {min(rates):,} triples/s)",
               flush=True)
 
     rows = []
-    header = ("| query | rate triples/s | pushed triples/s | elements | records / expected | late "
-              "| latency p50 s | p99 s | max s | engine p50 / p99 s | lag first / last third s | lag slope s/s "
+    header = ("| query | source | rate triples/s | pushed triples/s | elements | records / expected | late "
+              "| latency p50 s | p99 s | max s | engine p50 / p99 s | kafka: push -> inbox s p50 / p99 (batches) "
+              "| lag first / last third s | lag slope s/s "
               "| sustained | catch-up s | batch s p50 / max | files / batch | ingest s / batch, evaluate s (p50) "
               "| driver RSS MB first/max/last | JVM RSS MB first/max/last | JVM heap MB first/max/last "
               "| JVM heap after full GC MB: least first / last third; mean first / last third; max (samples) "
@@ -456,18 +600,24 @@ def main() -> None:
     report.print(header)
     report.print("|" + "---|" * (header.count("|") - 1))
     failed = []
+    kafka_lines: list = []
     for name in names:
         for rate in rates:
-            try:
-                res = case(name, rate, args.seconds, replay=not args.no_replay)
-            except Exception as exc:  # noqa: BLE001 - a failed case is a result: recorded, the others go on
-                msg = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
-                failed.append(f"{name} at {rate:,}: {msg}")
-                rows.append({"query": name, "rate": rate, "error": msg})
-                report.print(f"| {name} | {rate:,} | FAILED: {msg} |")
-                continue
-            rows.append(res)
-            report.print(table_row(res))
+            for source in sources:
+                try:
+                    res = case(name, rate, args.seconds, replay=not args.no_replay, source=source)
+                except Exception as exc:  # noqa: BLE001 - a failed case is a result: recorded, the others go on
+                    msg = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+                    failed.append(f"{name} ({source}) at {rate:,}: {msg}")
+                    rows.append({"query": name, "rate": rate, "source": source, "error": msg})
+                    report.print(f"| {name} | {source} | {rate:,} | FAILED: {msg} |")
+                    continue
+                rows.append(res)
+                report.print(table_row(res))
+                if res.get("kafka_progress"):
+                    kafka_lines.append(f"{name} at {rate:,}: " + ", ".join(
+                        f"{k} {v['p50_s']:.3f}" for k, v in res["kafka_progress"].items() if k != "triggers")
+                        + f" ({res['kafka_progress']['triggers']} triggers with data)")
 
     report.print()
     report.print(f"Each case: {args.seconds:g} s of pushing, a push every {args.chunk_ms} ms, {TRIPLES_PER_ELEMENT} "
@@ -490,6 +640,11 @@ def main() -> None:
                  "during it; the JVM's RSS follows its committed heap, which is not given back: not judged). Replay: "
                  "the same elements loaded from one N-Quads file and replayed (load + replay), its records' row "
                  "counts compared with the live ones.")
+    if kafka_lines:
+        report.print()
+        report.print("The Kafka source's triggers with data, p50 s per phase (Spark's progress reports, durationMs: "
+                     "latestOffset = the offset look-up, addBatch = the records fetched and written into the inbox, "
+                     "walCommit / commitOffsets = Spark's offset and commit logs): " + "; ".join(kafka_lines) + ".")
     report.print()
     report.print(f"Spark's start: {startup:.1f} s; warm-up before the cases: {warmup:.1f} s.")
     targets = []
@@ -498,11 +653,11 @@ def main() -> None:
             continue
         if res["rate"] == TARGET_RATE and res["latency_p50_s"] is not None:
             ok = res["latency_p50_s"] < TARGET_P50 and res["latency_p99_s"] < TARGET_P99
-            targets.append(f"{res['query']} at {TARGET_RATE:,}: p50 {res['latency_p50_s']:.2f} s, p99 "
-                           f"{res['latency_p99_s']:.2f} s -> {'met' if ok else 'NOT met'}")
+            targets.append(f"{res['query']} ({res['source']}) at {TARGET_RATE:,}: p50 {res['latency_p50_s']:.2f} s, "
+                           f"p99 {res['latency_p99_s']:.2f} s -> {'met' if ok else 'NOT met'}")
         if res["query"] == "filter" and res["rate"] == SUSTAINED_RATE:
             ok = bool(res["sustained"]) and res["caught_up"]
-            targets.append(f"filter at {SUSTAINED_RATE:,} sustained -> {'met' if ok else 'NOT met'}")
+            targets.append(f"filter ({res['source']}) at {SUSTAINED_RATE:,} sustained -> {'met' if ok else 'NOT met'}")
         if res["seconds"] >= 600 and None not in res["memory_flat"]:
             ok = all(res["memory_flat"])
             targets.append(f"{res['query']} at {res['rate']:,} for {res['seconds']:g} s: memory "
@@ -531,9 +686,10 @@ def plot(rows, path: Path) -> Path | None:
     if not ok:
         return None
     latency, lag = [], []
-    for i, name in enumerate(dict.fromkeys(r["query"] for r in ok)):
-        pts = sorted((r for r in ok if r["query"] == name), key=lambda r: r["rate"])
+    for i, (query, source) in enumerate(dict.fromkeys((r["query"], r["source"]) for r in ok)):
+        pts = sorted((r for r in ok if (r["query"], r["source"]) == (query, source)), key=lambda r: r["rate"])
         color, rates = f"C{i}", [r["rate"] for r in pts]
+        name = query if source == "push" else f"{query} ({source})"
         latency += [harness.Line(rates, [r["latency_p50_s"] for r in pts], "o-", f"{name} p50", color),
                     harness.Line(rates, [r["latency_p99_s"] for r in pts], "s--", f"{name} p99", color)]
         lag += [harness.Line([t for t, _ in r["lags"]], [v for _, v in r["lags"]], "-", f"{name} {r['rate']:,}/s",

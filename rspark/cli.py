@@ -994,8 +994,12 @@ class _StatusLine:
         late = sum(s["late"] for s in st["streams"].values())
         records = sum(q["records"] for q in st["queries"].values())
         horizons = [str(q["horizon"]) for q in st["queries"].values() if q["horizon"] is not None]
+        # a broker's source that lost its broker (Kafka, MQTT): named until it is back
+        waiting = [src["source"] for s in st["streams"].values() for src in s.get("sources", [])
+                   if src.get("connected") is False]
         sys.stderr.write(f"\r\x1b[Krspark: live: {elements} elements, {late} late, {records} records"
-                         + (f", reported up to {min(horizons)}" if horizons else "") )
+                         + (f", reported up to {min(horizons)}" if horizons else "")
+                         + (f", waiting for {', '.join(waiting)}" if waiting else ""))
         sys.stderr.flush()
 
     def clear(self) -> None:

@@ -1,17 +1,22 @@
 """Kafka as a live source and sink, against a real single-node broker the tests start (tests/kafka_broker.py):
 ``rspark run`` reads a topic through Spark's Kafka connector and writes its records to another topic; killed with
 SIGKILL mid-stream and started again on the same checkpoint, it loses and repeats nothing, its records are a replay's
-over the same elements, and a malformed record is quarantined while the rest flows."""
+over the same elements, and a malformed record is quarantined while the rest flows. The broker stopped and started
+again while ``rspark run`` reads and writes: the source and the sink report it, wait, and go on, losing and repeating
+nothing."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import types
+from decimal import Decimal
 from pathlib import Path
 
 import pyspark
@@ -19,7 +24,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
 from rspark.engine.live.registry import readable_key
-from rspark.engine.live.sources import InboxLog, parse_source
+from rspark.engine.live.sources import InboxLog, parse_source, reachable
 from rspark.errors import InputError, RsparkError
 from rspark.spark.kafka import connector_artifacts, connector_jars, connector_version, kafka_settings
 from tests import kafka_broker
@@ -59,11 +64,11 @@ def element(t: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _run(tmp: Path, servers: str, *extra: str) -> subprocess.Popen:
+def _run(tmp: Path, servers: str, *extra: str, topics=("elements", "records")) -> subprocess.Popen:
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
     cmd = [sys.executable, "-m", "rspark", "run", str(tmp / "count.rq"),
-           "--source", f"{EX}S=kafka://{servers}/elements?format=nquads", "--checkpoint", str(tmp / "ckpt"),
-           "--output", f"kafka://{servers}/records", "--format", "jsonl",
+           "--source", f"{EX}S=kafka://{servers}/{topics[0]}?format=nquads", "--checkpoint", str(tmp / "ckpt"),
+           "--output", f"kafka://{servers}/{topics[1]}", "--format", "jsonl",
            # a handful of elements: 2 tasks a stage, not rspark's local default of 4 or more (the suite's 2 cores)
            "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.default.parallelism=2", *extra]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -104,32 +109,10 @@ def test_kafka_in_and_out_survive_sigkill_and_equal_a_replay(broker, tmp_path, s
         if second.poll() is None:
             os.killpg(second.pid, signal.SIGKILL)
 
-    # the uninterrupted run's output: a replay of the same elements
-    from rspark.engine.engine import Engine
-
-    (tmp_path / "all.trig").write_text(trig(2, 4, 6, 8, 10))
-    with Engine(spark=spark) as eng:
-        eng.add_stream(f"{EX}S", tmp_path / "all.trig")
-        expected = [json.loads(json.dumps(r.to_json())) for r in
-                    eng.replay([COUNT], names=["count.rq"])]
-    deadline = time.time() + 60
-    while poll() < len(expected) and time.time() < deadline:
-        pass
-    poll()  # a record written twice would be there by now
     producer.close()
+    records = _check_records(spark, tmp_path, poll, received)
     out.close()
-    keys = [json.loads(m.key) for m in received]
-    assert len(keys) == len({(k["query"], k["time"]) for k in keys}), keys  # each (query, instant) once
-    records = [json.loads(m.value) for m in received]
-    assert [(r["query"], r["time"]) for r in records] == [(k["query"], k["time"]) for k in keys]
-
-    def by_query(recs):
-        return {q: [(r["time"], sorted(map(json.dumps, r["results"]["bindings"]))) for r in recs
-                    if r["query"] == q] for q in ("count.rq",)}
-
-    got, want = by_query(records), by_query(expected)
-    assert [t for t, _ in got["count.rq"]] == [2, 4, 6, 8, 10]
-    assert got == want
+    assert [r["time"] for r in records] == [2, 4, 6, 8, 10]
 
     # each element appended once, the malformed record quarantined with its message, the rest read
     state = json.loads((tmp_path / "ckpt" / "state.json").read_text())
@@ -139,6 +122,142 @@ def test_kafka_in_and_out_survive_sigkill_and_equal_a_replay(broker, tmp_path, s
     [messages] = list(folder.glob("*.errors.txt"))
     copy = folder / messages.name[:-len(".errors.txt")]
     assert BAD in copy.read_text() and messages.read_text().strip()
+
+
+def _check_records(spark, tmp: Path, poll, received: list) -> list:
+    """The records read from the output topic (once they are all there): each (query, instant) once, each key its
+    record's, and the records a replay of the elements 2 to 10 gives. Returns them."""
+    from rspark.engine.engine import Engine
+
+    (tmp / "all.trig").write_text(trig(2, 4, 6, 8, 10))
+    with Engine(spark=spark) as eng:
+        eng.add_stream(f"{EX}S", tmp / "all.trig")
+        expected = [json.loads(json.dumps(r.to_json())) for r in eng.replay([COUNT], names=["count.rq"])]
+    deadline = time.time() + 60
+    while poll() < len(expected) and time.time() < deadline:
+        pass
+    poll()  # a record written twice would be there by now
+    keys = [json.loads(m.key) for m in received]
+    assert len(keys) == len({(k["query"], k["time"]) for k in keys}), keys  # each (query, instant) once
+    records = [json.loads(m.value) for m in received]
+    assert [(r["query"], r["time"]) for r in records] == [(k["query"], k["time"]) for k in keys]
+
+    def by_query(recs):
+        return {q: [(r["time"], sorted(map(json.dumps, r["results"]["bindings"]))) for r in recs
+                    if r["query"] == q] for q in ("count.rq",)}
+
+    assert by_query(records) == by_query(expected)
+    return records
+
+
+class _Lines:
+    """A process's standard error read line by line in a thread (kept, and searched while it runs)."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.lines: list[str] = []
+        self.thread = threading.Thread(target=self._read, args=(proc.stderr,), daemon=True)
+        self.thread.start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            self.lines.append(line.decode("utf-8", "replace"))
+
+    def count(self, text: str) -> int:
+        return sum(text in line for line in list(self.lines))
+
+    def text(self) -> str:
+        return "".join(self.lines)[-4000:]
+
+    def wait(self, what: str, timeout: float, proc: subprocess.Popen, times: int = 1) -> None:
+        deadline = time.time() + timeout
+        while self.count(what) < times:
+            assert proc.poll() is None, f"rspark run ended early: {self.text()}"
+            assert time.time() < deadline, f"no {what!r} on rspark run's standard error in {timeout} s: {self.text()}"
+            time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_a_broker_stopped_and_started_again_mid_stream_is_survived(broker, tmp_path, spark):
+    """SIGTERM to the broker (its storage kept) while rspark run reads a topic and writes records to another; the
+    source reports the brokers gone and the sink the records it cannot write, both wait; the broker started again
+    on the same port, they go on: the records are a replay's, each (query, instant) once."""
+    (tmp_path / "count.rq").write_text(COUNT)
+    (tmp_path / "in").mkdir()
+    producer = KafkaProducer(bootstrap_servers=broker.servers)
+    for record in (element(2), element(4)):
+        producer.send("elements-b", record.encode())
+    producer.flush()
+    producer.close()
+    # the stream has a second source, a watched directory: elements arrive while the broker is away, so records
+    # become due then
+    run = _run(tmp_path, broker.servers, "--source", f"{EX}S={tmp_path / 'in'}", "--until", "10",
+               "--max-seconds", "300",
+               # the producer's waits shorter than the sink's own (5 s, 10 s): the failed write is reported sooner
+               topics=("elements-b", "records-b?kafka.request.timeout.ms=2000&kafka.delivery.timeout.ms=4000"))
+    stderr = _Lines(run)
+    received: list = []
+    out = None
+    try:
+        out = KafkaConsumer("records-b", bootstrap_servers=broker.servers, auto_offset_reset="earliest",
+                            enable_auto_commit=False, group_id=None)
+
+        def poll() -> int:
+            for batch in out.poll(timeout_ms=200).values():
+                received.extend(batch)
+            return len(received)
+
+        _wait_for(lambda: poll() >= 1, 120, run)  # count.rq at 2
+        out.close()
+        out = None
+        broker.stop(kill=False)
+        stderr.wait("no answer from the Kafka brokers", 30, run)
+        assert "Connection refused" in stderr.text(), stderr.text()
+        # element 6 from the directory: the record at 4 is due while the broker is away
+        (tmp_path / "in" / ".e6.trig").write_text(trig(6))
+        os.replace(tmp_path / "in" / ".e6.trig", tmp_path / "in" / "e6.trig")
+        stderr.wait("records not written", 60, run)
+        broker.restart()
+        stderr.wait("answer again", 60, run)
+        producer = KafkaProducer(bootstrap_servers=broker.servers)
+        for record in (element(8), element(10)):
+            producer.send("elements-b", record.encode())
+        producer.flush()
+        producer.close()
+        assert run.wait(120) == 0, stderr.text()
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait(30)
+        if broker.process.poll() is not None:
+            broker.restart()  # (for the other tests)
+    out = KafkaConsumer("records-b", bootstrap_servers=broker.servers, auto_offset_reset="earliest",
+                        enable_auto_commit=False, group_id=None)
+
+    def poll_again() -> int:
+        for batch in out.poll(timeout_ms=200).values():
+            received.extend(batch)
+        return len(received)
+
+    received.clear()
+    records = _check_records(spark, tmp_path, poll_again, received)
+    out.close()
+    assert [r["time"] for r in records] == [2, 4, 6, 8, 10]
+    stderr.thread.join(10)
+    assert stderr.count("answer again") == 1 and stderr.count("from Kafka failed") == 0, stderr.text()
+    state = json.loads((tmp_path / "ckpt" / "state.json").read_text())
+    assert state["streams"][f"{EX}S"]["counters"]["elements"] == 5
+
+
+def test_reachable_says_whether_a_broker_accepts_connections():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        open_port = server.getsockname()[1]
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            closed_port = probe.getsockname()[1]  # bound, not listening: refused
+            said = reachable(f"127.0.0.1:{open_port},127.0.0.1:{closed_port}")
+    assert said == f"127.0.0.1:{open_port} accepts connections; 127.0.0.1:{closed_port}: Connection refused"
 
 
 def test_a_micro_batch_spark_runs_again_is_written_into_the_inbox_once(tmp_path):
@@ -230,3 +349,88 @@ def test_run_refuses_bad_kafka_addresses_before_spark_starts(tmp_path, extra, me
     done = subprocess.run([sys.executable, "-m", "rspark", "run", str(tmp_path / "count.rq"), *extra],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_the_status_line_names_a_source_waiting_for_its_broker(capsys):
+    from rspark.cli import _StatusLine
+
+    sources = [{"kind": "kafka", "source": "kafka://h:1/t", "connected": False},
+               {"kind": "mqtt", "source": "mqtt://h:2/u", "connected": True}]
+    status = {"streams": {f"{EX}S": {"elements": 7, "late": 1, "sources": sources}},
+              "queries": {"count.rq": {"records": 3, "horizon": 8}}}
+    _StatusLine(types.SimpleNamespace(status=lambda: status)).show()
+    assert capsys.readouterr().err == ("\r\x1b[Krspark: live: 7 elements, 1 late, 3 records, reported up to 8, "
+                                       "waiting for kafka://h:1/t")
+
+
+def test_the_kafka_sink_tries_a_failed_write_again_without_writing_a_record_twice(monkeypatch):
+    """A write that fails after the broker took part of it: the next try reads the topic's keys and writes the
+    rest; a micro-batch's records go in one write; records at or before the topic's last instant are dropped."""
+    from rspark.engine.live.sinks import KafkaSink
+
+    topic: list = []  # (key, value) the broker holds
+    attempts: list = []
+
+    class Rec:
+        def __init__(self, t: int) -> None:
+            self.query, self.time = "count.rq", t
+
+    def read_keys(self) -> None:
+        for key, _ in topic:
+            k = json.loads(key)
+            self.last[k["query"]] = max(self.last.get(k["query"], Decimal(-1)), Decimal(k["time"]))
+
+    def save(self, records) -> None:
+        attempts.append([json.loads(key)["time"] for _, _, key, _ in records])
+        if len(attempts) == 1:  # the broker took the first record, then went away
+            topic.append(records[0][2:])
+            raise RuntimeError("org.apache.kafka.common.errors.TimeoutException: Topic records not present")
+        topic.extend(r[2:] for r in records)
+
+    monkeypatch.setattr(KafkaSink, "_read_keys", read_keys)
+    monkeypatch.setattr(KafkaSink, "_save", save)
+    monkeypatch.setattr(KafkaSink, "RETRY", (0.01, 0.02))
+    probes = iter(["h:1: Connection refused", "h:1 accepts connections"])  # away at the first look, then back
+    monkeypatch.setattr("rspark.engine.live.sinks.reachable", lambda servers: next(probes, "h:1 accepts connections"))
+    monkeypatch.setattr("rspark.engine.writers.ReplayWriter.text", lambda self, rec: f'{{"time":{rec.time}}}\n')
+    sink = KafkaSink(None, "h:1", "records")
+    for t in (2, 4, 6):
+        sink.write(Rec(t))
+    assert attempts == []  # gathered until the micro-batch's flush
+    sink.flush()
+    assert attempts == [[2, 4, 6], [4, 6]]
+    assert [json.loads(k)["time"] for k, _ in topic] == [2, 4, 6]
+    assert sink.counters == {"records": 2, "writes": 1, "failed_writes": 2} and sink.pending == []
+    sink.write(Rec(6))  # evaluated again after a restart: in the topic already
+    sink.flush()
+    assert len(attempts) == 2
+    again = KafkaSink(None, "h:1", "records")  # a restart reads the topic's keys
+    again.write(Rec(4))
+    again.write(Rec(8))
+    again.flush()
+    assert attempts[-1] == [8] and [json.loads(k)["time"] for k, _ in topic] == [2, 4, 6, 8]
+    # live mode closing while the brokers are away: an error, the records kept for a restart
+    topic.clear()
+    attempts[:] = [[0]]  # (every try from now on fails)
+    monkeypatch.setattr(KafkaSink, "_save", lambda self, records: (_ for _ in ()).throw(RuntimeError("away")))
+    sink.write(Rec(10))
+    sink.interrupt()
+    with pytest.raises(RsparkError, match="1 records not written when live mode closed"):
+        sink.flush()
+    sink.close()  # (gives up: nothing more tried)
+    assert sink.pending and topic == []
+
+
+def test_a_spark_failure_is_said_by_its_java_exception():
+    from rspark.engine.live.sinks import failure_cause
+
+    text = ("An error occurred while calling o123.save.\n: org.apache.spark.SparkException: Job aborted due to stage "
+            "failure: ...\n\tat org.apache.spark.scheduler.DAGScheduler.failJob(DAGScheduler.scala:1)\n"
+            "Caused by: org.apache.kafka.common.errors.TimeoutException: Topic records not present in metadata "
+            "after 5000 ms.\n")
+    assert failure_cause(RuntimeError(text)) == ("Caused by: org.apache.kafka.common.errors.TimeoutException: Topic "
+                                                 "records not present in metadata after 5000 ms.")
+    assert failure_cause(RuntimeError(text.split("Caused by")[0])) == (
+        "org.apache.spark.SparkException: Job aborted due to stage failure: ...")
+    assert failure_cause(RuntimeError("\n  plain words\nmore")) == "plain words"
+    assert failure_cause(RuntimeError("")) == "RuntimeError"

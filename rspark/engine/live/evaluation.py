@@ -85,6 +85,9 @@ class LiveScheduler:
             results = self._evaluate_group(group, inputs, tl, ticks)
             delivered += self._deliver(group, results, arrived)
             self._advance(group, inputs, ticks, tl)
+        if delivered:  # a sink that gathers records (Kafka) writes the micro-batch's, every query's, at once
+            for sink in {id(s): s for q in self.queries.values() for s in q.sinks}.values():
+                sink.flush()
         self._prune()
         return delivered
 

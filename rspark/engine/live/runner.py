@@ -684,6 +684,9 @@ class LiveRunner(LiveReading):
             paced.stop()
         for refresh in self.refreshes.values():
             refresh.stop()
+        for q in list(self.queries.values()):  # a sink waiting for its destination gives up: the batch ends
+            for sink in q.sinks:
+                sink.interrupt()
         with self.lock:  # the batch running now ends first: stopping a query interrupts its batch's Spark jobs
             self._closing = True
         for st in list(self.streams.values()):

@@ -17,6 +17,9 @@ import json
 import logging
 import os
 import queue
+import re
+import socket
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import datetime
@@ -24,6 +27,9 @@ from decimal import Decimal
 from typing import TextIO
 
 from rspark.engine.writers import ReplayWriter, trig_element
+from rspark.errors import RsparkError
+
+log = logging.getLogger("rspark.live")
 
 
 def time_key(value) -> Decimal:
@@ -38,10 +44,18 @@ def time_key(value) -> Decimal:
 
 
 class Sink(ABC):
-    """Where a live query's records go: ``write`` each record, ``close`` at the end (nothing to do by default)."""
+    """Where a live query's records go: ``write`` each record; ``flush`` once a micro-batch's records are all
+    written (a sink that gathers them writes them then); ``interrupt`` when live mode closes (a write waiting for its
+    destination gives up); ``close`` at the end. Nothing to do by default but ``write``."""
 
     @abstractmethod
     def write(self, rec) -> None: ...
+
+    def flush(self) -> None:  # noqa: B027 - optional: most sinks write each record as it comes
+        return None
+
+    def interrupt(self) -> None:  # noqa: B027 - optional: most sinks never wait
+        return None
 
     def close(self) -> None:  # noqa: B027 - optional: most sinks hold nothing to release
         return None
@@ -138,17 +152,37 @@ class TrigDirectorySink(Sink):
 class KafkaSink(Sink):
     """Records written to a Kafka topic by Spark's Kafka connector (the session must have it:
     :mod:`rspark.spark.kafka`), one Kafka record per query record: its key ``{"query": ..., "time": ...}`` (JSON),
-    its value the record's JSON line (the jsonl format). At most once per (query, instant) across restarts: the
-    keys the topic holds are read when the sink opens (the last instant per query) and a record at or before that
-    instant is dropped."""
+    its value the record's JSON line (the jsonl format). A micro-batch's records (every query's, every instant
+    due) are gathered by ``write`` and written by ``flush`` in one Spark write (one job), in their order.
+
+    At most once per (query, instant) across restarts: the keys the topic holds are read when the sink opens (the
+    last instant per query) and a record at or before that instant is dropped. A write that fails (the brokers are
+    away: Kafka's producer waits for them up to ``max.block.ms`` and ``delivery.timeout.ms``, ``WAITS`` here unless
+    the sink's ``kafka.*`` options give them) is tried again after 1 s, doubling to 30 s, with a warning each time;
+    the micro-batch waits for it. Before the next try, once a broker accepts a TCP connection again, the topic's
+    keys are read again, so records a failed write delivered after all are not written a second time.
+    ``interrupt`` (live mode closing) ends the wait with an error: the micro-batch is not committed and its records
+    are written by a restart on the same checkpoint."""
+
+    # the producer's waits for the brokers unless the sink's options say otherwise: for the metadata (a topic's
+    # leader), for an answer to a request, for a record's delivery in all (Kafka's defaults: 60 s, 30 s, 120 s)
+    WAITS = {"kafka.max.block.ms": "5000", "kafka.request.timeout.ms": "5000", "kafka.delivery.timeout.ms": "10000"}
+    RETRY = (1.0, 30.0)  # seconds: the first delay before a failed write is tried again, and the longest
 
     def __init__(self, spark, servers: str, topic: str, options: dict | None = None) -> None:
         self.spark, self.servers, self.topic = spark, servers, topic
         self.options = {k: v for k, v in (options or {}).items() if k.startswith("kafka.")}
         self.writer = ReplayWriter("jsonl", None)
         self.last: dict[str, Decimal] = {}
-        reader = spark.read.format("kafka").option("kafka.bootstrap.servers", servers).option("subscribe", topic) \
-            .option("startingOffsets", "earliest").option("endingOffsets", "latest")
+        self.pending: list[tuple[str, Decimal, str, str]] = []  # (query, instant, key, value) not yet written
+        self.counters = {"records": 0, "writes": 0, "failed_writes": 0}
+        self.stopping = threading.Event()
+        self._read_keys()
+
+    def _read_keys(self) -> None:
+        """The last instant per query of the records the topic holds (their keys)."""
+        reader = self.spark.read.format("kafka").option("kafka.bootstrap.servers", self.servers) \
+            .option("subscribe", self.topic).option("startingOffsets", "earliest").option("endingOffsets", "latest")
         for key, value in self.options.items():
             reader = reader.option(key, value)
         try:
@@ -169,15 +203,74 @@ class KafkaSink(Sink):
 
     def write(self, rec) -> None:
         when = time_key(rec.time)
-        if rec.query in self.last and when <= self.last[rec.query]:
+        query = str(rec.query)
+        if query in self.last and when <= self.last[query]:
             return
         key = json.dumps({"query": rec.query, "time": rec.time}, separators=(",", ":"))
-        frame = self.spark.createDataFrame([(key, self.writer.text(rec).rstrip("\n"))], "key string, value string")
-        out = frame.write.format("kafka").option("kafka.bootstrap.servers", self.servers).option("topic", self.topic)
-        for k, v in self.options.items():
+        self.pending.append((query, when, key, self.writer.text(rec).rstrip("\n")))
+        self.last[query] = when
+
+    def flush(self) -> None:
+        """Writes the gathered records in one Spark write, trying again until it succeeds (see the class)."""
+        delay, checked = self.RETRY[0], True
+        while self.pending:
+            try:
+                if not checked:  # a write failed: what did it deliver after all?
+                    said = reachable(self.servers)
+                    if "accepts connections" not in said:  # (reading the keys would wait for the brokers)
+                        raise ConnectionError(f"the brokers are unreachable: {said}")
+                    self._drop_written()
+                    checked = True
+                    if not self.pending:
+                        break
+                self._save(self.pending)
+            except Exception as exc:  # noqa: BLE001 - tried again: the brokers may be away for a while
+                checked = False
+                self.counters["failed_writes"] += 1
+                cause = failure_cause(exc)
+                if self.stopping.is_set():
+                    raise RsparkError(f"Kafka sink {self.servers}/{self.topic}: {len(self.pending)} records not "
+                                      f"written when live mode closed ({cause}); a restart on the same checkpoint "
+                                      "writes them") from exc
+                log.warning("Kafka sink %s/%s: %d records not written (%s); trying again in %.0f s", self.servers,
+                            self.topic, len(self.pending), cause, delay)
+                self.stopping.wait(delay)  # (stopping: one more try, then the error above)
+                delay = min(delay * 2, self.RETRY[1])
+                continue
+            self.counters["records"] += len(self.pending)
+            self.counters["writes"] += 1
+            self.pending = []
+
+    def _save(self, records: list) -> None:
+        frame = self.spark.createDataFrame([(key, value) for _, _, key, value in records], "key string, value string")
+        out = frame.coalesce(1).write.format("kafka").option("kafka.bootstrap.servers", self.servers) \
+            .option("topic", self.topic)
+        for k, v in {**self.WAITS, **self.options}.items():
             out = out.option(k, v)
         out.save()
-        self.last[rec.query] = when
+
+    def _drop_written(self) -> None:
+        """Before another try: the records a failed write delivered after all (their keys in the topic) are not
+        written again (the keys not readable: the error is raised, nothing changed)."""
+        mine = dict(self.last)
+        self.last = {}
+        try:
+            self._read_keys()
+        except Exception:
+            self.last = mine
+            raise
+        written = dict(self.last)
+        self.pending = [r for r in self.pending if r[0] not in written or r[1] > written[r[0]]]
+        for q, when in mine.items():  # (the records gathered stay the last instant per query)
+            if q not in self.last or when > self.last[q]:
+                self.last[q] = when
+
+    def interrupt(self) -> None:
+        self.stopping.set()
+
+    def close(self) -> None:
+        if self.pending and not self.stopping.is_set():
+            self.flush()
 
 
 class CallbackSink(Sink):
@@ -213,6 +306,32 @@ class QueueSink(Sink):
 
     def close(self) -> None:
         self.queue.put(None)
+
+
+def failure_cause(exc: BaseException) -> str:
+    """One line saying why a Spark job failed: the root cause of a Java exception in its text (the last "Caused
+    by:"), else the first Java exception named (Py4J's first line is only "An error occurred while calling
+    o123.save"), else its first line."""
+    lines = [line.strip().lstrip(": ") for line in str(exc).splitlines() if line.strip().lstrip(": ")]
+    causes = [line for line in lines if line.startswith("Caused by: ")]
+    named = causes[-1] if causes else next((line for line in lines if _JAVA_EXCEPTION.match(line)), None)
+    return (named or (lines[0] if lines else type(exc).__name__))[:300]
+
+
+_JAVA_EXCEPTION = re.compile(r"[a-z][\w$]*(\.[\w$]+)+(Exception|Error)\b")
+
+
+def reachable(servers: str, timeout: float = 2.0) -> str:
+    """Whether a TCP connection to each of the brokers ``HOST:PORT[,...]`` opens, in words."""
+    words = []
+    for hostport in servers.split(","):
+        host, _, port = hostport.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+                words.append(f"{hostport} accepts connections")
+        except OSError as exc:
+            words.append(f"{hostport}: {exc.strerror or exc}")
+    return "; ".join(words)
 
 
 def complete_lines(path: str) -> bytes:

@@ -26,6 +26,7 @@ from rspark.engine.live.files import save_json
 from rspark.engine.live.mqtt import SCHEME as MQTT
 from rspark.engine.live.mqtt import MqttSource, parse_mqtt
 from rspark.engine.live.registry import stream_key
+from rspark.engine.live.sinks import failure_cause, reachable
 from rspark.engine.live.sse import SCHEMES as SSE
 from rspark.engine.live.sse import SseSource, parse_sse
 from rspark.engine.live.websocket import SCHEMES as WS
@@ -129,8 +130,8 @@ def parse_source(spec: str) -> tuple[str, dict]:
 def start_source(engine, iri: str, spec: str, **options):
     """Starts the source ``spec`` feeding the live stream ``iri``; ``options``: the stream's settings
     (``lateness``, ``arrival_time``, ...) and, for ``mqtt://``, ``payload_format``. Returns the source's object
-    (an :class:`MqttSource`, an :class:`SseSource`, a :class:`WebSocketSource`, a :class:`PacedReplay`; None for
-    a directory, TCP or Kafka)."""
+    (an :class:`MqttSource`, an :class:`SseSource`, a :class:`WebSocketSource`, a :class:`KafkaSource`, a
+    :class:`PacedReplay`; None for a directory or TCP)."""
     kind, args = parse_source(spec)
     runner = engine.live
     if kind != "mqtt" and options.pop("payload_format", None) is not None:
@@ -149,7 +150,7 @@ def start_source(engine, iri: str, spec: str, **options):
     elif kind == "tcp":
         listen_tcp(runner, iri, args["host"], args["port"], **options)
     elif kind == "kafka":
-        listen_kafka(runner, iri, args, **options)
+        return listen_kafka(runner, iri, args, spec.strip(), **options)
     else:
         return PacedReplay(runner, iri, args["path"], args["speed"], **options).start()
     return None
@@ -179,54 +180,181 @@ def listen_tcp(runner, iri: str, host: str, port: int, **options) -> None:
     st.queries.append(query)
 
 
-def listen_kafka(runner, iri: str, args: dict, **options) -> None:
-    """Reads a Kafka topic (:func:`parse_kafka`'s ``args``) with Spark's Kafka source; each micro-batch's record
-    values (in partition and offset order) become one inbox file. The offsets are in Spark's checkpoint,
-    ``CHECKPOINT/streams/<key>/sources/kafka-<key>/spark``: a restart goes on after the last micro-batch Spark
-    committed, and one Spark runs again is written into the inbox only if it was not before (:class:`InboxLog`)."""
-    # delayed: rspark.spark.kafka imports pyspark; the command line imports this module before Spark is needed
-    from rspark.spark.kafka import KAFKA_CONF, has_connector
+def listen_kafka(runner, iri: str, args: dict, spec: str | None = None, **options) -> KafkaSource:
+    """Reads a Kafka topic (:func:`parse_kafka`'s ``args``) with Spark's Kafka source (:class:`KafkaSource`)."""
+    return KafkaSource(runner, iri, args, spec, **options).start()
 
-    if not has_connector(runner.spark):
-        raise RsparkError(f"source <{iri}> reads Kafka, but the Spark session was started without Spark's Kafka "
-                          f"connector: create the engine with conf={{'{KAFKA_CONF}': 'true'}} (rspark run does "
-                          "so for a kafka:// source or output)")
-    st = runner.stream(iri, **options)
-    source = "kafka-" + stream_key(f"{args['servers']}/{args['topic']}")
-    folder = os.path.join(runner.checkpoint, "streams", stream_key(iri), "sources", source)
-    reader = (runner.spark.readStream.format("kafka").option("kafka.bootstrap.servers", args["servers"])
-              .option("subscribe", args["topic"]))
-    for key, value in args["options"].items():
-        reader = reader.option(key, value)
-    records = reader.load().selectExpr("CAST(value AS STRING) AS value", "partition", "offset")
-    written = InboxLog(folder, st)
-    ext = KAFKA_FORMATS[args["format"]]
 
-    def on_batch(df, batch_id: int) -> None:
-        if written.done(batch_id):
-            log.info("<%s> %s: micro-batch %d is in the inbox already", iri, source, batch_id)
-            return
-        rows = sorted(df.collect(), key=lambda r: (r["partition"], r["offset"]))
-        values = [r["value"] for r in rows if r["value"] is not None and r["value"].strip()]
-        if not values:
-            return
-        text = "".join(v if v.endswith("\n") else v + "\n" for v in values)
-        kind = ext or ("nq" if all(_nquads_only(v) for v in values) else "trig")
-        if st.arrival_time:
-            # delayed: stamp imports pyoxigraph, needed only for a stream stamped on arrival
-            from rspark.engine.live.stamp import stamp_arrivals
+class KafkaSource:
+    """A Kafka topic read by Spark's Kafka source; each micro-batch's record values (in partition and offset order)
+    become one inbox file. The offsets are in Spark's checkpoint, ``CHECKPOINT/streams/<key>/sources/kafka-<key>/
+    spark``: a restart goes on after the last micro-batch Spark committed, and one Spark runs again is written into
+    the inbox only if it was not before (:class:`InboxLog`).
 
-            text, kind = stamp_arrivals(text, "nquads" if kind == "nq" else "trig", st.timestamp_predicate,
-                                        time.time()), "nq"
-        written.write(batch_id, text, kind)
+    A thread watches the Spark query. When the brokers go away Spark's query does not fail: its trigger waits,
+    asking for the topic's latest offsets, until they answer again (measured with Kafka 4.1 and the 4.2 connector).
+    A trigger that has not ended after ``STALL`` seconds is reported (a warning, ``connected`` False and ``error``
+    in the stream's status, the brokers' addresses tried with a TCP connection to say whether they are reachable),
+    again every ``REPORT_EVERY`` seconds, and its end too ("the brokers answer again"). A query that fails (a task
+    whose fetch timed out, say) is started again on the same checkpoint after 1 s, doubling to 30 s while it keeps
+    failing, with a warning; its micro-batches go on after the last one it committed."""
 
-    # each trigger asks the brokers for the topic's latest offsets: every KAFKA_TRIGGER seconds at most, not every
-    # 0.1 s (measured: 0.1-0.4 s of the driver's time a trigger on 2 busy cores, taken from the batches' loading)
-    every = max(runner.trigger, KAFKA_TRIGGER)
-    query = (records.writeStream.foreachBatch(on_batch).option("checkpointLocation", os.path.join(folder, "spark"))
-             .trigger(processingTime=f"{int(every * 1000)} milliseconds")
-             .queryName(f"rspark-{stream_key(iri)}-{source}").start())
-    st.queries.append(query)
+    STALL = 5.0  # seconds a trigger may take before the source is reported as waiting for the brokers
+    REPORT_EVERY = 30.0  # seconds between two warnings while it waits
+    RESTART = (1.0, 30.0)  # seconds: the first delay before a failed query is started again, and the longest
+
+    def __init__(self, runner, iri: str, args: dict, spec: str | None = None, **options) -> None:
+        # delayed: rspark.spark.kafka imports pyspark; the command line imports this module before Spark is needed
+        from rspark.spark.kafka import KAFKA_CONF, has_connector
+
+        if not has_connector(runner.spark):
+            raise RsparkError(f"source <{iri}> reads Kafka, but the Spark session was started without Spark's Kafka "
+                              f"connector: create the engine with conf={{'{KAFKA_CONF}': 'true'}} (rspark run does "
+                              "so for a kafka:// source or output)")
+        self.runner, self.iri, self.args = runner, iri, args
+        self.spec = spec or f"kafka://{args['servers']}/{args['topic']}"
+        self.stream = runner.stream(iri, **options)
+        self.name = "kafka-" + stream_key(f"{args['servers']}/{args['topic']}")
+        self.folder = os.path.join(runner.checkpoint, "streams", stream_key(iri), "sources", self.name)
+        self.written = InboxLog(self.folder, self.stream)
+        self.query = None
+        self.connected: bool | None = None  # None: no trigger has ended yet
+        self.error: str | None = None
+        self.counters = {"batches": 0, "records": 0, "stalls": 0, "restarts": 0}
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name=f"rspark-kafka-{self.name}", daemon=True)
+
+    def start(self) -> KafkaSource:
+        self.query = self._start_query()
+        self.stream.queries.append(self.query)
+        self.stream.feeds.append(self)
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        query = self.query
+        if query is not None:
+            try:
+                query.stop()
+            except Exception:  # noqa: BLE001 - the JVM may be gone already; nothing left to stop then
+                pass
+
+    def status(self) -> dict:
+        return {"kind": "kafka", "source": self.spec, "connected": self.connected, "error": self.error,
+                **self.counters}
+
+    def _start_query(self):
+        args, st = self.args, self.stream
+        reader = (self.runner.spark.readStream.format("kafka").option("kafka.bootstrap.servers", args["servers"])
+                  .option("subscribe", args["topic"]))
+        for key, value in args["options"].items():
+            reader = reader.option(key, value)
+        records = reader.load().selectExpr("CAST(value AS STRING) AS value", "partition", "offset")
+        ext = KAFKA_FORMATS[args["format"]]
+        written, iri, source = self.written, self.iri, self.name
+
+        def on_batch(df, batch_id: int) -> None:
+            if written.done(batch_id):
+                log.info("<%s> %s: micro-batch %d is in the inbox already", iri, source, batch_id)
+                return
+            rows = sorted(df.collect(), key=lambda r: (r["partition"], r["offset"]))
+            self.counters["batches"] += 1
+            self.counters["records"] += len(rows)
+            values = [r["value"] for r in rows if r["value"] is not None and r["value"].strip()]
+            if not values:
+                return
+            text = "".join(v if v.endswith("\n") else v + "\n" for v in values)
+            kind = ext or ("nq" if all(_nquads_only(v) for v in values) else "trig")
+            if st.arrival_time:
+                # delayed: stamp imports pyoxigraph, needed only for a stream stamped on arrival
+                from rspark.engine.live.stamp import stamp_arrivals
+
+                text, kind = stamp_arrivals(text, "nquads" if kind == "nq" else "trig", st.timestamp_predicate,
+                                            time.time()), "nq"
+            written.write(batch_id, text, kind)
+
+        # each trigger asks the brokers for the topic's latest offsets: every KAFKA_TRIGGER seconds at most, not
+        # every 0.1 s (measured: 0.1-0.4 s of the driver's time a trigger on 2 busy cores, taken from the batches'
+        # loading)
+        every = max(self.runner.trigger, KAFKA_TRIGGER)
+        return (records.writeStream.foreachBatch(on_batch)
+                .option("checkpointLocation", os.path.join(self.folder, "spark"))
+                .trigger(processingTime=f"{int(every * 1000)} milliseconds")
+                .queryName(f"rspark-{stream_key(self.iri)}-{source}").start())
+
+    # ------------------------------------------------------------------------------------------------ watching
+
+    def _watch(self) -> None:
+        busy_since = None  # when the trigger running now was first seen running
+        reported = 0.0  # when the wait was last reported
+        delay = self.RESTART[0]
+        while not self.stopped.wait(0.5):
+            if self.runner.closing():
+                return
+            query = self.query
+            try:
+                active = query.isActive
+                state = query.status if active else None
+            except Exception:  # noqa: BLE001 - the JVM is gone (the process is ending): nothing to watch
+                return
+            if not active:
+                if self.stopped.is_set() or self.runner.closing():
+                    return
+                delay = self._restart(query, delay)
+                busy_since = None
+                continue
+            if state.get("isTriggerActive") and not state.get("isDataAvailable"):
+                now = time.time()
+                busy_since = busy_since or now
+                if now - busy_since >= self.STALL and now - reported >= self.REPORT_EVERY:
+                    self._waiting(state.get("message", ""), now - busy_since)
+                    reported = now
+                continue
+            if state.get("isDataAvailable") or not state.get("isTriggerActive"):
+                if busy_since is not None or self.connected is None:
+                    if self.connected is False:
+                        log.warning("<%s>: the Kafka brokers %s answer again; reading %s from where it stopped",
+                                    self.iri, self.args["servers"], self.args["topic"])
+                    self.connected, self.error = True, None
+                busy_since, reported = None, 0.0
+                delay = self.RESTART[0]
+
+    def _waiting(self, message: str, seconds: float) -> None:
+        reach = reachable(self.args["servers"])
+        if self.connected is not False:
+            self.counters["stalls"] += 1
+        self.connected = False
+        self.error = (f"no answer from the Kafka brokers {self.args['servers']} for {seconds:.0f} s ({reach}); "
+                      f"Spark's query waits at: {message}")
+        log.warning("<%s>: %s; it goes on when they answer", self.iri, self.error)
+
+    def _restart(self, query, delay: float) -> float:
+        """Starts the failed query again after ``delay`` seconds; returns the next delay."""
+        try:
+            failure = query.exception()
+        except Exception as exc:  # noqa: BLE001 - reported as it is
+            failure = exc
+        first = failure_cause(failure) if failure is not None else "stopped without an error"
+        self.connected, self.error = False, f"Spark's query failed: {first}"
+        self.counters["restarts"] += 1
+        log.warning("<%s>: reading %s from Kafka failed (%s); starting again in %.0f s", self.iri,
+                    self.args["topic"], first, delay)
+        if self.stopped.wait(delay) or self.runner.closing():
+            return delay
+        try:
+            fresh = self._start_query()
+        except Exception as exc:  # noqa: BLE001 - tried again after the next delay
+            self.error = f"Spark's query could not start again: {str(exc).strip().splitlines()[0][:300]}"
+            log.warning("<%s>: %s", self.iri, self.error)
+            self.query = query  # (inactive: the next look starts it again)
+            return min(delay * 2, self.RESTART[1])
+        queries = self.stream.queries
+        queries[:] = [fresh if q is query else q for q in queries]
+        self.query = fresh
+        if self.stopped.is_set():  # stopped while it started
+            fresh.stop()
+        return min(delay * 2, self.RESTART[1])
 
 
 def _nquads_only(text: str) -> bool:
