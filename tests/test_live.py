@@ -181,6 +181,31 @@ def test_a_live_evaluation_reads_the_quads_of_its_patterns_predicates(engine, re
     assert None in asked
 
 
+def test_a_time_windows_live_evaluation_does_not_give_the_buffers_elements_to_spark(engine, replayed, monkeypatch):
+    """A time window's content is its quads selected by timestamp and its instants are found on the driver: the
+    buffer's elements table is never made into a DataFrame (a local relation of the whole buffer) for it. The
+    records are the replay's."""
+    from rspark.engine.live.buffer import LiveBuffer
+
+    asked = []
+    real = LiveBuffer.table
+
+    def spy(self, name, segments=None, **kw):
+        if segments is None:
+            asked.append(name)
+        return real(self, name, segments, **kw)
+
+    monkeypatch.setattr(LiveBuffer, "table", spy)
+    engine.live_stream(EX + "S", lateness=0)
+    h = engine.register(QUERIES["istream"], name="istream")
+    push(engine, 2, 4)
+    push(engine, 6, 8)
+    push(engine, 10)
+    engine.live.close(flush=True)
+    assert "quads" in asked and "elements" not in asked, asked
+    assert rows(h.drain()) == replayed["istream"]
+
+
 def test_late_elements_are_counted_and_dead_lettered(engine, replayed, tmp_path, caplog):
     import hashlib
 
