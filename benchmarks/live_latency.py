@@ -39,7 +39,7 @@ Latency of a record (``handle.subscribe``; its ``time`` T = the evaluation insta
 second of stream: a 60-s case has about 60, so p99 is close to the max); records delivered after the pushing
 stopped, while the engine catches up, count too; those ``close(flush=True)`` gives (the last instant, when no
 element after it came) do not, and are counted apart. Beside it, the engine's own figure (``handle.status()``:
-latency_p50 / p99, from a micro-batch's arrival to its records).
+latency_p50 / p99, from the writing of a micro-batch's earliest inbox file to its records).
 
 Backlog: the lag = wall ms since the start - the query's evaluated horizon (every instant up to it is reported),
 sampled every 0.5 s while pushing. "sustained" = the lag's mean over the last third of the pushing is not above the
@@ -48,7 +48,8 @@ first third's by more than max(1 s, 50 %); the slope of a line fitted to it (s o
 timestamp - 1; ``--drain-timeout`` bounds it, then the sources are stopped and the records still missing counted).
 The phases of rspark's micro-batches are timed by wrapping the runner's methods on the instance (rspark's code is
 unchanged): a batch with input, one load (a micro-batch's files together: load + append + buffer rewrite), a
-batch's evaluation; with files per batch.
+batch's evaluation (all of them, and those that delivered records apart: a 1-s window closes in one push of five),
+the wait of a batch's files for the batch before; with files per batch.
 
 Memory, sampled every ``--sample-s`` seconds: the driver's RSS (psutil, else /proc/self/status VmRSS), the Spark
 JVM's RSS (/proc/<pid>/status) and its heap used (``Runtime.totalMemory() - freeMemory()``), as first / max / last.
@@ -146,17 +147,26 @@ LAG_EVERY = 0.5  # s between two lag samples
 def instrument(runner) -> dict:
     """Times the phases of the runner's micro-batches (wrapping its methods on this instance; rspark's code is
     unchanged): ``batch`` (on_batch, input or not), ``ingest`` (a micro-batch's files: read on the driver or
-    loaded, and appended to the buffer), ``evaluate`` (the due instants' plans and their delivery), ``save``
-    (state.json). Lists of seconds by phase."""
-    phases: dict = {"batch": [], "ingest": [], "evaluate": [], "save": []}
+    loaded, and appended to the buffer), ``evaluate`` (the due instants' plans and their delivery, whether or not
+    an instant was due), ``evaluate_records`` (the evaluations that delivered records: those the latency of a
+    record is made of; in most micro-batches no window closes and nothing is evaluated), ``wait`` (from the
+    writing of a micro-batch's earliest inbox file to the start of the micro-batch: the time it waited for the
+    micro-batch before), ``save`` (state.json). Lists of seconds by phase."""
+    phases: dict = {"batch": [], "ingest": [], "evaluate": [], "evaluate_records": [], "wait": [], "save": []}
 
     def timed(key, fn):
         def wrapper(*a, **kw):
             start = time.perf_counter()
+            if key == "batch" and kw.get("arrived") is not None:
+                phases["wait"].append(max(0.0, time.time() - kw["arrived"]))
+            delivered = None
             try:
-                return fn(*a, **kw)
+                delivered = fn(*a, **kw)
+                return delivered
             finally:
                 phases[key].append(time.perf_counter() - start)
+                if key == "evaluate" and delivered:
+                    phases["evaluate_records"].append(phases[key][-1])
         return wrapper
 
     for key, attr in (("batch", "on_batch"), ("ingest", "_ingest_batch"), ("evaluate", "evaluate"),
@@ -460,7 +470,7 @@ def table_row(res: dict) -> str:
         replay = (f"| {res['replay_s']:.1f} ({res['replay_load_s']:.1f} + "
                   f"{res['replay_s'] - res['replay_load_s']:.1f}) | {fmt(res['replay_tps'], ',.0f')} "
                   f"| {res['agrees']} |")
-    ph = {key: res.get("phases", {}).get(key, {}) for key in ("ingest", "evaluate")}
+    ph = {key: res.get("phases", {}).get(key, {}) for key in ("ingest", "evaluate", "evaluate_records", "wait")}
     sustained = "-" if res["sustained"] is None else ("yes" if res["sustained"] else "NO")
     transport = "-"
     if res["source"] == "kafka":
@@ -475,6 +485,8 @@ def table_row(res: dict) -> str:
             f"| {sustained} | {fmt(res['catch_up_s'], '.1f')}{'' if res['caught_up'] else ' (timed out)'} "
             f"| {fmt(res['batch_s_p50'])} / {fmt(res['batch_s_max'])} | {fmt(res['files_per_batch'], '.1f')} "
             f"| {fmt(ph['ingest'].get('p50_s'))} / {fmt(ph['evaluate'].get('p50_s'))} "
+            f"| {fmt(ph['evaluate_records'].get('p50_s'))} / {fmt(ph['evaluate_records'].get('max_s'))} "
+            f"| {fmt(ph['wait'].get('p50_s'))} / {fmt(ph['wait'].get('max_s'))} "
             f"| {trio(res['driver_rss'])} | {trio(res['jvm_rss'])} | {trio(res['jvm_heap'])} "
             f"| {fmt(res['heap_gc'].get('floor_first'), '.0f')} / {fmt(res['heap_gc'].get('floor_last'), '.0f')}; "
             f"{fmt(res['heap_gc'].get('first'), '.0f')} / {fmt(res['heap_gc'].get('last'), '.0f')}; "
@@ -592,6 +604,7 @@ def _main(args, names, rates, sources, broker, report, out_dir, defaults) -> Non
               "| latency p50 s | p99 s | max s | engine p50 / p99 s | kafka: push -> inbox s p50 / p99 (batches) "
               "| lag first / last third s | lag slope s/s "
               "| sustained | catch-up s | batch s p50 / max | files / batch | ingest s / batch, evaluate s (p50) "
+              "| evaluate s of a batch with records p50 / max | wait for a batch s p50 / max "
               "| driver RSS MB first/max/last | JVM RSS MB first/max/last | JVM heap MB first/max/last "
               "| JVM heap after full GC MB: least first / last third; mean first / last third; max (samples) "
               "| memory flat driver / JVM heap "
@@ -624,13 +637,17 @@ def _main(args, names, rates, sources, broker, report, out_dir, defaults) -> Non
                  f"triples per element (its timestamp included), {args.sensors} sensors, an alarm every "
                  f"{args.alarm_every} elements; windows [RANGE {RANGE_MS} SLIDE {RANGE_MS}] (one record per second). "
                  "Latency: delivery - push of the last element stamped at or before the record's instant (records "
-                 "given by close(flush=True) not counted); engine p50 / p99: rspark's own figure (a micro-batch's "
-                 "arrival to its records). Lag: wall time - the evaluated horizon while pushing; sustained: the last "
+                 "given by close(flush=True) not counted); engine p50 / p99: rspark's own figure (from the writing "
+                 "of a micro-batch's earliest inbox file to its records, its wait for the micro-batch before "
+                 "included). Lag: wall time - the evaluated horizon while pushing; sustained: the last "
                  "third's mean lag not above the first's by more than max(1 s, 50 %). Catch-up: last push to every "
                  "pushed element evaluated. Batch s: rspark's handling of a micro-batch with input (its files "
                  "ingested, the instants evaluated, the state saved); ingest: a micro-batch's files read (on the "
                  "driver when small and clean, else by the loader) and appended to the buffer; evaluate: the due "
-                 "instants' evaluation and delivery, per batch. Buffer elements: what "
+                 "instants' evaluation and delivery, per batch (most batches close no window and evaluate nothing); "
+                 "evaluate s of a batch with records: the evaluations that delivered records, what a record's "
+                 "latency is mostly made of; wait for a batch: from the writing of a batch's earliest inbox file to "
+                 "the start of its handling (the batch before still running). Buffer elements: what "
                  "the stream's buffer holds after the run (pruned to the windows still readable); inbox MB: the "
                  "pushed files, kept in the checkpoint. JVM heap after full GC: System.gc() then the heap used, "
                  f"every {args.heap_gc_s:g} s while pushing; memory flat: the driver's last RSS sample not above its "

@@ -181,6 +181,31 @@ def test_a_live_evaluation_reads_the_quads_of_its_patterns_predicates(engine, re
     assert None in asked
 
 
+def test_a_time_windows_live_evaluation_does_not_give_the_buffers_elements_to_spark(engine, replayed, monkeypatch):
+    """A time window's content is its quads selected by timestamp and its instants are found on the driver: the
+    buffer's elements table is never made into a DataFrame (a local relation of the whole buffer) for it. The
+    records are the replay's."""
+    from rspark.engine.live.buffer import LiveBuffer
+
+    asked = []
+    real = LiveBuffer.table
+
+    def spy(self, name, segments=None, **kw):
+        if segments is None:
+            asked.append(name)
+        return real(self, name, segments, **kw)
+
+    monkeypatch.setattr(LiveBuffer, "table", spy)
+    engine.live_stream(EX + "S", lateness=0)
+    h = engine.register(QUERIES["istream"], name="istream")
+    push(engine, 2, 4)
+    push(engine, 6, 8)
+    push(engine, 10)
+    engine.live.close(flush=True)
+    assert "quads" in asked and "elements" not in asked, asked
+    assert rows(h.drain()) == replayed["istream"]
+
+
 def test_late_elements_are_counted_and_dead_lettered(engine, replayed, tmp_path, caplog):
     import hashlib
 
@@ -293,6 +318,44 @@ def test_the_inbox_is_a_replayable_log(spark, tmp_path, replayed):
         eng.live.close(flush=True)
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["query"], r["time"]) for r in records] == [(q, t) for q, t, _ in replayed["count"]]
+
+
+def test_an_inbox_batch_counts_its_latency_from_its_first_files_writing(engine):
+    """A micro-batch's records are late by the time from the writing of its earliest inbox file (its name holds
+    it), not from the start of the micro-batch: a file that waited while the runner was busy (here: its lock held,
+    as a running micro-batch holds it) counts its wait."""
+    h = engine.register(COUNT, name="count")
+    push(engine, 2)
+    seen = []
+    on_batch = engine.live.on_batch
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("arrived"))
+        return on_batch(*args, **kwargs)
+
+    engine.live.on_batch = spy
+    with engine.live.lock:  # the reader takes the file and waits for the lock
+        path = engine.live.push(EX + "S", trig(4, 6))
+        deadline = time.time() + 60
+        while not seen and time.time() < deadline:
+            time.sleep(0.01)
+        released = time.time()
+    assert engine.live.wait_idle(timeout=120)
+    written = int(os.path.basename(path).split("-")[0]) / 1e9
+    assert seen == [written]
+    assert [r.time for r in h.drain()] == [2, 4]
+    # both records of that batch (instants 2 and 4, due once 6 arrived) count from the file's writing
+    latencies = engine.live.queries["count"].latencies
+    assert len(latencies) == 2 and min(latencies) >= released - written
+
+
+def test_written_at_reads_the_earliest_inbox_name_and_not_before_the_start():
+    from rspark.engine.live.inbox import written_at
+
+    names = ["01700000000500000000-12-00001.nq", "01700000000200000000-12-00002-m1.trig"]  # write_inbox's names
+    assert written_at(names, 0.0) == 1700000000.2
+    assert written_at(names, 1700000000.3) == 1700000000.3  # a file left from before the reader started
+    assert written_at(["a.nq", "12-3.nq"], 0.0) is None
 
 
 def test_a_watched_directory(engine, tmp_path, replayed):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 
 from rspark.engine.live.registry import Closing
 
@@ -34,6 +35,18 @@ def pending(inbox: str, applied: set) -> list[str]:
     except FileNotFoundError:
         return []
     return sorted(n for n in names if not n.startswith((".", "_")) and n.endswith(SUFFIXES) and n not in applied)
+
+
+def written_at(names, since: float) -> float | None:
+    """When the earliest of the inbox files ``names`` was written (seconds since the epoch, read from its name,
+    which :func:`~rspark.engine.live.registry.write_inbox` starts with the time of writing in nanoseconds), and not
+    before ``since`` (a file left from before a restart waited for the process, not for a micro-batch); None when no
+    name says. A micro-batch's records are late by the time from there: a file that waited while the micro-batch
+    before was applied counts its wait."""
+    times = [int(stamp) for stamp in (name.split("-", 1)[0] for name in names) if len(stamp) == 20 and stamp.isdigit()]
+    if not times:
+        return None
+    return max(min(times) / 1e9, since)
 
 
 def remove(inbox: str, names) -> None:
@@ -53,11 +66,13 @@ class InboxReader:
         self.wake = threading.Event()
         self.stopped = threading.Event()
         self.busy = False  # a micro-batch is being applied
+        self.started = time.time()  # (set again by start)
         self.thread = threading.Thread(target=self._run, name=f"rspark-inbox-{os.path.basename(st.inbox)}",
                                        daemon=True)
 
     def start(self) -> InboxReader:
         remove(self.stream.inbox, self.stream.inbox_applied)  # committed before a restart, not yet deleted
+        self.started = time.time()
         self.thread.start()
         return self
 
@@ -88,7 +103,7 @@ class InboxReader:
                     continue
                 batch_id = st.batches.get(SOURCE, -1) + 1
                 self.runner.on_batch(st.iri, SOURCE, batch_id, [os.path.join(st.inbox, n) for n in names],
-                                     inbox=names)
+                                     inbox=names, arrived=written_at(names, self.started))
                 with st.inbox_lock:  # (a source that notes what it wrote does so before its file can go)
                     remove(st.inbox, names)
             except Closing:

@@ -345,10 +345,14 @@ class LiveRunner(LiveReading):
 
     # ------------------------------------------------------------------------------------------------ batches
 
-    def on_batch(self, iri: str, source: str, batch_id: int, paths: list[str], inbox: list[str] | None = None) -> None:
+    def on_batch(self, iri: str, source: str, batch_id: int, paths: list[str], inbox: list[str] | None = None,
+                 arrived: float | None = None) -> None:
         """One micro-batch of a stream's source: load its files, append them, evaluate what became due, save.
-        ``inbox``: the names of the inbox files it reads (the state names them until they are deleted)."""
-        arrived = time.time()
+        ``inbox``: the names of the inbox files it reads (the state names them until they are deleted);
+        ``arrived``: when its input arrived (seconds since the epoch; default: now), from which the latency of its
+        records is counted."""
+        started = time.time()
+        arrived = started if arrived is None else min(arrived, started)
         with self.lock:
             if self._closed or self._closing:
                 # not applied and not committed (the exception tells Spark so): a restart reads these files again
@@ -372,7 +376,7 @@ class LiveRunner(LiveReading):
                 delivered = self.evaluate(arrived=arrived)
                 self._save_state()
                 log.info("<%s> %s batch %d: %d file%s loaded in %.2f s, %d record%s in %.2f s", iri, source, batch_id,
-                         len(paths), "" if len(paths) == 1 else "s", loaded - arrived, delivered,
+                         len(paths), "" if len(paths) == 1 else "s", loaded - started, delivered,
                          "" if delivered == 1 else "s", time.time() - loaded)
             except Closing:
                 raise

@@ -157,9 +157,13 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
         # a triple window counts the quads; a partitioned one finds its elements' keys there
         counted = isinstance(rw, CountWindow) and (rw.unit == CountUnit.TRIPLES or rw.partition is not None)
         triples = src.quads if counted else None
-        elements = s2r.partitioned(src, src.elements, rw)
-        if src.ends is not None and rw.meets:  # the non-empty filter's assignment
-            elements = src.with_ends(elements)
+
+        def elements(src=src, rw=rw):  # (read only when the instants are found by a job)
+            frame = s2r.partitioned(src, src.elements, rw)
+            if src.ends is not None and rw.meets:  # the non-empty filter's assignment
+                frame = src.with_ends(frame)
+            return frame
+
         inputs.append(WindowInput(rw, elements, triples, matches, src.bounds(), src.stamps, src.feedback))
     carry = None
     if carried is not None and consumes_events(plan.op, profile):

@@ -20,8 +20,9 @@ is one ``min``/``max`` row per stream.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -58,7 +59,9 @@ class WindowInput:
     greatest ``ts`` when the caller knows them, else they are computed)."""
 
     window: ResolvedWindow
-    elements: DataFrame
+    # the elements, or what gives them, called once, when they are first read (:attr:`elements`): the instants
+    # found on the driver (rspark.rsp.report.instants_after) do not read them
+    given_elements: DataFrame | Callable[[], DataFrame] = field(repr=False)
     quads: DataFrame | None = None
     matches: DataFrame | None = None
     bounds: tuple[int | None, int | None] | None = None
@@ -67,6 +70,12 @@ class WindowInput:
     stamps: object | None = None
     # a stream a state loop reads back: its window at an instant holds the elements before it only
     before: bool = False
+
+    @cached_property
+    def elements(self) -> DataFrame:
+        """The window's stream's elements (``element, ts, seq``)."""
+        given = self.given_elements
+        return given if isinstance(given, DataFrame) else given()
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,10 @@ class Stream:
 
     iri: str
     timeline: Timeline
-    elements: DataFrame  # element, ts, seq
+    # gives the elements (element, ts, seq), called once, when a plan first reads :attr:`elements` (a live
+    # evaluation whose instants are found on the driver and whose time windows select the quads by their
+    # timestamps never does: the buffer's elements are then not given to Spark at all)
+    read_elements: Callable[[], DataFrame] = field(repr=False)
     # gives the quads (s, p, o, element, ts, seq), called once, when a plan first reads :attr:`quads`
     read_quads: Callable[[], DataFrame] = field(repr=False)
     metadata: DataFrame | None  # s, p, o (element metadata in the default graph of the stream file)
@@ -95,8 +98,8 @@ class Stream:
         """A recorded stream as ``rspark.spark.loading.loader.load_stream`` loaded it, its elements stamped with
         ``timestamp_predicate`` (an IRI): its cached tables, the triples of the file's named graphs as the duplicate
         check's candidates, its content restricted by the load, and the bounds and metadata count the load found."""
-        quads = loaded.quads
-        stream = cls(iri=iri, timeline=Timeline.of(loaded.time_kind, loaded.time_scale), elements=loaded.elements,
+        quads, elements = loaded.quads, loaded.elements
+        stream = cls(iri=iri, timeline=Timeline.of(loaded.time_kind, loaded.time_scale), read_elements=lambda: elements,
                      read_quads=lambda: quads, metadata=loaded.metadata, quoted=loaded.quoted,
                      stamp_predicate=encode(IRI(timestamp_predicate)), candidates=loaded.candidates,
                      restricted=loaded.restricted, ends=loaded.ends)
@@ -117,7 +120,8 @@ class Stream:
         content costs less than a job over the whole buffer finding whether it may be left out, so the duplicate
         check is ``unique(predicates)``, the buffer's own on the driver (None: it cannot tell, and the DISTINCT
         stays)."""
-        stream = cls(iri=iri, timeline=timeline, elements=table("elements"), read_quads=lambda: table("quads"),
+        stream = cls(iri=iri, timeline=timeline, read_elements=lambda: table("elements"),
+                     read_quads=lambda: table("quads"),
                      metadata=table("metadata"), quoted=table("quoted"),
                      stamp_predicate=encode(IRI(timestamp_predicate)), stamps=stamps, checks_duplicates=False,
                      restricted=lambda predicates: table("quads", predicates), selects_cheaply=True,
@@ -135,7 +139,7 @@ class Stream:
         elem = F.concat(F.lit(f"<{iri}#t"), F.col(KEY).cast("string"), F.lit(">"))
         quads = triples.select("s", "p", "o", elem.alias("element"), F.col(KEY).alias("ts"), F.col(KEY).alias("seq"))
         elements = quads.select("element", "ts", "seq").distinct()
-        return cls(iri=iri, timeline=timeline, elements=elements, read_quads=lambda: quads, metadata=None,
+        return cls(iri=iri, timeline=timeline, read_elements=lambda: elements, read_quads=lambda: quads, metadata=None,
                    quoted=quoted_table(quads), checks_duplicates=False, end=end)
 
     def with_derived(self, derived: DataFrame) -> Stream:
@@ -146,7 +150,7 @@ class Stream:
         quads = self.quads.unionByName(derived.drop("start"), allowMissingColumns=True)
         elements = self.elements.unionByName(derived.select("element", "ts", "seq").distinct(),
                                              allowMissingColumns=True)
-        return dataclasses.replace(self, elements=elements, read_quads=lambda: quads, candidates=None,
+        return dataclasses.replace(self, read_elements=lambda: elements, read_quads=lambda: quads, candidates=None,
                                    restricted=None, selects_cheaply=False, unique_on_driver=None,
                                    starts=derived.select("element", "start").distinct())
 
@@ -157,6 +161,11 @@ class Stream:
         if self.ends is None:
             return frame
         return frame.join(self.ends, "element", "left").withColumn("te", F.coalesce(F.col("te"), F.col("ts")))
+
+    @cached_property
+    def elements(self) -> DataFrame:
+        """The elements (element, ts, seq), given by ``read_elements`` when first read."""
+        return self.read_elements()
 
     @cached_property
     def quads(self) -> DataFrame:
