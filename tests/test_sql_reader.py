@@ -27,7 +27,9 @@ READ = [
 
 NOT_READ = ["X'AB'", "x LIKE 'a%'", "map('a', 1)['a']", "CASE x WHEN 1 THEN 2 END", "a BETWEEN 1 AND 2",
             "count(*)", "sum(x) OVER (PARTITION BY y)", "-x", "(a, b)", "DATE '2020-01-01'", "'\\u00'", "'a' 'b'",
-            "1e3", "current_timestamp", "try_cast(a AS INT)", "any_value(`a`)", "first(`a`)", "struct(a)", "'\\0'", "a << 2", "first(x) IGNORE NULLS"]
+            "1e3", "current_timestamp", "try_cast(a AS INT)", "any_value(`a`)", "first(`a`)", "struct(a)",
+            "CAST(a AS DECIMAL(40,0))", "`a` + \u00e9", "\u0661 + 1", "a -- comment", "'\\0'", "a << 2",
+            "first(x) IGNORE NULLS"]
 
 
 @pytest.mark.parametrize("text", READ)

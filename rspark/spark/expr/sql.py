@@ -3,8 +3,9 @@ term encoding of ``rspark.model.codec`` written as SQL, and the final conversion
 
 Compiled expressions are SQL text rather than Column objects because building a Column costs a JVM round trip per
 operator (far too slow for the trees SPARQL's type and error rules produce), while one text per expression is read
-on the JVM side in one call (by rspark's reader, ``rspark.jvm.SqlColumns``, else by Spark's parser: :func:`parsed`). Inputs (the Columns a scope hands out) appear in the text as placeholders
-(:func:`token`), replaced by :func:`to_column`.
+on the JVM side in one call (by rspark's reader, ``rspark.jvm.SqlColumns``, else by Spark's parser: :func:`parsed`).
+Inputs (the Columns a scope hands out) appear in the text as placeholders (:func:`token`), replaced by
+:func:`to_column`.
 
 "Static booleans" are ``True`` / ``False`` (known while compiling) or SQL text: :func:`b_and`, :func:`b_or`,
 :func:`b_not` and :func:`case` fold the known ones away.

@@ -92,7 +92,7 @@ public final class SqlColumns {
                 return null;
             }
             return e;
-        } catch (Unsupported | ArithmeticException | NumberFormatException e) {
+        } catch (RuntimeException e) {  // Unsupported, or a value Spark's parser refuses (it then says why)
             return null;
         }
     }
@@ -103,7 +103,7 @@ public final class SqlColumns {
             SqlColumns.Reader reader = new SqlColumns.Reader(sql);
             reader.expression();
             return reader.pos == reader.tokens.size() ? null : "text after the expression at token " + reader.pos;
-        } catch (Unsupported | ArithmeticException | NumberFormatException e) {
+        } catch (RuntimeException e) {
             return e.getMessage();
         }
     }
@@ -122,7 +122,7 @@ public final class SqlColumns {
         "current_database", "current_schema", "localtimestamp", "filter", "over", "within", "ignore", "respect",
         "div", "escape", "struct", "array", "unknown", "from", "for", "as", "date", "timestamp",
         "timestamp_ltz", "timestamp_ntz", "binary", "collate", "percentile_cont", "percentile_disc", "mode",
-        "listagg", "string_agg", "identifier", "any_value", "named_struct_", "sort", "order", "by", "rows", "range", "partition");
+        "listagg", "string_agg", "identifier", "any_value", "sort", "order", "by", "rows", "range", "partition");
 
     private static final class Reader {
         final List<Token> tokens = new ArrayList<>();
@@ -181,18 +181,18 @@ public final class SqlColumns {
                     }
                     tokens.add(new Token(Kind.QUOTED, name.toString()));
                     i = j + 1;
-                } else if (Character.isDigit(c) || (c == '.' && i + 1 < n && Character.isDigit(sql.charAt(i + 1)))) {
+                } else if (digit(c) || (c == '.' && i + 1 < n && digit(sql.charAt(i + 1)))) {
                     int j = i;
-                    while (j < n && (Character.isLetterOrDigit(sql.charAt(j)) || sql.charAt(j) == '.'
+                    while (j < n && (word(sql.charAt(j)) || sql.charAt(j) == '.'
                             || ((sql.charAt(j) == '+' || sql.charAt(j) == '-')
                                 && (sql.charAt(j - 1) == 'e' || sql.charAt(j - 1) == 'E')))) {
                         j++;
                     }
                     tokens.add(new Token(Kind.NUMBER, sql.substring(i, j)));
                     i = j;
-                } else if (Character.isLetter(c) || c == '_') {
+                } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') {
                     int j = i;
-                    while (j < n && (Character.isLetterOrDigit(sql.charAt(j)) || sql.charAt(j) == '_')) {
+                    while (j < n && word(sql.charAt(j))) {
                         j++;
                     }
                     tokens.add(new Token(Kind.WORD, sql.substring(i, j)));
@@ -218,6 +218,15 @@ public final class SqlColumns {
                     i += sym.length();
                 }
             }
+        }
+
+        // Spark's unquoted names and numbers are ASCII: any other character is not read here
+        static boolean digit(char c) {
+            return c >= '0' && c <= '9';
+        }
+
+        static boolean word(char c) {
+            return digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
         }
 
         Token peek(int ahead) {
@@ -660,7 +669,7 @@ public final class SqlColumns {
 
         String integer() {
             Token t = peek(0);
-            if (t == null || t.kind != Kind.NUMBER || !t.text.chars().allMatch(Character::isDigit)) {
+            if (t == null || t.kind != Kind.NUMBER || !t.text.chars().allMatch(ch -> ch >= '0' && ch <= '9')) {
                 throw new Unsupported("integer");
             }
             pos++;
@@ -669,7 +678,7 @@ public final class SqlColumns {
 
         Expression number(String text) {
             String body = text.startsWith("-") ? text.substring(1) : text;
-            if (!body.isEmpty() && body.chars().allMatch(Character::isDigit)) {
+            if (!body.isEmpty() && body.chars().allMatch(ch -> ch >= '0' && ch <= '9')) {
                 BigDecimal v = new BigDecimal(text);
                 try {
                     return lit(v.intValueExact());
@@ -681,7 +690,7 @@ public final class SqlColumns {
                     }
                 }
             }
-            if (body.endsWith("L") && body.substring(0, body.length() - 1).chars().allMatch(Character::isDigit)
+            if (body.endsWith("L") && body.substring(0, body.length() - 1).chars().allMatch(ch -> ch >= '0' && ch <= '9')
                     && body.length() > 1) {
                 return lit(Long.parseLong(text.substring(0, text.length() - 1)));
             }
