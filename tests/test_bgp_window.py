@@ -217,7 +217,7 @@ def bgp_oracle(stream: list, query: str, bgp: str, size: int, t: int) -> list:
 
 
 @pytest.mark.slow
-@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(st.tuples(elements, st.integers(1, 4), st.lists(st.integers(0, 22), min_size=1, max_size=4, unique=True),
                  st.sampled_from(range(len(BGP_QUERIES)))))
 def test_bgp_window_equals_pyoxigraph_per_instant(engine, tmp_path_factory, case):

@@ -700,7 +700,7 @@ def test_consumption_state_is_bounded_by_the_window():
 
 
 @pytest.mark.slow
-@settings(max_examples=20, **_SETTINGS)  # each case is a replay on Spark: 20 keep the suite within its time
+@settings(max_examples=12, **_SETTINGS)  # each case is a replay on Spark: 12 keep the suite within its time
 @given(case=st.one_of(cases(), cases(consuming=True)))
 def test_random_event_patterns_match_the_oracle_more(engine, tmp_path_factory, case):
     check_case(engine, tmp_path_factory.mktemp("cep"), case)

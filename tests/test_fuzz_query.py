@@ -548,5 +548,5 @@ def test_mutated_corpus():
 @pytest.mark.slow
 @pytest.mark.testdata
 def test_mutated_corpus_long():
-    outcomes = _run_mutations(12_000, seed=2023)
+    outcomes = _run_mutations(6_000, seed=2023)
     assert outcomes.get("ok", 0) > 900

@@ -84,7 +84,7 @@ batch = st.lists(st.tuples(names, st.integers(0, 500), triples), min_size=1, max
                  unique_by=lambda e: e[0])
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batches=st.lists(batch, min_size=1, max_size=3), kind=st.sampled_from(["integer", "decimal", "datetime"]),
        fmt=st.sampled_from(["nq", "trig"]), meta=st.booleans())
 def test_a_batch_read_on_the_driver_fills_the_buffer_as_the_loader_does(spark, tmp_path_factory, batches, kind, fmt,

@@ -80,7 +80,7 @@ def _expressions():
     return st.recursive(leaves, extend, max_leaves=12)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=_expressions())
 def test_generated_expressions_read_as_spark_s_parser_reads_them(spark, text):
     S.check_reader(text)  # AssertionError when the two expressions differ; False when the reader leaves it

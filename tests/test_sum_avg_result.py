@@ -156,7 +156,7 @@ def _term(draw) -> str:
     return draw(st.sampled_from(['"x"', "<http://ex.org/a>", lit("1.5.5", "decimal"), '"2"@en']))
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(st.lists(_term(), min_size=1, max_size=6), min_size=20, max_size=40),
        st.lists(st.lists(st.sampled_from(["int", "dec", "double"]), min_size=1, max_size=4), min_size=5, max_size=10),

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from pyspark import SparkContext
-from pyspark.sql import Column, SparkSession
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from rspark.model.xsd import (
@@ -392,7 +392,9 @@ def check_reader(sql: SQL) -> bool:
     ours = jvm.rspark.jvm.SqlColumns.expression(sql)
     if ours is None:
         return False
-    sparks = SparkSession.getActiveSession()._jsparkSession.sessionState().sqlParser().parseExpression(sql)
+    # the JVM's active or default session (a service's worker thread has no active session in Python)
+    session = jvm.org.apache.spark.sql.SparkSession.active()
+    sparks = session.sessionState().sqlParser().parseExpression(sql)
     if not ours.equals(sparks):
         raise AssertionError(f"rspark's SQL reader and Spark's parser differ on {sql!r}:\n"
                              f"  rspark: {ours.toString()}\n  Spark:  {sparks.toString()}")
