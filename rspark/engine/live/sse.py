@@ -49,19 +49,26 @@ def parse_sse(spec: str) -> dict:
             break
     else:
         raise InputError(f"source {spec!r}: expected sse://HOST:PORT/PATH or sses://HOST:PORT/PATH")
+    parts = split_url(spec, url, "expected sse://HOST:PORT/PATH")
+    return {"url": url if parts.path else url + "/"}
+
+
+def split_url(spec: str, url: str, usage: str):
+    """``url`` (of the source ``spec``) split (``urllib.parse.urlsplit``), with a host and a port from 1 to 65535 if
+    any; else an InputError naming ``spec`` (``usage``: the forms it takes)."""
     try:
         parts = urlsplit(url)
     except ValueError as exc:  # a bracketed host that is not an IPv6 address
-        raise InputError(f"source {spec!r}: {exc} (expected sse://HOST:PORT/PATH)") from None
+        raise InputError(f"source {spec!r}: {exc} ({usage})") from None
     try:
         port = parts.port
     except ValueError:
         raise InputError(f"source {spec!r}: the port must be a number from 1 to 65535") from None
     if not parts.hostname:
-        raise InputError(f"source {spec!r}: the host is missing (expected sse://HOST:PORT/PATH)")
+        raise InputError(f"source {spec!r}: the host is missing ({usage})")
     if port == 0:
         raise InputError(f"source {spec!r}: the port must be a number from 1 to 65535")
-    return {"url": url if parts.path else url + "/"}
+    return parts
 
 
 def record_nquads(doc: dict, url: str, predicate: str, salt: str) -> str:

@@ -32,10 +32,10 @@ import hashlib
 import logging
 import os
 import threading
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlunsplit
 
 from rspark.engine.live.registry import stream_key
-from rspark.engine.live.sse import event_push
+from rspark.engine.live.sse import event_push, split_url
 from rspark.errors import DataError, InputError
 
 log = logging.getLogger("rspark.live")
@@ -57,18 +57,7 @@ def parse_ws(spec: str) -> dict:
     usage = "expected ws://HOST:PORT/PATH or wss://HOST:PORT/PATH"
     if not text.startswith(SCHEMES):
         raise InputError(f"source {spec!r}: {usage}")
-    try:
-        parts = urlsplit(text)
-    except ValueError as exc:  # a bracketed host that is not an IPv6 address
-        raise InputError(f"source {spec!r}: {exc} ({usage})") from None
-    try:
-        port = parts.port
-    except ValueError:
-        raise InputError(f"source {spec!r}: the port must be a number from 1 to 65535") from None
-    if not parts.hostname:
-        raise InputError(f"source {spec!r}: the host is missing ({usage})")
-    if port == 0:
-        raise InputError(f"source {spec!r}: the port must be a number from 1 to 65535")
+    parts = split_url(spec, text, usage)
     if parts.fragment or text.endswith("#"):
         raise InputError(f"source {spec!r}: a WebSocket URL has no fragment (#...; RFC 6455, section 3)")
     if any(c.isspace() or ord(c) < 32 for c in text):
