@@ -239,13 +239,17 @@ class LiveRunner(LiveReading):
                                element_base=push_element_base(st.iri, text))
         if conv.errors and not conv.nquads:
             raise conv.errors[0]
-        for line in summarised(conv.errors, WARNINGS_PER_FILE):
+        self._rejected_records(st, conv.errors)
+        return conv.nquads.decode("utf-8")
+
+    def _rejected_records(self, st: LiveStream, errors: list) -> None:
+        """The records a mapping rejected: warned of (the first WARNINGS_PER_FILE), kept, counted."""
+        for line in summarised(errors, WARNINGS_PER_FILE):
             log.warning("<%s>: %s", st.iri, line)
         with self.lock:
-            self.errors.extend(conv.errors)
-            st.counters["rejected"] += len(conv.errors)
+            self.errors.extend(errors)
+            st.counters["rejected"] += len(errors)
             del self.errors[:-1000]
-        return conv.nquads.decode("utf-8")
 
     def _mapped_files(self, st: LiveStream, paths: list[str], source: str, batch_id: int) -> list[str]:
         """A directory's record files (.csv, .json, .jsonl) mapped into N-Quads files beside the stream's inbox
@@ -268,12 +272,7 @@ class LiveRunner(LiveReading):
                     self.errors.append(exc if isinstance(exc, RsparkError) else DataError(str(exc), file=local))
                     st.counters["rejected"] += 1
                 continue
-            for line in summarised(conv.errors, WARNINGS_PER_FILE):
-                log.warning("<%s>: %s", st.iri, line)
-            with self.lock:
-                self.errors.extend(conv.errors)
-                st.counters["rejected"] += len(conv.errors)
-                del self.errors[:-1000]
+            self._rejected_records(st, conv.errors)
             if conv.nquads:
                 target = os.path.join(folder, f"{source}-{batch_id:08d}-{i:04d}.nq")
                 with open(target, "wb") as f:
