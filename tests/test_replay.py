@@ -605,6 +605,31 @@ def test_out_of_memory_is_reported_as_a_memory_limit(engine, monkeypatch):
     assert isinstance(memory_limit_error(RuntimeError("PythonException: MemoryError"), "x"), MemoryLimitError)
 
 
+def test_rspark_s_own_errors_are_not_read_as_the_jvm_s_failures():
+    """An rspark error that quotes a cause ("Connection refused" of a SERVICE endpoint) is not the JVM going away:
+    nobody waits for the JVM to end (it waited 30 s), and a cause raised "from None" is not read either."""
+    from rspark.spark.failures import jvm_gone, memory_limit_error
+    from rspark.spark.sparql.federation import ServiceCallError
+
+    own = ServiceCallError("SERVICE <http://127.0.0.1:9/sparql>: the endpoint cannot be reached "
+                           "([Errno 111] Connection refused)")
+    assert not jvm_gone(own) and memory_limit_error(own, "x", jvm=True) is None
+    try:
+        try:
+            raise OSError("[Errno 111] Connection refused")
+        except OSError:
+            raise ServiceCallError("the endpoint cannot be reached") from None
+    except ServiceCallError as exc:
+        assert not jvm_gone(exc)
+    try:
+        try:
+            raise RuntimeError("py4j.protocol.Py4JNetworkError: Answer from Java side is empty")
+        except RuntimeError as cause:
+            raise ServiceCallError("a call failed") from cause
+    except ServiceCallError as exc:
+        assert jvm_gone(exc)  # what it was raised from is still read
+
+
 def test_memory_limit_error_reads_the_exception_chain_and_a_running_jvm(spark, monkeypatch):
     """The out-of-memory text may be in the exception a wrapper was raised from; a JVM that is running is not
     reported as stopped (no time is spent waiting for it to end when nothing says it is going, and 3 s at most

@@ -31,11 +31,14 @@ def _texts(exc: BaseException):
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        try:
-            yield type(exc).__name__ + ": " + str(exc)
-        except Exception:  # an exception whose text needs a JVM that is gone (or going: an OutOfMemoryError)
-            yield repr(exc) + " " + _NO_TEXT
-        exc = exc.__cause__ or exc.__context__
+        # rspark's own errors say what they are (a SERVICE endpoint's "Connection refused" is not the JVM's), and
+        # one raised "from None" ends the chain: the causes it stands for are not Spark's failure either
+        if not isinstance(exc, RsparkError):
+            try:
+                yield type(exc).__name__ + ": " + str(exc)
+            except Exception:  # an exception whose text needs a JVM that is gone (or going: an OutOfMemoryError)
+                yield repr(exc) + " " + _NO_TEXT
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
 
 
 def jvm_exit_code(wait: float = 0.0) -> int | None:

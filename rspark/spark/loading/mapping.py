@@ -769,7 +769,10 @@ def _json_record(value, number: int, line: int | None, label: str) -> Record:
 def csv_header(line: str, mapping: Mapping, file: str) -> tuple[str, ...]:
     """The columns of a CSV file from its header line (a BOM dropped); raises :class:`InputError` when a column
     the mapping reads is not there."""
-    columns = tuple(next(csv.reader([line.lstrip("\ufeff").rstrip("\r\n")], delimiter=mapping.delimiter), []))
+    try:
+        columns = tuple(next(csv.reader([line.lstrip("\ufeff").rstrip("\r\n")], delimiter=mapping.delimiter), []))
+    except csv.Error as exc:  # e.g. a carriage return inside the line
+        raise InputError(f"{file}: the CSV header is not CSV: {exc}") from None
     check_columns(columns, mapping, file)
     return columns
 
