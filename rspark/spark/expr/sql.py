@@ -373,8 +373,8 @@ def _read(sql: SQL):
             candidate = sc._jvm.rspark.jvm.SqlColumns
             candidate.expression("1")  # a JavaPackage (the class is not on the class path) is not callable
             reader = candidate
-        except Exception:
-            pass
+        except Exception:  # noqa: BLE001 - no rspark jar in this session (RSPARK_JVM=0, a user's session):
+            reader = None  # Spark's parser reads every text
         _READER.clear()
         _READER[key] = reader
     jcol = reader.column(sql) if reader is not None else None
