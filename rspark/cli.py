@@ -821,8 +821,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     # delayed: live mode's sinks and sources and the writers (~40 ms), for `rspark run` only
     from rspark.engine.live.mqtt import SCHEME as MQTT
     from rspark.engine.live.mqtt import MqttSink, parse_mqtt
+    from rspark.engine.live.records import RECORD_FORMATS, message_format
     from rspark.engine.live.sinks import FileSink, KafkaSink, TextSink, TrigDirectorySink
-    from rspark.engine.live.sources import parse_kafka, parse_source
+    from rspark.engine.live.sources import MAPPED_SOURCES, MESSAGE_SOURCES, parse_kafka, parse_source
     from rspark.engine.writers import Head, replay_columns
 
     sources = _pairs(args.source, "--source")
@@ -844,10 +845,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"--mapping {iri}: no --source declares that stream")
         if iri in mappings:
             raise UsageError(f"--mapping {iri} is given twice")
-        if parse_source(dict(sources)[iri])[0] != "dir":
-            raise UsageError(f"--mapping {iri}: a mapping is taken by directory sources (and pushes), not by "
-                             f"{dict(sources)[iri]}")
+        if parse_source(dict(sources)[iri])[0] not in MAPPED_SOURCES:
+            raise UsageError(f"--mapping {iri}: a mapping is taken by directory, kafka://, mqtt://, sse:// and ws:// "
+                             f"sources, not by {dict(sources)[iri]}")
         mappings[iri] = _mapping_file(path, None)
+    for iri, spec in sources:  # a payload format that does not go with the stream: before Spark starts
+        kind = parse_source(spec)[0]
+        if kind in MESSAGE_SOURCES:
+            message_format(spec, args.payload_format, mappings.get(iri), rdf=kind == "mqtt")
+        elif kind == "kafka" and iri not in mappings and parse_kafka(spec)["format"] in RECORD_FORMATS:
+            message_format(spec, parse_kafka(spec)["format"], None)
     graphs = _pairs(args.graph, "--graph")
     conf = _conf(args.conf)
     until = _time("--until", args.until) if args.until is not None else None
@@ -874,8 +881,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         kafka = True
     elif args.output is not None and fmt not in ("jsonl", "csv", "tsv"):
         raise UsageError(f"--output writes jsonl, csv or tsv, not {fmt}")
-    if args.payload_format is not None and not any(spec.strip().startswith(MQTT) for _, spec in sources):
-        raise UsageError("--payload-format is for mqtt:// sources")
+    if args.payload_format is not None and not any(parse_source(spec)[0] in MESSAGE_SOURCES for _, spec in sources):
+        raise UsageError("--payload-format is for mqtt://, sse:// and ws:// sources (a Kafka address says "
+                         "format=...)")
     if kafka:
         conf.setdefault("spark.rspark.kafka", "true")  # Spark's Kafka connector on the session (rspark.spark.kafka)
     data = [_check_rdf_file("--data", path) for path in args.data or []]
@@ -916,7 +924,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         for iri, path in histories:  # before any live element
             engine.live_stream(iri, history=path, mapping=mappings.get(iri), **options)
         for iri, spec in sources:
-            mqtt = {"payload_format": args.payload_format} if spec.strip().startswith(MQTT) else {}
+            mqtt = {"payload_format": args.payload_format} if parse_source(spec)[0] in MESSAGE_SOURCES else {}
             mapped = {"mapping": mappings[iri]} if iri in mappings else {}
             engine.source(iri, spec, **options, **mqtt, **mapped)
         started = time.time()
@@ -1169,11 +1177,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="elements of tcp://, kafka://, mqtt://, sse:// and ws:// sources without a timestamp get "
                           "their arrival time")
     run.add_argument("--mapping", action="append", metavar="IRI=FILE",
-                     help="a mapping file (YAML, docs/streams.md \"JSON and CSV records\") for the directory "
-                          "--source of IRI: its .csv, .json and .jsonl files are records, each mapped to an element; "
-                          "repeatable")
-    run.add_argument("--payload-format", choices=["trig", "nquads"], default=None,
-                     help="the format of mqtt:// sources' messages (default: told from each message)")
+                     help="a mapping file (YAML, docs/streams.md \"JSON and CSV records\") for the --source of IRI: "
+                          "a directory's .csv, .json and .jsonl files, or a kafka://, mqtt://, sse:// or ws:// "
+                          "source's messages (JSON unless --payload-format or the Kafka address's format= says csv "
+                          "or jsonl), are records, each mapped to an element; repeatable")
+    run.add_argument("--payload-format", choices=["trig", "nquads", "json", "jsonl", "csv"], default=None,
+                     help="the format of mqtt:// sources' messages (trig, nquads; default: told from each message), "
+                          "and of the messages of mqtt://, sse:// and ws:// sources with a --mapping (json, jsonl, "
+                          "csv; default json)")
     run.add_argument("--until", metavar="T", help="stop once every stream has reached T (its watermark: an element "
                                                   "at T plus the lateness arrived) and report up to T")
     run.add_argument("--max-seconds", metavar="N", type=float, default=None, help="stop after N seconds")

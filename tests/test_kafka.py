@@ -57,16 +57,41 @@ def element(t: int) -> str:
     """Figure 1's element at ``t`` as one N-Quads record."""
     g = f"<{EX}G{t // 2}>"
     lines = [f'{g} <{STAMP}> "{t}"^^<http://www.w3.org/2001/XMLSchema#integer> .']
-    body = {2: [("a1", "p", "b1")], 4: [("a2", "p", "b2")], 6: [("b1", "q", "c1"), ("b2", "q", "c2")],
-            8: [("b2", "q", "c2")], 10: [("a3", "p", "b3"), ("b1", "q", "c1")]}
-    lines += [f"<{EX}{s}> <{EX}{p}> <{EX}{o}> {g} ." for s, p, o in body[t]]
-    assert len(body) == len(FIG1)
+    lines += [f"<{EX}{s}> <{EX}{p}> <{EX}{o}> {g} ." for s, p, o in FIG1_TRIPLES[t]]
+    assert len(FIG1_TRIPLES) == len(FIG1)
     return "\n".join(lines) + "\n"
 
 
-def _run(tmp: Path, servers: str, *extra: str, topics=("elements", "records")) -> subprocess.Popen:
+# the mapped stream M: Figure 1's elements as JSON records, one message an element (its triples the records)
+MAPPING = """prefixes: {ex: "http://example.org/"}
+element: ex:G$(g)
+timestamp: {field: t, format: number}
+iterator: $.triples[*]
+mappings:
+  triple:
+    s: ex:$(s)
+    po:
+      - [ex:p, ex:$(p)~iri]
+      - [ex:q, ex:$(q)~iri]
+"""
+NO_TIME = '{"triples": [{"g": 9, "s": "a9", "p": "b9"}]}'
+
+
+def record(t: int) -> str:
+    """Figure 1's element at ``t`` as a JSON message of the mapped stream M."""
+    triples = [{"g": t // 2, "t": t, "s": s, p: o} for s, p, o in FIG1_TRIPLES[t]]
+    return json.dumps({"triples": triples})
+
+
+FIG1_TRIPLES = {2: [("a1", "p", "b1")], 4: [("a2", "p", "b2")], 6: [("b1", "q", "c1"), ("b2", "q", "c2")],
+                8: [("b2", "q", "c2")], 10: [("a3", "p", "b3"), ("b1", "q", "c1")]}
+
+
+def _run(tmp: Path, servers: str, *extra: str, topics=("elements", "records"), mapped=False) -> subprocess.Popen:
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    cmd = [sys.executable, "-m", "rspark", "run", str(tmp / "count.rq"),
+    mapping = (str(tmp / "countM.rq"), "--source", f"{EX}M=kafka://{servers}/readings", "--mapping",
+               f"{EX}M={tmp / 'm.yaml'}") if mapped else ()
+    cmd = [sys.executable, "-m", "rspark", "run", str(tmp / "count.rq"), *mapping,
            "--source", f"{EX}S=kafka://{servers}/{topics[0]}?format=nquads", "--checkpoint", str(tmp / "ckpt"),
            "--output", f"kafka://{servers}/{topics[1]}", "--format", "jsonl",
            # a handful of elements: 2 tasks a stage, not rspark's local default of 4 or more (the suite's 2 cores)
@@ -76,7 +101,11 @@ def _run(tmp: Path, servers: str, *extra: str, topics=("elements", "records")) -
 
 @pytest.mark.slow
 def test_kafka_in_and_out_survive_sigkill_and_equal_a_replay(broker, tmp_path, spark):
+    """Two streams: S of N-Quads records, M of JSON records mapped on Spark's executors (Figure 1's elements both);
+    a malformed record of each is quarantined."""
     (tmp_path / "count.rq").write_text(COUNT)
+    (tmp_path / "countM.rq").write_text(COUNT.replace(":S [", ":M ["))
+    (tmp_path / "m.yaml").write_text(MAPPING)
     producer = KafkaProducer(bootstrap_servers=broker.servers)
     out = KafkaConsumer("records", bootstrap_servers=broker.servers, auto_offset_reset="earliest",
                         enable_auto_commit=False, group_id=None)
@@ -87,52 +116,63 @@ def test_kafka_in_and_out_survive_sigkill_and_equal_a_replay(broker, tmp_path, s
             received.extend(batch)
         return len(received)
 
-    def send(*records: str) -> None:
-        for record in records:
-            producer.send("elements", record.encode())
+    def send(*times: int, bad: bool = False) -> None:
+        for t in times:
+            producer.send("elements", element(t).encode())
+            producer.send("readings", record(t).encode())
+            if bad:
+                producer.send("elements", BAD.encode())
+                producer.send("readings", NO_TIME.encode())
         producer.flush()
 
-    send(element(2), BAD, element(4))
-    first = _run(tmp_path, broker.servers, "--max-seconds", "600")
+    send(2, bad=True)
+    send(4)
+    first = _run(tmp_path, broker.servers, "--max-seconds", "600", mapped=True)
     try:
-        _wait_for(lambda: poll() >= 1, 300, first)  # count.rq at 2 (4 waits for a later element)
-        send(element(6))
+        _wait_for(lambda: poll() >= 2, 300, first)  # both queries at 2 (4 waits for a later element)
+        send(6)
         time.sleep(1.0)  # the micro-batch of element 6 is being read and evaluated: kill it there
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(30)
-    second = _run(tmp_path, broker.servers, "--until", "10", "--max-seconds", "600")
+    second = _run(tmp_path, broker.servers, "--until", "10", "--max-seconds", "600", mapped=True)
     try:
-        send(element(8), element(10))
+        send(8, 10)
         assert second.wait(600) == 0, second.stderr.read().decode()[-3000:]
     finally:
         if second.poll() is None:
             os.killpg(second.pid, signal.SIGKILL)
 
     producer.close()
-    records = _check_records(spark, tmp_path, poll, received)
+    records = _check_records(spark, tmp_path, poll, received, mapped=True)
     out.close()
-    assert [r["time"] for r in records] == [2, 4, 6, 8, 10]
+    assert [r["time"] for r in records if r["query"] == "count.rq"] == [2, 4, 6, 8, 10]
 
     # each element appended once, the malformed record quarantined with its message, the rest read
     state = json.loads((tmp_path / "ckpt" / "state.json").read_text())
-    counters = state["streams"][f"{EX}S"]["counters"]
-    assert counters["elements"] == 5 and counters["quarantined"] == 1, counters
-    folder = tmp_path / "ckpt" / "quarantine" / readable_key(f"{EX}S")
-    [messages] = list(folder.glob("*.errors.txt"))
-    copy = folder / messages.name[:-len(".errors.txt")]
-    assert BAD in copy.read_text() and messages.read_text().strip()
+    for stream, bad in ((f"{EX}S", BAD), (f"{EX}M", NO_TIME)):
+        counters = state["streams"][stream]["counters"]
+        assert counters["elements"] == 5 and counters["quarantined"] == 1, counters
+        folder = tmp_path / "ckpt" / "quarantine" / readable_key(stream)
+        [messages] = list(folder.glob("*.errors.txt"))
+        copy = folder / messages.name[:-len(".errors.txt")]
+        assert bad in copy.read_text() and messages.read_text().strip()
+    assert messages.read_text() == (f"kafka://{broker.servers}/readings (topic readings, partition 0, offset 1): "
+                                    "record 1: no timestamp (the field 't' is missing)\n")
 
 
-def _check_records(spark, tmp: Path, poll, received: list) -> list:
+def _check_records(spark, tmp: Path, poll, received: list, mapped: bool = False) -> list:
     """The records read from the output topic (once they are all there): each (query, instant) once, each key its
-    record's, and the records a replay of the elements 2 to 10 gives. Returns them."""
+    record's, and the records a replay of the elements 2 to 10 gives (``mapped``: countM.rq's over M too).
+    Returns them."""
     from rspark.engine.engine import Engine
 
     (tmp / "all.trig").write_text(trig(2, 4, 6, 8, 10))
+    names = ("count.rq", "countM.rq") if mapped else ("count.rq",)
     with Engine(spark=spark) as eng:
         eng.add_stream(f"{EX}S", tmp / "all.trig")
         expected = [json.loads(json.dumps(r.to_json())) for r in eng.replay([COUNT], names=["count.rq"])]
+    expected += [{**r, "query": "countM.rq"} for r in expected] if mapped else []
     deadline = time.time() + 60
     while poll() < len(expected) and time.time() < deadline:
         pass
@@ -144,7 +184,7 @@ def _check_records(spark, tmp: Path, poll, received: list) -> list:
 
     def by_query(recs):
         return {q: [(r["time"], sorted(map(json.dumps, r["results"]["bindings"]))) for r in recs
-                    if r["query"] == q] for q in ("count.rq",)}
+                    if r["query"] == q] for q in names}
 
     assert by_query(records) == by_query(expected)
     return records

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import string
+import time
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -245,15 +246,31 @@ def test_cli_replay_mapping_errors_before_spark(tmp_path, capsys, monkeypatch, e
     assert capsys.readouterr().err == message.format(**names)
 
 
-def test_cli_run_takes_a_mapping_for_a_directory_source_only(tmp_path, capsys):
+def test_cli_run_takes_a_mapping_for_directory_and_message_sources(tmp_path, capsys):
     from rspark import cli
 
     query = str(SAMPLES / "sensor_average.rq")
     mapping = str(SAMPLES / "observations-csv.yaml")
-    assert cli.main(["run", query, "--source", f"{EX}obs=mqtt://127.0.0.1:1/t", "--mapping",
+    assert cli.main(["run", query, "--source", f"{EX}obs=tcp://127.0.0.1:1", "--mapping",
                      f"{EX}obs={mapping}"]) == 2
-    assert capsys.readouterr().err == (f"rspark: error: --mapping {EX}obs: a mapping is taken by directory sources "
-                                       "(and pushes), not by mqtt://127.0.0.1:1/t\n")
+    assert capsys.readouterr().err == (f"rspark: error: --mapping {EX}obs: a mapping is taken by directory, "
+                                       "kafka://, mqtt://, sse:// and ws:// sources, not by tcp://127.0.0.1:1\n")
+    # a payload format that does not go with the stream: before Spark starts
+    assert cli.main(["run", query, "--source", f"{EX}obs=mqtt://127.0.0.1:1/t", "--mapping", f"{EX}obs={mapping}",
+                     "--payload-format", "trig"]) == 2
+    assert capsys.readouterr().err == ("rspark: error: source 'mqtt://127.0.0.1:1/t': the stream maps records: its "
+                                       "messages are csv, json or jsonl, not 'trig'\n")
+    assert cli.main(["run", query, "--source", f"{EX}obs=ws://127.0.0.1:1/t", "--payload-format", "csv"]) == 2
+    assert capsys.readouterr().err == ("rspark: error: source 'ws://127.0.0.1:1/t': csv messages need a mapping on "
+                                       "the stream (--mapping IRI=FILE, live_stream(iri, mapping=FILE), a "
+                                       "declaration's \"mapping\")\n")
+    assert cli.main(["run", query, "--source", f"{EX}obs=kafka://127.0.0.1:1/t?format=json"]) == 2
+    assert capsys.readouterr().err == ("rspark: error: source 'kafka://127.0.0.1:1/t?format=json': json messages "
+                                       "need a mapping on the stream (--mapping IRI=FILE, live_stream(iri, "
+                                       "mapping=FILE), a declaration's \"mapping\")\n")
+    assert cli.main(["run", query, "--source", f"{EX}obs=kafka://127.0.0.1:1/t", "--payload-format", "json"]) == 2
+    assert capsys.readouterr().err == ("rspark: error: --payload-format is for mqtt://, sse:// and ws:// sources (a "
+                                       "Kafka address says format=...)\n")
     assert cli.main(["run", query, "--source", f"{EX}obs={tmp_path}", "--mapping", f"{EX}other={mapping}"]) == 2
     assert capsys.readouterr().err == f"rspark: error: --mapping {EX}other: no --source declares that stream\n"
 
@@ -413,3 +430,90 @@ def test_live_csv_records_pushed_and_from_a_watched_directory(spark, sample, tmp
             f"{inbox / 'second.csv'}:62: record 61: 3 fields where the header has 4"]
         with pytest.raises(InputError, match=r"^push to <http://example\.org/other>: csv records need a mapping"):
             eng.push(EX + "other", "a,b\n", format="csv")
+
+
+@pytest.fixture(scope="module")
+def mosquitto(tmp_path_factory):
+    from tests.test_mqtt import Mosquitto
+
+    b = Mosquitto(tmp_path_factory.mktemp("mosquitto"))
+    b.start()
+    yield b
+    b.stop()
+
+
+def test_live_records_from_mqtt_sse_and_websocket_messages(spark, sample, tmp_path, mosquitto):
+    """One mapped stream fed by three message sources in turn: the sample's first 40 records as CSV MQTT messages
+    (10 records and the header each), the next 40 as JSON Server-Sent Events (one record each), the last 40 as JSON
+    Lines WebSocket messages (10 a message). Its records equal the RDF sample's. A record rejected inside a message
+    is warned of and counted and its message's other records flow; a message that gives no element (no record
+    mapped, not JSON, not UTF-8) is quarantined with the reason, and the messages after it flow."""
+    from rspark.engine.engine import Engine
+    from tests.test_mqtt import publish
+    from tests.test_sse import Feed
+    from tests.test_websocket import Server
+
+    lines = (SAMPLES / "observations.csv").read_text().splitlines(keepends=True)
+    header, rows = lines[0], lines[1:]
+    assert len(rows) == 120
+
+    def record(line: str) -> dict:
+        i, s, v, t = line.strip().split(",")
+        return {"id": int(i), "sensor": int(s), "value": int(v), "time": int(t)}
+
+    mqtt = [header + "".join(rows[k:k + 10]) + ("y,1,2,\n" if k == 0 else "") for k in range(0, 40, 10)]
+    mqtt.insert(2, header + "x,1,2,\n")  # its one record has no timestamp: nothing mapped
+    feed = Feed()
+    feed.events = [(str(k), json.dumps(record(rows[k]))) for k in range(40, 80)]
+    feed.events.insert(5, ("oops", "{oops"))
+    ws = ["".join(json.dumps(record(r)) + "\n" for r in rows[k:k + 10]) for k in range(80, 120, 10)]
+    ws.insert(1, b"\xff\xfe{}")
+    sse_server = feed.serve()
+    ws_server = Server(ws)
+    iri, mqtt_url = EX + "obs", mosquitto.url("readings/csv")
+    sse_url = f"sse://127.0.0.1:{sse_server.server_address[1]}/readings"
+    ws_url = f"ws://127.0.0.1:{ws_server.port}/readings"
+    try:
+        with Engine(spark=spark, checkpoint=str(tmp_path / "ckpt")) as eng:
+            eng.load(SAMPLES / "sensors.ttl", graph=EX + "sensors")
+            eng.live_stream(iri, mapping=SAMPLES / "observations-csv.yaml")
+            handle = eng.register(QUERY, name="avg")
+
+            def wait(check, what: str) -> dict:
+                deadline = time.monotonic() + 60
+                while True:
+                    status = eng.live_status()["streams"][iri]
+                    if check(status):
+                        return status
+                    assert time.monotonic() < deadline, (what, status)
+                    time.sleep(0.05)
+
+            eng.source(iri, mqtt_url, payload_format="csv")
+            wait(lambda s: s["sources"] and s["sources"][0]["connected"], "the MQTT connection")
+            time.sleep(0.3)  # (its subscription taken by the broker)
+            publish(mosquitto, [("readings/csv", m) for m in mqtt])
+            wait(lambda s: s["elements"] == 40 and s["quarantined"] == 1, "the MQTT messages")
+            eng.source(iri, sse_url)
+            wait(lambda s: s["elements"] == 80 and s["quarantined"] == 2, "the events")
+            eng.source(iri, ws_url, payload_format="jsonl")
+            status = wait(lambda s: s["elements"] == 120 and s["quarantined"] == 3, "the WebSocket messages")
+            assert eng.live.wait_idle(timeout=60)
+            eng.live.close(flush=True)
+            assert _records(handle.drain()) == sample[1]
+            errors = [str(e) for e in eng.live.errors]
+            reasons = "".join(p.read_text() for p in sorted((tmp_path / "ckpt" / "quarantine").rglob("*.errors.txt")))
+    finally:
+        sse_server.shutdown()
+        ws_server.shutdown()
+    assert status["rejected"] == 2
+    assert [s["kind"] for s in status["sources"]] == ["mqtt", "sse", "websocket"]
+    where = f"{mqtt_url} message "
+    assert errors[0].startswith(where) and errors[0].endswith(":12: record 11: no timestamp (the field 'time' is "
+                                                              "missing)")
+    assert errors[1].startswith(where) and errors[1].endswith(":2: record 1: no timestamp (the field 'time' is "
+                                                              "missing)")
+    http = sse_url.replace("sse://", "http://")
+    assert errors[2:] == [f"{http} event oops:1:2: not JSON: Expecting property name enclosed in double quotes",
+                          f"{ws_url}: message 2: a binary message of 4 bytes that is not UTF-8 text (byte 0: "
+                          "b'\\xff')"]
+    assert reasons.splitlines() == errors[1:]

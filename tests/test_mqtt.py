@@ -298,7 +298,8 @@ def test_mqtt_sources_parse_with_slashes_and_wildcards_in_the_topic():
     (["--source", f"{EX}S=mqtt://localhost:1883"], "source 'mqtt://localhost:1883': the topic is missing"),
     (["--source", f"{EX}S=mqtt://localhost:1883/obs", "--output", "mqtt://localhost:1883/out/#"],
      "sink 'mqtt://localhost:1883/out/#': a topic to publish to has no wildcard"),
-    (["--source", f"{EX}S=tcp://localhost:9", "--payload-format", "trig"], "--payload-format is for mqtt:// sources"),
+    (["--source", f"{EX}S=tcp://localhost:9", "--payload-format", "trig"],
+     "--payload-format is for mqtt://, sse:// and ws:// sources"),
 ])
 def test_rspark_run_refuses_bad_mqtt_arguments_before_spark_starts(tmp_path, capsys, args, message):
     query = tmp_path / "q.rq"

@@ -11,7 +11,7 @@ import time
 import pytest
 from starlette.testclient import TestClient
 
-from rspark.service.state import ServiceError, _stream_source
+from rspark.service.state import ServiceError, _stream_mapping, _stream_source
 from tests.test_live import EX, FIG1
 from tests.test_service_api import SPARQL_Q
 from tests.test_sse import Feed
@@ -21,6 +21,19 @@ BOTH = """PREFIX : <http://example.org/>
 SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW :w ON :S [RANGE 4 SLIDE 2] FROM NAMED WINDOW :v ON :T [RANGE 4 SLIDE 2]
 WHERE { { WINDOW :w { ?s ?p ?o } } UNION { WINDOW :v { ?s ?p ?o } } }"""
 ONE_LINE = "@prefix : <http://example.org/> . @prefix prov: <http://www.w3.org/ns/prov#> . "
+# the stream M: Figure 1's triples as CSV records (g,t,s,p,q), one a line; an empty cell skips its triple
+MAPPING = """prefixes: {ex: "http://example.org/"}
+element: ex:G$(g)
+timestamp: {field: t, format: number}
+mappings:
+  triple:
+    s: ex:$(s)
+    po:
+      - [ex:p, ex:$(p)~iri]
+      - [ex:q, ex:$(q)~iri]
+"""
+MAPPED = """PREFIX : <http://example.org/>
+SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW :w ON :M [RANGE 4 SLIDE 2] WHERE { WINDOW :w { ?s ?p ?o } }"""
 
 
 # ------------------------------------------------------------------------------------------------ pure parts
@@ -32,14 +45,46 @@ def test_network_sources_are_taken(source):
     assert _stream_source({"source": source}) == (source.strip(), None)
 
 
-def test_an_mqtt_payload_format_goes_with_an_mqtt_source_only():
+def test_a_payload_format_goes_with_a_message_source():
     assert _stream_source({"source": "mqtt://h:1883/t", "payload_format": "nquads"}) == ("mqtt://h:1883/t", "nquads")
-    for decl in ({"source": "ws://h:1/t", "payload_format": "nquads"}, {"payload_format": "trig"},
-                 {"source": "mqtt://h:1883/t", "payload_format": "rdfxml"}):
+    mapping = _stream_mapping("M", {"mapping": MAPPING})[1]
+    assert _stream_source({"source": "ws://h:1/t", "payload_format": "csv"}, mapping) == ("ws://h:1/t", "csv")
+    for decl, mapped, message in [
+            ({"source": "ws://h:1/t", "payload_format": "nquads"}, None,
+             "source 'ws://h:1/t': the payload format is with a mapping csv, json or jsonl, not 'nquads'"),
+            ({"source": "mqtt://h:1883/t", "payload_format": "rdfxml"}, None,
+             "source 'mqtt://h:1883/t': the payload format is trig or nquads, or with a mapping csv, json or jsonl, "
+             "not 'rdfxml'"),
+            ({"source": "sse://h:1/t", "payload_format": "json"}, None,
+             "source 'sse://h:1/t': json messages need a mapping on the stream (--mapping IRI=FILE, live_stream(iri, "
+             "mapping=FILE), a declaration's \"mapping\")"),
+            ({"source": "mqtt://h:1883/t", "payload_format": "trig"}, mapping,
+             "source 'mqtt://h:1883/t': the stream maps records: its messages are csv, json or jsonl, not 'trig'")]:
         with pytest.raises(ServiceError) as info:
-            _stream_source(decl)
-        assert (info.value.status, str(info.value)) == (400, "payload_format is trig or nquads, and goes with an "
-                                                             "mqtt:// source")
+            _stream_source(decl, mapped)
+        assert (info.value.status, str(info.value)) == (400, message)
+    for decl in ({"payload_format": "trig"}, {"source": "kafka://h:1/t", "payload_format": "json"},
+                 {"source": "mqtt://h:1883/t", "payload_format": 3}):
+        with pytest.raises(ServiceError) as info:
+            _stream_source(decl, mapping, kafka=True)
+        assert (info.value.status, str(info.value)) == (400, "payload_format goes with an mqtt://, sse:// or ws:// "
+                                                             "source: trig or nquads (mqtt://), or with a mapping "
+                                                             "json, jsonl or csv (a Kafka address says format=)")
+
+
+def test_a_declarations_mapping_is_read_and_its_problems_named():
+    text, mapping = _stream_mapping("M", {"mapping": MAPPING})
+    assert text == MAPPING and mapping.timestamp == ("t",)
+    assert _stream_mapping("M", {}) == (None, None)
+    for value, message in [
+            (MAPPING.replace("format: number", "format: weekday"),
+             "the mapping of stream M:3: timestamp.format: unknown timestamp format 'weekday' (expected datetime "
+             "(xsd:dateTime), epoch-s, epoch-ms, number)"),
+            ({"prefixes": {}}, "a stream's mapping is the text of a mapping file (YAML, docs/streams.md \"JSON and CSV "
+                               "records\") in a JSON string")]:
+        with pytest.raises(ServiceError) as info:
+            _stream_mapping("M", {"mapping": value})
+        assert (info.value.status, str(info.value)) == (400, message)
 
 
 def test_kafka_sources_need_the_services_kafka_connector():
@@ -124,12 +169,32 @@ def test_websocket_and_sse_sources_declared_through_the_api_feed_queries_and_are
         assert r.status_code == 400 and "rspark serve --kafka" in r.json()["error"]
         assert client.put("/streams/S", json={"iri": EX + "S", "source": ws_url}).status_code == 201
         assert client.put("/streams/T", json={"iri": EX + "T", "source": sse_url}).status_code == 201
+        assert client.put("/streams/M", json={"iri": EX + "M", "mapping": MAPPING}).status_code == 201
+        r = client.put("/streams/M", json={"iri": EX + "M"})
+        assert (r.status_code, r.json()["error"]) == (409, "stream M is declared with another mapping; delete it "
+                                                           "first to change it")
         r = client.put("/queries/both", content=BOTH, headers={"Content-Type": SPARQL_Q})
         assert r.status_code == 201, r.text
-        _wait(lambda: len(_records(service, "both")) == 2, "the records")
+        r = client.put("/queries/mapped", content=MAPPED, headers={"Content-Type": SPARQL_Q})
+        assert r.status_code == 201, r.text
+        # a mapped stream's pushes are records: a rejected record refuses the push, as malformed RDF does
+        r = client.post("/streams/M", content="g,t,s,p,q\n1,2,a1,b1,\n2,,a2,b2,\n",
+                        headers={"Content-Type": "text/csv"})
+        assert (r.status_code, r.json()["error"], r.json()["line"]) == (
+            400, "request body:3: record 2: no timestamp (the field 't' is missing)", 3)
+        r = client.post("/streams/M", content=ONE_LINE + FIG1[2], headers={"Content-Type": "application/trig"})
+        assert (r.status_code, r.json()["error"]) == (400, "stream M maps records: a push is CSV (text/csv), JSON "
+                                                           "(application/json) or JSON Lines (application/x-ndjson), "
+                                                           "not application/trig")
+        csv = "g,t,s,p,q\n1,2,a1,b1,\n2,4,a2,b2,\n3,6,b1,,c1\n3,6,b2,,c2\n"
+        r = client.post("/streams/M", content=csv, headers={"Content-Type": "text/csv"})
+        assert (r.status_code, r.json()["accepted"], r.json()["triples"]) == (202, 3, 4), r.text
+        _wait(lambda: len(_records(service, "both")) == 2 and len(_records(service, "mapped")) == 2, "the records")
         assert _records(service, "both") == ["2", "4"]  # the window (t - 4, t] of each stream at 2 and 4
+        assert _records(service, "mapped") == ["1", "2"]
         # (the restart below restores the streams and their sources; a query would be registered again too)
         assert client.delete("/queries/both").status_code == 204
+        assert client.delete("/queries/mapped").status_code == 204
         view = client.get("/streams/S").json()
         assert view["source"] == ws_url and view["elements"] == 3
         [source] = view["sources"]
@@ -137,7 +202,8 @@ def test_websocket_and_sse_sources_declared_through_the_api_feed_queries_and_are
             "websocket", True, 3, 0)
         [source] = client.get("/streams/T").json()["sources"]
         assert (source["kind"], source["connected"], source["last_event_id"]) == ("sse", True, "6")
-        assert [s["name"] for s in client.get("/streams").json()["streams"]] == ["S", "T"]
+        assert [(s["name"], s["mapped"]) for s in client.get("/streams").json()["streams"]] == [
+            ("S", False), ("T", False), ("M", True)]
     finally:
         service.close()
         engine.close()
@@ -146,7 +212,10 @@ def test_websocket_and_sse_sources_declared_through_the_api_feed_queries_and_are
         _wait(lambda: ws.connections == 2 and len(feed.ids) == 2, "the sources connected again")
         assert feed.ids == [None, "6"]  # the SSE source resumes after the last event written
         views = {s["name"]: s for s in client.get("/streams").json()["streams"]}
-        assert (views["S"]["source"], views["T"]["source"]) == (ws_url, sse_url)
+        assert (views["S"]["source"], views["T"]["source"], views["M"]["mapped"]) == (ws_url, sse_url, True)
+        r = client.post("/streams/M", content='{"g": 5, "t": 10, "s": "a3", "p": "b3"}',
+                        headers={"Content-Type": "application/json"})
+        assert (r.status_code, r.json()["accepted"]) == (202, 1), r.text  # (its mapping declared again)
         _wait(lambda: client.get("/streams/S").json()["sources"][0]["connected"], "the WebSocket again")
         assert client.get("/streams/S").json()["sources"][0]["connections"] == 1  # (this run's)
     finally:

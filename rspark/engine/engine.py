@@ -635,9 +635,12 @@ class Engine:
         rspark's ``/queries/NAME/results``, or RDF or JSON-LD events; docs/live.md, "Server-Sent Events") or
         ``ws://HOST:PORT/PATH`` / ``wss://`` (each WebSocket message a JSON-LD document, RDF text or another
         rspark's CONSTRUCT record; docs/live.md, "WebSocket"). ``options``: the stream's settings (``lateness``,
-        ``timestamp_predicate``, ``arrival_time``, ``end_predicate``) and, for MQTT, ``payload_format`` (``trig`` or
-        ``nquads``; default: told from each message). The source's state is in
-        ``live_status()["streams"][iri]["sources"]``."""
+        ``timestamp_predicate``, ``arrival_time``, ``end_predicate``), ``mapping`` (a mapping file or
+        :class:`~rspark.spark.loading.mapping.Mapping`: the messages of a directory, Kafka, MQTT, SSE or WebSocket
+        source are JSON, JSON Lines or CSV records, each mapped to an element; docs/streams.md, "JSON and CSV
+        records") and, for MQTT, SSE and WebSocket, ``payload_format`` (MQTT: ``trig`` or ``nquads``, default told
+        from each message; a mapped stream's: ``json``, ``jsonl`` or ``csv``, default ``json``; a Kafka address
+        says ``format=``). The source's state is in ``live_status()["streams"][iri]["sources"]``."""
         start_source(self, iri, spec, **options)
         return self
 

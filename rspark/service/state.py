@@ -45,7 +45,10 @@ GRAPH_FORMATS = {  # media type -> (pyoxigraph format, file extension)
 
 
 STREAM_SETTINGS = ("iri", "lateness", "timestamp_predicate", "arrival_time", "end_predicate", "source",
-                   "payload_format")
+                   "payload_format", "mapping")
+# a mapped stream's pushes: media type -> record format
+RECORD_MEDIA_TYPES = {"text/csv": "csv", "application/json": "json", "application/x-ndjson": "jsonl",
+                      "application/jsonl": "jsonl", "application/json-lines": "jsonl"}
 
 
 class ServiceError(RsparkError):
@@ -90,6 +93,8 @@ class StreamEntry:
     end_predicate: str | None = None
     source: str | None = None  # mqtt://, sse://, ws://, kafka:// ...: the source feeding the stream (NETWORK_SOURCES)
     payload_format: str | None = None
+    mapping: str | None = None  # the mapping's YAML text: the stream's messages and pushes are JSON or CSV records
+    parsed: object = None  # (the mapping read: rspark.spark.loading.mapping.Mapping)
     recent: deque = field(default_factory=lambda: deque(maxlen=RECENT_ELEMENTS))  # (Element, late)
     oldest: Element | None = None  # the earliest and newest elements pushed (live mode may not have loaded them)
     newest: Element | None = None
@@ -98,7 +103,8 @@ class StreamEntry:
     def declaration(self) -> dict:
         return {"iri": self.iri, "lateness": self.lateness, "timestamp_predicate": self.timestamp_predicate,
                 "arrival_time": self.arrival_time, "end_predicate": self.end_predicate,
-                **({"source": self.source, "payload_format": self.payload_format} if self.source else {})}
+                **({"source": self.source, "payload_format": self.payload_format} if self.source else {}),
+                **({"mapping": self.mapping} if self.mapping is not None else {})}
 
 
 @dataclass
@@ -192,7 +198,8 @@ class Service:
         if unknown:
             raise ServiceError(400, f"unknown stream setting{'s' if len(unknown) > 1 else ''} "
                                     f"{', '.join(sorted(unknown))} ({', '.join(STREAM_SETTINGS)})")
-        source, payload_format = _stream_source(decl, kafka=self.kafka)
+        mapping_text, mapping = _stream_mapping(name, decl)
+        source, payload_format = _stream_source(decl, mapping, kafka=self.kafka)
         iri = decl.get("iri") or f"{self.base_url}/streams/{name}"
         _check_iri(iri, "the stream's iri")
         with self.lock:
@@ -206,6 +213,9 @@ class Service:
             if entry is not None and (entry.source, entry.payload_format) != (source, payload_format):
                 raise ServiceError(409, f"stream {name} is declared with the source {entry.source or '(pushes)'} "
                                         f"and payload format {entry.payload_format}; delete it first to change them")
+            if entry is not None and entry.mapping != mapping_text:
+                raise ServiceError(409, f"stream {name} is declared {'with another' if entry.mapping else 'without a'}"
+                                        " mapping; delete it first to change it")
             new = entry is None
             lateness = decl.get("lateness", 0) or 0
             predicate = decl.get("timestamp_predicate")
@@ -216,15 +226,18 @@ class Service:
             if end is not None:
                 _check_iri(end, "the end_predicate")
             try:  # a bad setting is refused before it changes the stream (live mode checks the lateness first)
+                mapped = {"mapping": mapping} if mapping is not None else {}
                 if source is not None and entry is None:  # the source's client starts once
                     self.engine.source(iri, source, lateness=lateness, timestamp_predicate=predicate,
-                                       arrival_time=arrival, end_predicate=end, payload_format=payload_format)
+                                       arrival_time=arrival, end_predicate=end, payload_format=payload_format,
+                                       **mapped)
                 else:
                     self.live.stream(iri, lateness=lateness, timestamp_predicate=predicate, arrival_time=arrival,
-                                     end_predicate=end)
+                                     end_predicate=end, **mapped)
             except RsparkError as exc:
                 raise ServiceError(400, str(exc)) from None
-            entry = entry or StreamEntry(name, iri, source=source, payload_format=payload_format)
+            entry = entry or StreamEntry(name, iri, source=source, payload_format=payload_format,
+                                         mapping=mapping_text, parsed=mapping)
             entry.lateness, entry.timestamp_predicate, entry.arrival_time = lateness, predicate, arrival
             entry.end_predicate = end
             self.streams[name] = entry
@@ -256,6 +269,8 @@ class Service:
         live = self.live.describe_stream(entry.iri)
         predicate = entry.timestamp_predicate or (live.timestamp_predicate if live else
                                                   "http://www.w3.org/ns/prov#generatedAtTime")
+        if entry.parsed is not None:  # JSON or CSV records: mapped to N-Quads, then checked as any push
+            body, media_type = _mapped_push(entry, body, media_type, predicate), "application/n-quads"
         try:
             pushed = parse_push(body, media_type, predicate=predicate, arrival_time=entry.arrival_time,
                                 now=time.time())
@@ -309,6 +324,7 @@ class Service:
             "lateness": entry.lateness if entry else (live.lateness if live else 0),
             "arrival_time": entry.arrival_time if entry else False,
             "source": entry.source if entry else None,
+            "mapped": bool(live and live.mapped),
             "sources": list(live.sources) if live else [],
             **counters, "rate": round(recent / span, 3),
             "last": live.last if live else None, "watermark": live.watermark if live else None,
@@ -619,12 +635,62 @@ SOURCE_FORMS = ("mqtt://HOST:PORT/TOPIC, sse://HOST:PORT/PATH (sses:// over TLS)
                 "TLS) or kafka://HOST:PORT/TOPIC (rspark serve --kafka)")
 
 
-def _stream_source(decl: dict, *, kafka: bool = False) -> tuple:
+def _stream_mapping(name: str, decl: dict) -> tuple:
+    """A declaration's ``mapping`` (the YAML text of a mapping file, docs/streams.md "JSON and CSV records"): (its
+    text, the :class:`~rspark.spark.loading.mapping.Mapping` read), or (None, None). A 400 names its problem (line
+    and key)."""
+    text = decl.get("mapping")
+    if text is None:
+        return None, None
+    if not isinstance(text, str):
+        raise ServiceError(400, "a stream's mapping is the text of a mapping file (YAML, docs/streams.md \"JSON and "
+                                "CSV records\") in a JSON string")
+    # delayed: the mapping module imports PyYAML, which a service without mapped streams does not need
+    from rspark.spark.loading.mapping import MappingError, parse_mapping
+
+    try:
+        return text, parse_mapping(text, file=f"the mapping of stream {name}")
+    except MappingError as exc:
+        raise ServiceError(400, str(exc)) from None
+
+
+def _mapped_push(entry: StreamEntry, body: bytes, media_type: str | None, predicate: str) -> bytes:
+    """A push to a mapped stream: its JSON, JSON Lines or CSV records (told by the media type) as N-Quads. Accepted
+    whole or refused whole, as any push: a record the mapping rejects refuses it, naming its line and number."""
+    # delayed: as in _stream_mapping
+    from rspark.spark.loading.mapping import convert_records, push_element_base
+
+    mt = (media_type or "").split(";")[0].strip().lower()
+    fmt = RECORD_MEDIA_TYPES.get(mt)
+    if fmt is None:
+        raise ServiceError(400, f"stream {entry.name} maps records: a push is CSV (text/csv), JSON "
+                                "(application/json) or JSON Lines (application/x-ndjson), not "
+                                f"{mt or 'without a Content-Type'}")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ServiceError(400, f"request body: not UTF-8 text (byte {exc.start})") from None
+    try:
+        conv = convert_records(text, fmt, entry.parsed, file="request body", pred=predicate,
+                               element_base=push_element_base(entry.iri, text))
+    except RsparkError as exc:  # not JSON; a CSV header without the mapping's columns
+        raise ServiceError(400, str(exc), line=getattr(exc, "line", None), column=getattr(exc, "column", None)) \
+            from None
+    if conv.errors:
+        first, more = conv.errors[0], len(conv.errors) - 1
+        raise ServiceError(400, f"{first}{f' (and {more} more rejected records)' if more else ''}", line=first.line)
+    if not conv.nquads:
+        raise ServiceError(400, f"request body: no {fmt} record")
+    return conv.nquads
+
+
+def _stream_source(decl: dict, mapping=None, *, kafka: bool = False) -> tuple:
     """A declaration's ``source`` (a URL of :data:`NETWORK_SOURCES`' schemes, ``kafka://...`` when the service was
     started with Spark's Kafka connector (``kafka``), or None: the stream is fed by pushes) and ``payload_format``
-    (``trig``, ``nquads``, or None: told from each message; an MQTT source's). A client names no directory, TCP
-    server or file of the service's machine: those sources (a directory, ``tcp://``, ``replay:``) are the command
-    line's. The URL itself is checked when the source starts (:meth:`Engine.source`: a 400 naming what is wrong)."""
+    (an MQTT source's ``trig`` or ``nquads``, or None: told from each message; with a ``mapping``, an MQTT, SSE or
+    WebSocket source's ``json``, ``jsonl`` or ``csv``, default json). A client names no directory, TCP server or
+    file of the service's machine: those sources (a directory, ``tcp://``, ``replay:``) are the command line's. The
+    URL itself is checked when the source starts (:meth:`Engine.source`: a 400 naming what is wrong)."""
     source, payload_format = decl.get("source"), decl.get("payload_format")
     if source is not None:
         if not isinstance(source, str):
@@ -640,7 +706,16 @@ def _stream_source(decl: dict, *, kafka: bool = False) -> tuple:
                                     "replay: source reads a file or a port of the server's machine on a client's "
                                     "word, so it is rspark run's (--source) only; without a source, the stream is "
                                     "fed by POST /streams/NAME")
-    if payload_format is not None and (not isinstance(source, str) or not source.strip().startswith("mqtt://")
-                                       or payload_format not in ("trig", "nquads")):
-        raise ServiceError(400, "payload_format is trig or nquads, and goes with an mqtt:// source")
+    if payload_format is not None:
+        text = source.strip() if isinstance(source, str) else ""
+        if not isinstance(payload_format, str) or not text.startswith(NETWORK_SOURCES):
+            raise ServiceError(400, "payload_format goes with an mqtt://, sse:// or ws:// source: trig or nquads "
+                                    "(mqtt://), or with a mapping json, jsonl or csv (a Kafka address says format=)")
+        # delayed: as in _stream_mapping
+        from rspark.engine.live.records import message_format
+
+        try:
+            message_format(text, payload_format, mapping, rdf=text.startswith("mqtt://"))
+        except RsparkError as exc:
+            raise ServiceError(400, str(exc)) from None
     return (source.strip() if source else None), payload_format

@@ -20,6 +20,10 @@ loader quarantines it (counted in ``rejected`` and ``quarantined``, a copy and i
 ``CHECKPOINT/quarantine/``). A broker that goes away is reported (a warning, and the source's ``connected`` and
 ``error`` in the stream's status) and connected to again with back-off (1 s doubling to 30 s).
 
+On a stream with a mapping the payloads are JSON, JSON Lines or CSV records (:mod:`rspark.engine.live.records`):
+mapped when the message arrives, the N-Quads of its elements written into the inbox (with the digest), or the message
+quarantined when none of its records maps.
+
 Sink: :class:`MqttSink` publishes each record (its JSON, as ``--format jsonl`` prints it) as one message with QoS 1
 and waits for the broker's acknowledgement; with a state file it publishes each (query, instant) once across
 restarts, as the file sinks write it once.
@@ -40,6 +44,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from rspark.engine.live.files import save_json
+from rspark.engine.live.records import message_base, message_format
 from rspark.engine.live.registry import looks_like_nquads, stream_key
 from rspark.engine.live.sinks import Sink, time_key
 from rspark.errors import DataError, InputError
@@ -158,12 +163,11 @@ class MqttSource:
 
     def __init__(self, runner, iri: str, spec: str, *, payload_format: str | None = None, **options) -> None:
         args = parse_mqtt(spec)
-        if payload_format not in (None, "trig", "nquads"):
-            raise InputError(f"source {spec!r}: the payload format is trig or nquads, not {payload_format!r}")
         self.runner, self.iri, self.spec = runner, iri, spec
         self.host, self.port, self.topic = args["host"], args["port"], args["topic"]
-        self.payload_format = payload_format
         self.stream = runner.stream(iri, **options)
+        # trig, nquads, None (told from each payload), or a mapped stream's record format (csv, json, jsonl)
+        self.payload_format = message_format(spec, payload_format, self.stream.mapping)
         self.client_id = client_id(runner.checkpoint, iri, spec)
         folder = os.path.join(runner.checkpoint, "streams", stream_key(iri))
         os.makedirs(folder, exist_ok=True)
@@ -262,6 +266,9 @@ class MqttSource:
         """The message as an inbox file, its digest in a comment at the end. A payload that is not UTF-8 is written
         as it came (its bytes kept), for the loader to report and quarantine like any malformed file."""
         st = self.stream
+        if st.mapping is not None:
+            self._write_records(payload, digest)
+            return
         text = payload.decode("utf-8", "surrogateescape")
         fmt = self.payload_format or ("nquads" if looks_like_nquads(text) else "trig")
         if st.arrival_time and _utf8(payload):
@@ -274,6 +281,23 @@ class MqttSource:
                 pass  # written as it came: the loader names the problem
         st.write(f"{text}{'' if text.endswith(chr(10)) else chr(10)}{DIGEST_MARK}{digest}\n",
                  "nq" if fmt == "nquads" else "trig")
+
+
+    def _write_records(self, payload: bytes, digest: str) -> None:
+        """A mapped stream's message: its records as N-Quads in an inbox file (the digest at its end), or, when none
+        maps (or the payload is not UTF-8), quarantined with the reasons; acknowledged either way."""
+        st, where = self.stream, f"mqtt://{self.host}:{self.port}/{self.topic} message {digest[:12]}"
+        try:
+            try:
+                text = payload.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"a payload of {len(payload)} bytes that is not UTF-8 text (byte {exc.start})",
+                                file=where) from None
+            nquads = self.runner.mapped(st, text, self.payload_format, where, message_base(self.topic, digest))
+        except (DataError, InputError) as exc:  # no record mapped; not JSON; a CSV header without the columns
+            self.runner.quarantine_message(st, f"mqtt-{digest[:16]}.{self.payload_format}", payload, [exc])
+            return
+        st.write(f"{nquads}{DIGEST_MARK}{digest}\n", "nq")
 
 
 def _utf8(payload: bytes) -> bool:

@@ -53,7 +53,8 @@ class LiveReading:
             timestamp_predicate=st.timestamp_predicate, elements=c["elements"], late=c["late"],
             rejected=c["rejected"], quarantined=c["quarantined"], files=c["files"], batches=c["batches"],
             first=_at(b.first, tl), last=_at(b.last, tl), watermark=_at(wm, tl), evaluated=_at(st.evaluated, tl),
-            held_from=_at(b.low, tl), sources=tuple(feed.status() for feed in list(st.feeds)))
+            held_from=_at(b.low, tl), sources=tuple(feed.status() for feed in list(st.feeds)),
+            mapped=st.mapping is not None)
 
     def describe_query(self, name: str) -> QueryView | None:
         """The registered query ``name`` (None when there is none): counters, progress, windows with their current

@@ -44,6 +44,7 @@ from rspark.engine.live.history import start_from_history
 from rspark.engine.live.inbox import InboxReader
 from rspark.engine.live.ingest import combine, read_small
 from rspark.engine.live.reading import LiveReading
+from rspark.engine.live.records import NoRecordMapped
 from rspark.engine.live.refresh import GraphRefresh, stream_horizon
 from rspark.engine.live.registry import (
     Closing,
@@ -85,6 +86,8 @@ RECORD_FORMAT_NAMES = ("csv", "json", "jsonl", "ndjson")
 STATE_FILE = "state.json"
 DRIVER_READ_CONF = "spark.rspark.live.driverRead"
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
+
+
 
 
 class LiveRunner(LiveReading):
@@ -205,15 +208,17 @@ class LiveRunner(LiveReading):
                 self._watch(st, path, "dir-" + stream_key(path))
         return st
 
-    def push(self, iri: str, data: str | bytes, *, format: str | None = None, tag: str | None = None) -> str:
+    def push(self, iri: str, data: str | bytes, *, format: str | None = None, tag: str | None = None,
+             where: str = "pushed data", element_base: str | None = None) -> str:
         """Appends elements (TriG or N-Quads text) to ``iri``'s inbox; returns the file written. The stream is
         declared with the defaults if it was not. With ``arrival_time``, graphs without a timestamp get the time
         of the push. ``tag``: letters and digits that end the inbox file's name (a source's mark of what it
-        wrote, :func:`~rspark.engine.live.registry.write_inbox`)."""
+        wrote, :func:`~rspark.engine.live.registry.write_inbox`). Records (``format`` csv, json, jsonl) are mapped
+        with the stream's mapping (:meth:`mapped`; ``where`` and ``element_base`` as there)."""
         st = self.streams.get(iri) or self.stream(iri)
         text = data.decode("utf-8") if isinstance(data, bytes) else data
         if format is not None and format.strip().lower() in RECORD_FORMAT_NAMES:
-            return st.write(self.mapped(st, text, record_format(format), "pushed data"), "nq", tag)
+            return st.write(self.mapped(st, text, record_format(format), where, element_base), "nq", tag)
         if st.mapping is not None and format is None:
             raise InputError(f"push to <{iri}>: the stream maps records: give their format (csv, json or jsonl), "
                              "or trig / nquads for RDF")
@@ -228,22 +233,26 @@ class LiveRunner(LiveReading):
             fmt = "nquads"
         return st.write(text, "nq" if fmt in ("nquads", "nq") else "trig", tag)
 
-    def mapped(self, st: LiveStream, text: str, fmt: str, file: str) -> str:
+    def mapped(self, st: LiveStream, text: str, fmt: str, file: str, element_base: str | None = None) -> str:
         """Records (``fmt``: csv, json, jsonl) mapped with the stream's mapping to N-Quads; a rejected record is
-        logged and kept in ``errors`` (file, line, record), and the others go on. Raises the first problem when no
-        record is left, and :class:`InputError` when the stream has no mapping."""
+        logged and kept in ``errors`` (``file``: where the text came from, then line and record), and the others go
+        on. Raises the first problem when no record is left, and :class:`InputError` when the stream has no
+        mapping. ``element_base``: the elements' names when the mapping has no ``element`` template (default: from
+        the stream and the text, :func:`~rspark.spark.loading.mapping.push_element_base`)."""
         if st.mapping is None:
             raise InputError(f"push to <{st.iri}>: {fmt} records need a mapping on the stream (live_stream(iri, "
                              "mapping=FILE), rspark run --mapping IRI=FILE)")
         conv = convert_records(text, fmt, st.mapping, file=file, pred=st.timestamp_predicate,
-                               element_base=push_element_base(st.iri, text))
+                               element_base=element_base or push_element_base(st.iri, text))
         if conv.errors and not conv.nquads:
-            raise conv.errors[0]
-        self._rejected_records(st, conv.errors)
+            raise NoRecordMapped(conv.errors)
+        self.rejected_records(st, conv.errors)
         return conv.nquads.decode("utf-8")
 
-    def _rejected_records(self, st: LiveStream, errors: list) -> None:
+    def rejected_records(self, st: LiveStream, errors: list) -> None:
         """The records a mapping rejected: warned of (the first WARNINGS_PER_FILE), kept, counted."""
+        if not errors:
+            return
         for line in summarised(errors, WARNINGS_PER_FILE):
             log.warning("<%s>: %s", st.iri, line)
         with self.lock:
@@ -272,7 +281,7 @@ class LiveRunner(LiveReading):
                     self.errors.append(exc if isinstance(exc, RsparkError) else DataError(str(exc), file=local))
                     st.counters["rejected"] += 1
                 continue
-            self._rejected_records(st, conv.errors)
+            self.rejected_records(st, conv.errors)
             if conv.nquads:
                 target = os.path.join(folder, f"{source}-{batch_id:08d}-{i:04d}.nq")
                 with open(target, "wb") as f:
@@ -478,6 +487,20 @@ class LiveRunner(LiveReading):
         """Where the late elements of the stream ``iri`` are written (docs/live.md)."""
         return os.path.join(self.checkpoint, "late", readable_key(iri))
 
+    def quarantine_message(self, st: LiveStream, name: str, data: str | bytes, errors: list) -> None:
+        """A message of a network source that gave no element (not RDF, no record mapped): its data as it came
+        (``name``: the file's name in the quarantine) and the reasons, as :meth:`quarantine` keeps a file's; the
+        records a mapping rejected (a :class:`NoRecordMapped`'s) are counted in the stream's ``rejected``."""
+        folder = os.path.join(self.checkpoint, "quarantine", readable_key(st.iri))
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, name)
+        with open(path, "wb") as out:
+            out.write(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data))
+        records = [e for err in errors if isinstance(err, NoRecordMapped) for e in err.errors]
+        st.counters["rejected"] += len(records)
+        self.quarantine(st, path, [e for err in errors for e in (err.errors if isinstance(err, NoRecordMapped)
+                                                                 else [err])])
+
     def quarantine(self, st: LiveStream, path: str, errors: list) -> None:
         """A file with problems: its messages are logged and kept in ``errors``; a copy of the file and the messages
         go to ``checkpoint/quarantine`` (the file itself stays where it is: it may be the user's). The elements
@@ -486,7 +509,8 @@ class LiveRunner(LiveReading):
         os.makedirs(folder, exist_ok=True)
         name = os.path.basename(path)
         try:
-            shutil.copyfile(path, os.path.join(folder, name))
+            if os.path.abspath(path) != os.path.abspath(os.path.join(folder, name)):
+                shutil.copyfile(path, os.path.join(folder, name))
         except OSError:
             pass  # the file went away: its messages are still written
         with open(os.path.join(folder, name + ".errors.txt"), "w", encoding="utf-8") as out:

@@ -25,13 +25,14 @@ from urllib.parse import parse_qsl
 from rspark.engine.live.files import save_json
 from rspark.engine.live.mqtt import SCHEME as MQTT
 from rspark.engine.live.mqtt import MqttSource, parse_mqtt
+from rspark.engine.live.records import RECORD_FORMATS, map_messages, message_format
 from rspark.engine.live.registry import stream_key
 from rspark.engine.live.sinks import failure_cause, reachable
 from rspark.engine.live.sse import SCHEMES as SSE
 from rspark.engine.live.sse import SseSource, parse_sse
 from rspark.engine.live.websocket import SCHEMES as WS
 from rspark.engine.live.websocket import WebSocketSource, parse_ws
-from rspark.errors import InputError, RsparkError
+from rspark.errors import DataError, InputError, RsparkError
 from rspark.model.codec import encode_literal
 from rspark.model.time import TimeKind
 from rspark.model.timestamps import parse_validity
@@ -45,6 +46,8 @@ KAFKA_OPTIONS = ("startingOffsets", "maxOffsetsPerTrigger", "minOffsetsPerTrigge
                  "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs")
 KAFKA_TRIGGER = 0.5  # seconds between two looks at a Kafka topic
 KAFKA_FORMATS = {"trig": "trig", "nquads": "nq", "nq": "nq", "auto": None}
+MESSAGE_SOURCES = ("mqtt", "sse", "ws")  # the sources that take a payload_format
+MAPPED_SOURCES = ("dir", "kafka", *MESSAGE_SOURCES)  # the sources that take a mapping (JSON and CSV records)
 _TOPIC = re.compile(r"[A-Za-z0-9._-]+")
 _HOSTPORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})")
 
@@ -69,8 +72,9 @@ def parse_kafka(spec: str) -> dict:
     fmt, options = "auto", {"startingOffsets": "earliest"}
     for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=False):
         if key == "format":
-            if value.lower() not in KAFKA_FORMATS:
-                raise InputError(f"source {spec!r}: format is trig, nquads or auto, not {value!r}")
+            if value.lower() not in KAFKA_FORMATS and value.lower() not in RECORD_FORMATS:
+                raise InputError(f"source {spec!r}: format is trig, nquads or auto (or with a mapping csv, json or "
+                                 f"jsonl), not {value!r}")
             fmt = value.lower()
         elif key == "startingOffsets":
             if value not in ("earliest", "latest") and not value.lstrip().startswith("{"):
@@ -134,11 +138,12 @@ def start_source(engine, iri: str, spec: str, **options):
     :class:`PacedReplay`; None for a directory or TCP)."""
     kind, args = parse_source(spec)
     runner = engine.live
-    if kind != "mqtt" and options.pop("payload_format", None) is not None:
-        raise InputError(f"source {spec!r}: payload_format is an option of mqtt:// sources")
-    if options.get("mapping") is not None and kind != "dir":
-        raise InputError(f"source {spec!r}: a mapping (JSON and CSV records) is taken by directory sources and "
-                         f"pushes, not by {kind} sources")
+    if kind not in MESSAGE_SOURCES and options.pop("payload_format", None) is not None:
+        raise InputError(f"source {spec!r}: payload_format is an option of mqtt://, sse:// and ws:// sources"
+                         + (" (a Kafka address says format=...)" if kind == "kafka" else ""))
+    if options.get("mapping") is not None and kind not in MAPPED_SOURCES:
+        raise InputError(f"source {spec!r}: a mapping (JSON and CSV records) is taken by directory, kafka://, "
+                         f"mqtt://, sse:// and ws:// sources and pushes, not by {kind} sources")
     if kind == "dir":
         runner.watch(iri, args["directory"], **options)
     elif kind == "mqtt":
@@ -214,6 +219,10 @@ class KafkaSource:
         self.runner, self.iri, self.args = runner, iri, args
         self.spec = spec or f"kafka://{args['servers']}/{args['topic']}"
         self.stream = runner.stream(iri, **options)
+        fmt = {"auto": None, "nq": "nquads"}.get(args["format"], args["format"])
+        resolved = message_format(self.spec, fmt, self.stream.mapping)
+        # a mapped stream's record format: each record's value mapped on Spark's executors (rspark.engine.live.records)
+        self.records = resolved if resolved in RECORD_FORMATS else None
         self.name = "kafka-" + stream_key(f"{args['servers']}/{args['topic']}")
         self.folder = os.path.join(runner.checkpoint, "streams", stream_key(iri), "sources", self.name)
         self.written = InboxLog(self.folder, self.stream)
@@ -250,13 +259,16 @@ class KafkaSource:
                   .option("subscribe", args["topic"]))
         for key, value in args["options"].items():
             reader = reader.option(key, value)
-        records = reader.load().selectExpr("CAST(value AS STRING) AS value", "partition", "offset")
-        ext = KAFKA_FORMATS[args["format"]]
+        records = reader.load().selectExpr("CAST(value AS STRING) AS value", "topic", "partition", "offset")
+        ext = KAFKA_FORMATS.get(args["format"])
         written, iri, source = self.written, self.iri, self.name
 
         def on_batch(df, batch_id: int) -> None:
             if written.done(batch_id):
                 log.info("<%s> %s: micro-batch %d is in the inbox already", iri, source, batch_id)
+                return
+            if self.records is not None:
+                self._mapped_batch(df, batch_id)
                 return
             rows = sorted(df.collect(), key=lambda r: (r["partition"], r["offset"]))
             self.counters["batches"] += 1
@@ -282,6 +294,36 @@ class KafkaSource:
                 .option("checkpointLocation", os.path.join(self.folder, "spark"))
                 .trigger(processingTime=f"{int(every * 1000)} milliseconds")
                 .queryName(f"rspark-{stream_key(self.iri)}-{source}").start())
+
+    def _mapped_batch(self, df, batch_id: int) -> None:
+        """A mapped stream's micro-batch: each record's value mapped on Spark's executors (:func:`map_messages`), the
+        elements written into the inbox as one N-Quads file in partition and offset order; the rejected records
+        warned of, kept and counted; the values none of whose records mapped quarantined together (one file a
+        micro-batch, each value after a comment line naming its partition and offset)."""
+        st, fmt, where = self.stream, self.records, self.spec
+        mapping, pred = st.mapping, st.timestamp_predicate
+
+        def run(rows):
+            return map_messages(((r["value"], r["topic"], r["partition"], r["offset"]) for r in rows), mapping,
+                                fmt, pred, where)
+
+        out = sorted(df.rdd.mapPartitions(run).collect(), key=lambda r: (r[0], r[1]))
+        self.counters["batches"] += 1
+        self.counters["records"] += len(out)
+        rejected, quarantined, kept = [], [], []
+        for partition, offset, nquads, problems, failed in out:
+            errors = [DataError(reason, file=file, line=line) for reason, file, line in problems]
+            if failed is None:
+                rejected += errors
+                kept.append(nquads)
+            else:
+                quarantined.append((f"# partition {partition} offset {offset}\n{failed}\n", errors))
+        self.runner.rejected_records(st, rejected)
+        if quarantined:
+            self.runner.quarantine_message(st, f"{self.name}-b{batch_id:08d}.txt", "".join(q[0] for q in quarantined),
+                                           [e for q in quarantined for e in q[1]])
+        if kept:
+            self.written.write(batch_id, "".join(kept), "nq")
 
     # ------------------------------------------------------------------------------------------------ watching
 

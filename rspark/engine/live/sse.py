@@ -29,6 +29,7 @@ from decimal import Decimal, InvalidOperation
 from urllib.parse import quote, urlsplit
 
 from rspark.engine.live.files import save_json
+from rspark.engine.live.records import message_base, message_format
 from rspark.engine.live.registry import stream_key
 from rspark.errors import DataError, InputError
 
@@ -148,10 +149,12 @@ def tag_id(name: str) -> str | None:
 class SseSource:
     """Reads the event stream at ``spec`` into the live stream ``iri`` (see the module's documentation)."""
 
-    def __init__(self, runner, iri: str, spec: str, **options) -> None:
+    def __init__(self, runner, iri: str, spec: str, *, payload_format: str | None = None, **options) -> None:
         self.runner, self.iri, self.spec = runner, iri, spec
         self.url = parse_sse(spec)["url"]
         self.stream = runner.stream(iri, **options)
+        # a mapped stream's record format (rspark.engine.live.records); None: RDF, told from each event
+        self.records = message_format(spec, payload_format, self.stream.mapping, rdf=False)
         key = hashlib.sha1(f"{iri}\0{self.url}".encode()).hexdigest()[:12]
         folder = os.path.join(runner.checkpoint, "streams", stream_key(iri))
         os.makedirs(folder, exist_ok=True)
@@ -271,10 +274,15 @@ class SseSource:
         tag = id_tag(event_id) if event_id is not None and len(event_id.encode("utf-8")) <= 100 else None
         salt = hashlib.sha1(f"{event_id}\0{data}".encode()).hexdigest()[:10]
         try:
-            text, fmt = event_push(data, self.url, self.stream.timestamp_predicate, salt)
+            if self.records is not None:  # a record (or records) the stream's mapping maps
+                text, fmt = data, self.records
+            else:
+                text, fmt = event_push(data, self.url, self.stream.timestamp_predicate, salt)
+            where = f"{self.url} event {event_id or self.counters['events']}"
             # the inbox reader removes a file only after its id is in the state file (or the last applied files)
             with self.stream.inbox_lock:
-                path = self.runner.push(self.iri, text, format=fmt, tag=tag)
+                path = self.runner.push(self.iri, text, format=fmt, tag=tag, where=where,
+                                        element_base=message_base(self.url, event_id, self.counters["events"], data))
                 self._written(event_id, path)
         except (DataError, InputError, SyntaxError, ValueError) as exc:
             self.counters["rejected"] += 1
@@ -288,12 +296,8 @@ class SseSource:
         save_json(self.state_path, {"id": event_id, "file": os.path.basename(path) if path else ""})
 
     def _quarantine(self, event_id: str | None, data: str, exc: Exception) -> None:
-        """An event that is not RDF: its data and the reason go to the checkpoint's quarantine, as a file's."""
-        path = os.path.join(os.path.dirname(self.state_path), f"sse-event-{self.counters['events']}.txt")
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(data)
-        try:
-            reason = DataError(f"event {event_id or self.counters['events']} of {self.url}: {exc}", file=self.url)
-            self.runner.quarantine(self.stream, path, [reason])
-        finally:
-            os.remove(path)
+        """An event that gave no element (not RDF; no record mapped): its data and the reason go to the checkpoint's
+        quarantine, as a file's."""
+        reason = exc if self.records is not None and isinstance(exc, DataError) and exc.file else \
+            DataError(f"event {event_id or self.counters['events']} of {self.url}: {exc}", file=self.url)
+        self.runner.quarantine_message(self.stream, f"sse-event-{self.counters['events']}.txt", data, [reason])

@@ -103,6 +103,7 @@ class StreamView:
     # the sources that write into its inbox by themselves (an MQTT subscription): their state, as
     # ``live_status()["streams"][iri]["sources"]`` gives it
     sources: tuple = ()
+    mapped: bool = False  # its records are JSON or CSV, mapped to elements (a mapping)
 
 
 @dataclass(frozen=True)

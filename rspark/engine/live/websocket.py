@@ -34,6 +34,7 @@ import os
 import threading
 from urllib.parse import urlunsplit
 
+from rspark.engine.live.records import message_base, message_format
 from rspark.engine.live.registry import stream_key
 from rspark.engine.live.sse import event_push, split_url
 from rspark.errors import DataError, InputError
@@ -82,18 +83,24 @@ def content_format(media_type: str, text: str) -> str | None:
                     "N-Quads, N-Triples, JSON-LD, NDJSON-LD; a version=...-messages parameter for an RDF Message Log)")
 
 
+def utf8_text(data: str | bytes) -> str:
+    """A message's text: a binary message decoded as UTF-8 (a :class:`DataError` when it is not)."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        raw = bytes(data)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"a binary message of {len(raw)} bytes that is not UTF-8 text (byte {exc.start}: "
+                            f"{raw[exc.start:exc.start + 1]!r})") from None
+    return data
+
+
 def message_push(data: str | bytes, url: str, predicate: str, salt: str,
                  media_type: str | None = None) -> tuple[str, str | None]:
     """What one message pushes: (text, format for ``Engine.push``, None for RDF text told by its first statement).
     A :class:`DataError` for a message that is not RDF: a binary one that is not UTF-8, a record of a SELECT or ASK
     query, or any message of a connection whose ``media_type`` rspark does not read."""
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        raw = bytes(data)
-        try:
-            data = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataError(f"a binary message of {len(raw)} bytes that is not UTF-8 text (byte {exc.start}: "
-                            f"{raw[exc.start:exc.start + 1]!r})") from None
+    data = utf8_text(data)
     if media_type is None:
         return event_push(data, url, predicate, salt)
     fmt = content_format(media_type, data)
@@ -106,10 +113,12 @@ class WebSocketSource:
     """Reads the messages of the WebSocket at ``spec`` into the live stream ``iri`` (see the module's
     documentation)."""
 
-    def __init__(self, runner, iri: str, spec: str, **options) -> None:
+    def __init__(self, runner, iri: str, spec: str, *, payload_format: str | None = None, **options) -> None:
         self.runner, self.iri, self.spec = runner, iri, spec
         self.url = parse_ws(spec)["url"]
         self.stream = runner.stream(iri, **options)
+        # a mapped stream's record format (rspark.engine.live.records); None: RDF, told from each message
+        self.records = message_format(spec, payload_format, self.stream.mapping, rdf=False)
         self.key = key = hashlib.sha1(f"{iri}\0{self.url}".encode()).hexdigest()[:12]
         self.folder = os.path.join(runner.checkpoint, "streams", stream_key(iri))
         os.makedirs(self.folder, exist_ok=True)
@@ -203,11 +212,15 @@ class WebSocketSource:
         text = data if isinstance(data, str) else data.decode("utf-8", "replace")
         salt = hashlib.sha1(f"{self.nonce}\0{number}\0{text}".encode()).hexdigest()[:10]
         try:
-            pushed, fmt = message_push(data, self.url, self.stream.timestamp_predicate, salt, self.media_type)
+            if self.records is not None:  # a record (or records) the stream's mapping maps
+                pushed, fmt = utf8_text(data), self.records
+            else:
+                pushed, fmt = message_push(data, self.url, self.stream.timestamp_predicate, salt, self.media_type)
             with self.stream.inbox_lock:
                 if self.stopped:  # the stream was dropped
                     return
-                self.runner.push(self.iri, pushed, format=fmt)
+                self.runner.push(self.iri, pushed, format=fmt, where=f"{self.url} message {number}",
+                                 element_base=message_base(self.url, self.nonce, number))
         except (DataError, InputError, SyntaxError, ValueError) as exc:
             self.counters["rejected"] += 1
             self._quarantine(number, data, exc)
@@ -215,11 +228,7 @@ class WebSocketSource:
     def _quarantine(self, number: int, data: str | bytes, exc: Exception) -> None:
         """A message that is not RDF: its data (bytes as they came) and the reason go to the checkpoint's
         quarantine, as a file's."""
-        path = os.path.join(self.folder, f"ws-{self.key}-message-{number}.{'txt' if isinstance(data, str) else 'bin'}")
-        with open(path, "wb") as out:
-            out.write(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
-        try:
-            reason = DataError(f"message {number}: {exc}", file=self.url)  # ("URL: message N: ...")
-            self.runner.quarantine(self.stream, path, [reason])
-        finally:
-            os.remove(path)
+        name = f"ws-{self.key}-message-{number}.{'txt' if isinstance(data, str) else 'bin'}"
+        reason = exc if self.records is not None and isinstance(exc, DataError) and exc.file else \
+            DataError(f"message {number}: {exc}", file=self.url)  # ("URL: message N: ...")
+        self.runner.quarantine_message(self.stream, name, data, [reason])

@@ -354,13 +354,16 @@
   }
 
   // where a stream's elements come from: pushes (POST /streams/{name}), or its source's URL and whether it is
-  // connected (a broker that went away is marked, its error in the cell's title)
+  // connected (a broker that went away is marked, its error in the cell's title); "records" when a mapping turns
+  // its JSON or CSV records into elements
   function sourceCell(s) {
-    if (!s.source) return el("td", { class: "source" }, "push");
+    const mapped = s.mapped ? " · records" : "";
+    if (!s.source) return el("td", { class: "source", title: s.mapped ? "JSON or CSV records, mapped" : "" },
+      "push" + mapped);
     const feed = (s.sources || [])[0] || {};
     const down = feed.connected === false;
     return el("td", { class: "source" + (down ? " warn-cell" : ""), title: feed.error || s.source },
-      s.source + (down ? " (disconnected)" : ""));
+      s.source + mapped + (down ? " (disconnected)" : ""));
   }
 
     // a list's line under its table: "Loading ..." (as the page comes) until the first answer, then whether it is empty
