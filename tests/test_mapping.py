@@ -517,3 +517,37 @@ def test_live_records_from_mqtt_sse_and_websocket_messages(spark, sample, tmp_pa
                           f"{ws_url}: message 2: a binary message of 4 bytes that is not UTF-8 text (byte 0: "
                           "b'\\xff')"]
     assert reasons.splitlines() == errors[1:]
+
+
+def test_a_mapped_replay_whose_parts_the_driver_does_not_see_is_an_error(spark, tmp_path, monkeypatch):
+    """On a cluster the executors write the mapped N-Quads on their own disks unless spark.rspark.mapped.dir names a
+    directory they share with the driver: parts the driver does not find are an error naming the setting, never a
+    partial stream. The setting is taken (the parts go there) and checked."""
+    from rspark.engine.engine import Engine
+    from rspark.errors import RsparkError
+    from rspark.spark.loading import loader
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    made = []
+    real_mkdtemp = loader.tempfile.mkdtemp
+    monkeypatch.setattr(loader.tempfile, "mkdtemp", lambda **kw: made.append(kw["dir"]) or real_mkdtemp(**kw))
+    spark.conf.set(loader.MAPPED_DIR_CONF, str(shared))
+    try:
+        with Engine(spark=spark) as eng:
+            eng.add_stream(EX + "obs", SAMPLES / "observations.csv", mapping=SAMPLES / "observations-csv.yaml")
+            assert eng._loaded[-1].n_elements == 120 and made == [str(shared)]
+        real_glob = loader.glob.glob
+        monkeypatch.setattr(loader.glob, "glob", lambda pattern: real_glob(pattern)[1:])  # one part not seen
+        with Engine(spark=spark) as eng, pytest.raises(RsparkError) as info:
+            eng.add_stream(EX + "obs", SAMPLES / "observations.csv", mapping=SAMPLES / "observations-csv.yaml")
+        assert str(info.value).startswith(f"{SAMPLES / 'observations.csv'}: the mapped records were written by "
+                                          f"Spark's executors under {shared}/rspark-mapped-")
+        assert str(info.value).endswith("on the driver's file system: on a cluster, give a directory the driver and "
+                                        "every executor share: --conf spark.rspark.mapped.dir=DIR")
+        spark.conf.set(loader.MAPPED_DIR_CONF, str(tmp_path / "none"))
+        with Engine(spark=spark) as eng, pytest.raises(InputError, match=r"spark\.rspark\.mapped\.dir=.*: not a "):
+            eng.add_stream(EX + "obs", SAMPLES / "observations.csv", mapping=SAMPLES / "observations-csv.yaml")
+    finally:
+        spark.conf.unset(loader.MAPPED_DIR_CONF)
+    assert list(shared.iterdir()) == []  # (the parts and the joined file removed)

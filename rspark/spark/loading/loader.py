@@ -68,7 +68,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from rspark.errors import DataError, InputError, MissingFileError, MoreProblems
+from rspark.errors import DataError, InputError, MissingFileError, MoreProblems, RsparkError
 from rspark.model.time import TimeKind
 from rspark.model.timestamps import PLAIN_INTEGER_STAMP, PROV_GENERATED_AT_TIME, parse_validity
 from rspark.spark import jvm
@@ -355,6 +355,21 @@ def parse_small(data: bytes, fmt: str, *, base_iri: str | None, token: str, defa
 # spark.rspark.load.driverMaxBytes sets another size (0: every file is parsed on the executors)
 SMALL_GRAPH_BYTES = 256 << 10
 DRIVER_MAX_BYTES_CONF = "spark.rspark.load.driverMaxBytes"
+
+
+MAPPED_DIR_CONF = "spark.rspark.mapped.dir"
+
+
+def _mapped_dir(spark: SparkSession) -> str | None:
+    """Where a mapped replay's executors write the elements' N-Quads for the driver to read (``spark.rspark.mapped.
+    dir``, a directory the driver and the executors share; default: the system's temporary directory, which local
+    mode's executors share with the driver)."""
+    value = spark.conf.get(MAPPED_DIR_CONF, None)
+    if value is None:
+        return None
+    if not os.path.isdir(value):
+        raise InputError(f"{MAPPED_DIR_CONF}={value!r}: not a directory")
+    return value
 
 
 def _driver_max_bytes(spark: SparkSession) -> int:
@@ -992,8 +1007,9 @@ def _mapped_stream(spark: SparkSession, iri: str, path: str, format: str | None,
 
         out = lines.zipWithIndex().mapPartitions(run)
     out = out.persist(StorageLevel.MEMORY_AND_DISK)
-    folder = tempfile.mkdtemp(prefix="rspark-mapped-")
+    folder = tempfile.mkdtemp(prefix="rspark-mapped-", dir=_mapped_dir(spark))
     target = folder + ".nq"
+    n_parts = out.getNumPartitions()
     try:
         out.filter(lambda r: r[0] == 0).map(lambda r: r[1][:-1]).saveAsTextFile("file://" + folder + "/parts")
         problems = out.filter(lambda r: r[0] == 1).map(lambda r: r[1])
@@ -1002,6 +1018,11 @@ def _mapped_stream(spark: SparkSession, iri: str, path: str, format: str | None,
     finally:
         out.unpersist()
     parts = sorted(glob.glob(os.path.join(folder, "parts", "part-*")))
+    if len(parts) != n_parts:  # written on executors' disks the driver does not see: the content would be partial
+        shutil.rmtree(folder, ignore_errors=True)
+        raise RsparkError(f"{path}: the mapped records were written by Spark's executors under {folder}, and "
+                          f"{len(parts)} of their {n_parts} parts are on the driver's file system: on a cluster, give "
+                          f"a directory the driver and every executor share: --conf {MAPPED_DIR_CONF}=DIR")
     with open(target, "wb") as whole:
         for part in parts:
             with open(part, "rb") as f:
