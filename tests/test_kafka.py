@@ -474,3 +474,54 @@ def test_a_spark_failure_is_said_by_its_java_exception():
         "org.apache.spark.SparkException: Job aborted due to stage failure: ...")
     assert failure_cause(RuntimeError("\n  plain words\nmore")) == "plain words"
     assert failure_cause(RuntimeError("")) == "RuntimeError"
+
+
+def test_a_failed_kafka_query_is_started_again_with_back_off(monkeypatch, caplog):
+    """Spark's Kafka query that fails (rather than waits) is started again on its checkpoint after 1 s, 2 s, ...
+    (30 s at most), with a warning naming the Java cause; one that cannot start again is tried after the next
+    delay; the stream's list of queries holds the running one."""
+    from rspark.engine.live.sources import KafkaSource
+
+    class Query:
+        def __init__(self, name: str) -> None:
+            self.name, self.stopped = name, False
+
+        def exception(self):
+            return RuntimeError("An error occurred while calling o12.awaitTermination\nCaused by: "
+                                "org.apache.kafka.common.errors.TimeoutException: Timeout of 60000ms expired")
+
+        def stop(self) -> None:
+            self.stopped = True
+
+    waits: list[float] = []
+    source = object.__new__(KafkaSource)
+    source.iri, source.args = EX + "S", {"topic": "elements", "servers": "h:1"}
+    source.runner = types.SimpleNamespace(closing=lambda: False)
+    failed = Query("failed")
+    source.stream = types.SimpleNamespace(queries=[Query("other"), failed])
+    source.stopped = types.SimpleNamespace(wait=waits.append, is_set=lambda: False)
+    source.counters = {"restarts": 0}
+    source.query = failed
+    starts = iter([RuntimeError("java.net.ConnectException: Connection refused"), Query("fresh"), RuntimeError()])
+
+    def start_query():
+        fresh = next(starts)
+        if isinstance(fresh, Exception):
+            raise fresh
+        return fresh
+
+    source._start_query = start_query
+    with caplog.at_level("WARNING", logger="rspark.live"):
+        delay = source._restart(failed, 1.0)
+        assert (delay, source.query, source.counters["restarts"]) == (2.0, failed, 1)  # could not start: later
+        assert source.error == "Spark's query could not start again: java.net.ConnectException: Connection refused"
+        delay = source._restart(failed, delay)
+    assert (delay, waits, source.counters["restarts"]) == (4.0, [1.0, 2.0], 2)
+    assert source.query.name == "fresh" and [q.name for q in source.stream.queries] == ["other", "fresh"]
+    assert source.connected is False and source.error == (
+        "Spark's query failed: Caused by: org.apache.kafka.common.errors.TimeoutException: Timeout of 60000ms expired")
+    assert caplog.messages[0] == (f"<{EX}S>: reading elements from Kafka failed (Caused by: org.apache.kafka.common."
+                                  "errors.TimeoutException: Timeout of 60000ms expired); starting again in 1 s")
+    # (at most 30 s); an exception without a text is named by its type
+    assert source._restart(source.query, 30.0) == 30.0
+    assert source.error == "Spark's query could not start again: RuntimeError"

@@ -387,7 +387,7 @@ class KafkaSource:
         try:
             fresh = self._start_query()
         except Exception as exc:  # noqa: BLE001 - tried again after the next delay
-            self.error = f"Spark's query could not start again: {str(exc).strip().splitlines()[0][:300]}"
+            self.error = f"Spark's query could not start again: {failure_cause(exc)}"
             log.warning("<%s>: %s", self.iri, self.error)
             self.query = query  # (inactive: the next look starts it again)
             return min(delay * 2, self.RESTART[1])
