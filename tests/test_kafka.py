@@ -525,3 +525,42 @@ def test_a_failed_kafka_query_is_started_again_with_back_off(monkeypatch, caplog
     # (at most 30 s); an exception without a text is named by its type
     assert source._restart(source.query, 30.0) == 30.0
     assert source.error == "Spark's query could not start again: RuntimeError"
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_rspark_serve_kafka_reads_a_topic_a_client_declares_with_a_mapping(broker, tmp_path):
+    """``rspark serve --kafka``: a client declares a stream fed by a Kafka topic of JSON records with a mapping
+    (PUT /streams/M), registers a query over it, and gets its records as Server-Sent Events; a record without a
+    timestamp is quarantined and shown in the stream's view with the source's state."""
+    import httpx2 as httpx
+
+    from tests.support.sse import Server, SSEReader
+
+    producer = KafkaProducer(bootstrap_servers=broker.servers)
+    for value in (record(2), NO_TIME, record(4), record(6)):
+        producer.send("served", value.encode())
+    producer.flush()
+    producer.close()
+    server = Server("--kafka", checkpoint=str(tmp_path / "ckpt"))
+    try:
+        server.wait_ready()
+        source = f"kafka://{broker.servers}/served"
+        r = httpx.put(f"{server.url}/streams/M", json={"iri": EX + "M", "source": source, "mapping": MAPPING},
+                      timeout=120)
+        assert r.status_code == 201, r.text
+        r = httpx.put(f"{server.url}/queries/count", content=COUNT.replace(":S [", ":M ["),
+                      headers={"Content-Type": "application/sparql-query"}, timeout=120)
+        assert r.status_code == 201, r.text
+        reader = SSEReader(f"{server.url}/queries/count/results")
+        events = reader.wait_for(2, timeout=180)
+        reader.close()
+        assert [(e["id"], json.loads(e["data"])["results"]["bindings"][0]["n"]["value"]) for e in events] == [
+            ("2", "1"), ("4", "2")]  # the window (t - 4, t] of Figure 1's elements at 2 and 4
+        view = httpx.get(f"{server.url}/streams/M", timeout=30).json()
+        [state] = view["sources"]
+        assert (view["mapped"], view["elements"], view["quarantined"], view["rejected"]) == (True, 3, 1, 1)
+        assert (state["kind"], state["source"], state["connected"], state["records"]) == ("kafka", source, True, 4)
+    finally:
+        code = server.stop()
+    assert code == 0, server.log()

@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl
 from rspark.engine.live.files import save_json
 from rspark.engine.live.mqtt import SCHEME as MQTT
 from rspark.engine.live.mqtt import MqttSource, parse_mqtt
-from rspark.engine.live.records import RECORD_FORMATS, map_messages, message_format
+from rspark.engine.live.records import RECORD_FORMATS, NoRecordMapped, map_messages, message_format
 from rspark.engine.live.registry import stream_key
 from rspark.engine.live.sinks import failure_cause, reachable
 from rspark.engine.live.sse import SCHEMES as SSE
@@ -320,8 +320,9 @@ class KafkaSource:
                 quarantined.append((f"# partition {partition} offset {offset}\n{failed}\n", errors))
         self.runner.rejected_records(st, rejected)
         if quarantined:
+            # (NoRecordMapped: the records are counted in the stream's rejected, as a message's of the other sources)
             self.runner.quarantine_message(st, f"{self.name}-b{batch_id:08d}.txt", "".join(q[0] for q in quarantined),
-                                           [e for q in quarantined for e in q[1]])
+                                           [NoRecordMapped(q[1]) for q in quarantined])
         if kept:
             self.written.write(batch_id, "".join(kept), "nq")
 
