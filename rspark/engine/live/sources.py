@@ -53,13 +53,15 @@ _HOSTPORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})")
 
 
 def parse_kafka(spec: str) -> dict:
-    """``kafka://HOST:PORT[,HOST:PORT...]/TOPIC[,TOPIC...][?format=trig|nquads|auto&startingOffsets=earliest|latest
-    &kafka.KEY=VALUE&OPTION=VALUE...]`` -> its arguments (docs/live.md, Kafka)."""
+    """``kafka://HOST:PORT[,HOST:PORT...]/TOPIC[,TOPIC...][?format=trig|nquads|auto|json|jsonl|csv&startingOffsets=
+    earliest|latest&kafka.KEY=VALUE&OPTION=VALUE...]`` -> its arguments (docs/live.md, Kafka; json, jsonl and csv
+    with a mapping)."""
     body = spec.strip()[len("kafka://"):]
     where, _, query = body.partition("?")
     servers, slash, topics = where.partition("/")
     topics = topics.rstrip("/")
-    usage = "expected kafka://HOST:PORT/TOPIC[?format=trig|nquads&startingOffsets=earliest|latest&kafka.KEY=VALUE]"
+    usage = ("expected kafka://HOST:PORT/TOPIC[?format=trig|nquads|json|jsonl|csv&startingOffsets=earliest|latest"
+             "&kafka.KEY=VALUE]")
     if not slash or not servers or not topics:
         raise InputError(f"source {spec!r}: {usage}")
     for hostport in servers.split(","):
