@@ -44,7 +44,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from rspark.engine.live.files import save_json
-from rspark.engine.live.records import message_base, message_format
+from rspark.engine.live.records import DEFAULT_RECORD_FORMAT, RECORD_FORMATS, message_base, message_format
 from rspark.engine.live.registry import looks_like_nquads, stream_key
 from rspark.engine.live.sinks import Sink, time_key
 from rspark.errors import DataError, InputError
@@ -282,7 +282,6 @@ class MqttSource:
         st.write(f"{text}{'' if text.endswith(chr(10)) else chr(10)}{DIGEST_MARK}{digest}\n",
                  "nq" if fmt == "nquads" else "trig")
 
-
     def _write_records(self, payload: bytes, digest: str) -> None:
         """A mapped stream's message: its records as N-Quads in an inbox file (the digest at its end), or, when none
         maps (or the payload is not UTF-8), quarantined with the reasons; acknowledged either way."""
@@ -293,9 +292,10 @@ class MqttSource:
             except UnicodeDecodeError as exc:
                 raise DataError(f"a payload of {len(payload)} bytes that is not UTF-8 text (byte {exc.start})",
                                 file=where) from None
-            nquads = self.runner.mapped(st, text, self.payload_format, where, message_base(self.topic, digest))
+            fmt = self.payload_format if self.payload_format in RECORD_FORMATS else DEFAULT_RECORD_FORMAT
+            nquads = self.runner.mapped(st, text, fmt, where, message_base(self.topic, digest))
         except (DataError, InputError) as exc:  # no record mapped; not JSON; a CSV header without the columns
-            self.runner.quarantine_message(st, f"mqtt-{digest[:16]}.{self.payload_format}", payload, [exc])
+            self.runner.quarantine_message(st, f"mqtt-{digest[:16]}.txt", payload, [exc])
             return
         st.write(f"{nquads}{DIGEST_MARK}{digest}\n", "nq")
 
