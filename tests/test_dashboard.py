@@ -117,6 +117,11 @@ def test_dashboard_shows_queries_elements_answers_and_late_data(serve, tmp_path)
     assert status == 201, body
     status, body = request("PUT", base + "/queries/q1", QUERY.encode(), "application/sparql-query")
     assert status == 201, body
+    # a stream of JSON or CSV records (a mapping): its source cell says so
+    mapping = "timestamp: t\nmappings:\n  m:\n    s: http://example.org/$(id)\n    po: [[http://example.org/v, $(v)]]\n"
+    status, body = request("PUT", base + "/streams/readings", json.dumps({"mapping": mapping}).encode(),
+                           "application/json")
+    assert status == 201, body
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_bin, args=["--no-sandbox"])
@@ -142,6 +147,12 @@ def test_dashboard_shows_queries_elements_answers_and_late_data(serve, tmp_path)
             assert page.locator('#queries tbody tr[data-name="q1"] td').first.text_content() == "q1"
             assert page.locator('#queries tbody tr[data-name="q1"] td').nth(1).text_content() == "obs"
             assert page.locator('#streams tbody tr[data-name="obs"] td').first.text_content() == "obs"
+            assert page.locator('#streams tbody tr[data-name="obs"] td.source').text_content() == "push"
+            assert page.locator('#streams tbody tr[data-name="readings"] td.source').text_content() == "push · records"
+            # the source column is in view: the streams' table fits its card (1280 px wide), nothing cut off
+            widths = page.evaluate("() => { const t = document.querySelector('#streams'); "
+                                   "return [t.scrollWidth, t.parentElement.clientWidth]; }")
+            assert widths[0] <= widths[1], widths
             wait_for("() => document.querySelector('#q-name').textContent === 'q1'", None, "q1's panel", 10)
             assert page.locator("#query-panel").is_visible()
             assert page.locator("#q-consumed").is_hidden()  # q1 consumes no events
