@@ -274,6 +274,8 @@ class SseSource:
         tag = id_tag(event_id) if event_id is not None and len(event_id.encode("utf-8")) <= 100 else None
         salt = hashlib.sha1(f"{event_id}\0{data}".encode()).hexdigest()[:10]
         try:
+            if self.records is None and self.stream.mapping is not None:  # mapped after the source started
+                self.records = message_format(self.spec, None, self.stream.mapping)
             if self.records is not None:  # a record (or records) the stream's mapping maps
                 text, fmt = data, self.records
             else:

@@ -212,6 +212,8 @@ class WebSocketSource:
         text = data if isinstance(data, str) else data.decode("utf-8", "replace")
         salt = hashlib.sha1(f"{self.nonce}\0{number}\0{text}".encode()).hexdigest()[:10]
         try:
+            if self.records is None and self.stream.mapping is not None:  # mapped after the source started
+                self.records = message_format(self.spec, None, self.stream.mapping)
             if self.records is not None:  # a record (or records) the stream's mapping maps
                 pushed, fmt = utf8_text(data), self.records
             else:
