@@ -442,6 +442,28 @@ def test_a_triple_in_two_elements_is_one_triple_of_the_window(spark, tmp_path):
     assert got == [(1, "1"), (2, "1"), (3, "2")]
 
 
+def test_a_stream_read_on_the_driver_answers_the_duplicate_check_there(spark, tmp_path):
+    """A small clean stream file is read on the driver: its duplicate check is answered there by Arrow, no Spark
+    job, and equals the job's answer for every predicate set."""
+    from rspark.engine.engine import Engine
+    from rspark.model.codec import encode
+    from rspark.model.terms import IRI
+
+    path = tmp_path / "dup.trig"
+    path.write_text(
+        "@prefix : <http://example.org/> . @prefix prov: <http://www.w3.org/ns/prov#> .\n"
+        ":g1 { :s1 a :Sensor . :o1 :v 1 } :g1 prov:generatedAtTime 1 .\n"
+        ":g2 { :s1 a :Sensor . :o2 :v 2 } :g2 prov:generatedAtTime 2 .\n")
+    rdf_type, v = (encode(IRI(i)) for i in ("http://www.w3.org/1999/02/22-rdf-syntax-ns#type", EX + "v"))
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "d", path)
+        src = eng.streams[EX + "d"]
+        assert src.unique_on_driver is not None  # (read on the driver)
+        cases = [None, frozenset([rdf_type]), frozenset([v]), frozenset([rdf_type, v])]
+        assert [src.unique_on_driver(p) for p in cases] == [False, False, True, False]
+        assert [src._unique_by_job(p) for p in cases] == [False, False, True, False]
+
+
 def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark, tmp_path):
     """A triple repeated in two elements matters only to a query that can match it: the check is made over the
     triples of the query's predicates, read from the content cached for them (rejected elements are not in it);

@@ -45,6 +45,7 @@ from rspark.model.time import TimeKind, Timeline
 from rspark.model.timestamps import format_time
 from rspark.model.xsd import XSD_DATETIME, XSD_DECIMAL, XSD_INTEGER
 from rspark.spark.frames import local_frame
+from rspark.spark.loading.small import triples_unique
 from rspark.spark.streaming.stream import Stream
 from rspark.spark.streaming.windows import stream_bounds
 
@@ -421,12 +422,7 @@ class LiveBuffer:
         held = self._driver_tables("quads")
         if held is None:
             return None
-        if not held:
-            return True
-        triples = pa.concat_tables([table.select(["s", "p", "o"]) for _, table in held])
-        if predicates is not None:
-            triples = triples.filter(pc.is_in(triples["p"], value_set=pa.array(sorted(predicates), pa.string())))
-        return triples.group_by(["s", "p", "o"]).aggregate([]).num_rows == triples.num_rows
+        return triples_unique([table for _, table in held], predicates)
 
     def _driver_tables(self, name: str) -> list | None:
         """(segment, Arrow table) of each segment that has table ``name``, when the driver holds all of them;

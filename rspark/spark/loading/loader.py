@@ -171,6 +171,9 @@ class LoadedStream:
     _cached: list[DataFrame] = field(default_factory=list, repr=False)
     # files the load wrote (a converted message log), read by Spark until the stream is dropped
     _temporary: list[str] = field(default_factory=list, repr=False)
+    # a stream read on the driver: whether its triples (with one of the predicates) occur once each, found there
+    # (Stream.triples_unique's duplicate check without a Spark job)
+    unique_on_driver: Callable[[frozenset | None], bool] | None = None
 
     def unpersist(self) -> None:
         """Free the cached parse and derived tables (and the files the load wrote)."""
@@ -1127,6 +1130,7 @@ def _small_stream(spark: SparkSession, iri: str, path: str, fmt: str, base_iri: 
         quoted=local_frame(spark, [], QUOTED_DDL),
         time_kind=batch.time_kind,
         time_scale=batch.time_scale,
+        unique_on_driver=lambda predicates: small.triples_unique([content], predicates),
     )
 
 

@@ -21,7 +21,19 @@ import pyarrow.compute as pc
 from rspark.model.time import TimeKind
 from rspark.model.timestamps import PLAIN_INTEGER_STAMP, parse_timestamp
 
-__all__ = ["SmallBatch", "stream_batch"]
+__all__ = ["SmallBatch", "stream_batch", "triples_unique"]
+
+
+def triples_unique(tables: list[pa.Table], predicates: frozenset | None = None) -> bool:
+    """Whether every triple (``s``, ``p``, ``o``) of ``tables`` (with one of ``predicates``, encoded IRIs; None: any)
+    occurs once: the duplicate check of :meth:`rspark.spark.streaming.stream.Stream.triples_unique` for content the
+    driver holds, found by Arrow instead of a Spark job."""
+    if not tables:
+        return True
+    triples = pa.concat_tables([table.select(["s", "p", "o"]) for table in tables])
+    if predicates is not None:
+        triples = triples.filter(pc.is_in(triples["p"], value_set=pa.array(sorted(predicates), pa.string())))
+    return triples.group_by(["s", "p", "o"]).aggregate([]).num_rows == triples.num_rows
 
 
 @dataclass

@@ -102,7 +102,7 @@ class Stream:
         stream = cls(iri=iri, timeline=Timeline.of(loaded.time_kind, loaded.time_scale), read_elements=lambda: elements,
                      read_quads=lambda: quads, metadata=loaded.metadata, quoted=loaded.quoted,
                      stamp_predicate=encode(IRI(timestamp_predicate)), candidates=loaded.candidates,
-                     restricted=loaded.restricted, ends=loaded.ends)
+                     restricted=loaded.restricted, ends=loaded.ends, unique_on_driver=loaded.unique_on_driver)
         stream.stats.bounds, stream.stats.has_metadata = loaded.bounds, loaded.has_metadata
         return stream
 
