@@ -821,10 +821,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     # delayed: live mode's sinks and sources and the writers (~40 ms), for `rspark run` only
     from rspark.engine.live.mqtt import SCHEME as MQTT
     from rspark.engine.live.mqtt import MqttSink, parse_mqtt
-    from rspark.engine.live.records import RECORD_FORMATS, message_format
     from rspark.engine.live.sinks import FileSink, KafkaSink, TextSink, TrigDirectorySink
     from rspark.engine.live.sources import MAPPED_SOURCES, MESSAGE_SOURCES, parse_kafka, parse_source
     from rspark.engine.writers import Head, replay_columns
+    from rspark.spark.loading.payload import RECORD_FORMATS, message_format
 
     sources = _pairs(args.source, "--source")
     if not sources:

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rspark.engine.live.records import NoRecordMapped, map_messages, message_base, message_format
+from rspark.engine.live.records import NoRecordMapped, map_messages, message_base
 from rspark.errors import DataError, InputError
 from rspark.spark.loading.mapping import load_mapping
+from rspark.spark.loading.payload import message_format
 
 SAMPLES = Path(__file__).resolve().parent.parent / "rspark" / "samples"
 CSV_MAPPING = load_mapping(str(SAMPLES / "observations-csv.yaml"))

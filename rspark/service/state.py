@@ -712,7 +712,7 @@ def _stream_source(decl: dict, mapping=None, *, kafka: bool = False) -> tuple:
             raise ServiceError(400, "payload_format goes with an mqtt://, sse:// or ws:// source: trig or nquads "
                                     "(mqtt://), or with a mapping json, jsonl or csv (a Kafka address says format=)")
         # delayed: as in _stream_mapping
-        from rspark.engine.live.records import message_format
+        from rspark.spark.loading.payload import message_format
 
         try:
             message_format(text, payload_format, mapping, rdf=text.startswith("mqtt://"))

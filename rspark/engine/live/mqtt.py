@@ -44,10 +44,11 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from rspark.engine.live.files import save_json
-from rspark.engine.live.records import DEFAULT_RECORD_FORMAT, RECORD_FORMATS, message_base, message_format
+from rspark.engine.live.records import message_base
 from rspark.engine.live.registry import looks_like_nquads, stream_key
 from rspark.engine.live.sinks import Sink, time_key
 from rspark.errors import DataError, InputError
+from rspark.spark.loading.payload import DEFAULT_RECORD_FORMAT, RECORD_FORMATS, message_format
 
 log = logging.getLogger("rspark.live")
 

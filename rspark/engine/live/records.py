@@ -2,9 +2,10 @@
 a Kafka record's value, on a stream with a mapping (docs/streams.md, "JSON and CSV records: mappings").
 
 A mapped stream's messages are records, not RDF: each message is one text in the stream's record format (``json``
-unless the source says ``csv`` or ``jsonl``: a source's ``payload_format``, a Kafka address's ``format=``), which
-the mapping turns into elements as it turns a pushed text's (a JSON document's iterator may give several records, a
-CSV message has its header line unless the mapping names the columns). A rejected record is warned of, kept and
+unless the source says ``csv`` or ``jsonl``: a source's ``payload_format``, a Kafka address's ``format=``; the
+rules: :mod:`rspark.spark.loading.payload`), which the mapping turns into elements as it turns a pushed text's (a
+JSON document's iterator may give several records, a CSV message has its header line unless the mapping names the
+columns). A rejected record is warned of, kept and
 counted and the message's other records go on; a message none of whose records maps is quarantined with the
 reasons, and the messages after it flow on.
 
@@ -19,10 +20,6 @@ import hashlib
 
 from rspark.errors import DataError, InputError
 
-RECORD_FORMATS = ("csv", "json", "jsonl")
-RDF_FORMATS = ("trig", "nquads")
-DEFAULT_RECORD_FORMAT = "json"
-
 
 class NoRecordMapped(DataError):
     """A text none of whose records the stream's mapping maps: its message is the first problem's (and how many
@@ -34,32 +31,6 @@ class NoRecordMapped(DataError):
         super().__init__(f"{errors[0]}{more}")
         self.errors = list(errors)
         self.file, self.line = errors[0].file, errors[0].line
-
-
-def message_format(spec: str, payload_format: str | None, mapping, *, rdf: bool = True) -> str | None:
-    """The format of a message source's messages: a mapped stream's record format (``payload_format``, default
-    ``json``), or the RDF syntax ``payload_format`` names (``trig``, ``nquads``; ``rdf``: whether the source takes
-    one), or None (RDF told from each message). An :class:`InputError` names a format that does not go with the
-    stream."""
-    fmt = payload_format.strip().lower() if isinstance(payload_format, str) else payload_format
-    if fmt == "ndjson":
-        fmt = "jsonl"
-    if mapping is not None:
-        if fmt is None:
-            return DEFAULT_RECORD_FORMAT
-        if fmt not in RECORD_FORMATS:
-            raise InputError(f"source {spec!r}: the stream maps records: its messages are csv, json or jsonl, not "
-                             f"{payload_format!r}")
-        return fmt
-    if fmt is None:
-        return None
-    if fmt in RECORD_FORMATS:
-        raise InputError(f"source {spec!r}: {fmt} messages need a mapping on the stream (--mapping IRI=FILE, "
-                         "live_stream(iri, mapping=FILE), a declaration's \"mapping\")")
-    if not rdf or fmt not in RDF_FORMATS:
-        named = "trig or nquads, or with a mapping csv, json or jsonl" if rdf else "with a mapping csv, json or jsonl"
-        raise InputError(f"source {spec!r}: the payload format is {named}, not {payload_format!r}")
-    return fmt
 
 
 def message_base(*identity: object) -> str:

@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl
 from rspark.engine.live.files import save_json
 from rspark.engine.live.mqtt import SCHEME as MQTT
 from rspark.engine.live.mqtt import MqttSource, parse_mqtt
-from rspark.engine.live.records import RECORD_FORMATS, NoRecordMapped, map_messages, message_format
+from rspark.engine.live.records import NoRecordMapped, map_messages
 from rspark.engine.live.registry import stream_key
 from rspark.engine.live.sinks import failure_cause, reachable
 from rspark.engine.live.sse import SCHEMES as SSE
@@ -36,6 +36,7 @@ from rspark.errors import DataError, InputError, RsparkError
 from rspark.model.codec import encode_literal
 from rspark.model.time import TimeKind
 from rspark.model.timestamps import parse_validity
+from rspark.spark.loading.payload import RECORD_FORMATS, message_format
 
 log = logging.getLogger("rspark.live")
 

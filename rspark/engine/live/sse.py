@@ -29,9 +29,10 @@ from decimal import Decimal, InvalidOperation
 from urllib.parse import quote, urlsplit
 
 from rspark.engine.live.files import save_json
-from rspark.engine.live.records import message_base, message_format
+from rspark.engine.live.records import message_base
 from rspark.engine.live.registry import stream_key
 from rspark.errors import DataError, InputError
+from rspark.spark.loading.payload import message_format
 
 log = logging.getLogger("rspark.live")
 

@@ -34,10 +34,11 @@ import os
 import threading
 from urllib.parse import urlunsplit
 
-from rspark.engine.live.records import message_base, message_format
+from rspark.engine.live.records import message_base
 from rspark.engine.live.registry import stream_key
 from rspark.engine.live.sse import event_push, split_url
 from rspark.errors import DataError, InputError
+from rspark.spark.loading.payload import message_format
 
 log = logging.getLogger("rspark.live")
 

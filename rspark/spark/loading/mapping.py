@@ -37,11 +37,11 @@ import yaml
 from rspark.errors import DataError, InputError
 from rspark.model.timestamps import datetime_millis, format_millis
 from rspark.spark.loading.messages import Converted
+from rspark.spark.loading.payload import RECORD_FORMATS
 
 __all__ = ["Mapping", "MappingError", "RecordError", "RECORD_FORMATS", "TIMESTAMP_FORMATS", "convert_records",
            "load_mapping", "map_lines", "map_record", "parse_mapping", "record_format", "records"]
 
-RECORD_FORMATS = ("csv", "json", "jsonl")
 _FORMAT_ALIASES = {"csv": "csv", "json": "json", "jsonl": "jsonl", "ndjson": "jsonl", "json-lines": "jsonl"}
 _EXTENSIONS = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 TIMESTAMP_FORMATS = ("datetime", "epoch-s", "epoch-ms", "number")
