@@ -117,6 +117,9 @@ class LiveRunner(LiveReading):
         self.queries: dict[str, LiveQuery] = {}
         self.lock = threading.RLock()
         self.errors: list = []  # input problems (DataError), the latest 1000
+        # guards ``errors`` and the streams' rejected counters for a source's network thread, which must not wait
+        # for ``lock`` (a micro-batch holds it for seconds; an MQTT client's thread also answers the broker's pings)
+        self.count_lock = threading.Lock()
         self.failure: BaseException | None = None
         self._saved = self._read_state()
         self._closed = False
@@ -255,7 +258,7 @@ class LiveRunner(LiveReading):
             return
         for line in summarised(errors, WARNINGS_PER_FILE):
             log.warning("<%s>: %s", st.iri, line)
-        with self.lock:
+        with self.count_lock:
             self.errors.extend(errors)
             st.counters["rejected"] += len(errors)
             del self.errors[:-1000]
@@ -277,7 +280,7 @@ class LiveRunner(LiveReading):
                                        element_base=file_base_iri(local) + "#record-")
             except (OSError, UnicodeDecodeError, RsparkError) as exc:
                 log.warning("<%s>: %s: %s", st.iri, local, exc)
-                with self.lock:
+                with self.count_lock:
                     self.errors.append(exc if isinstance(exc, RsparkError) else DataError(str(exc), file=local))
                     st.counters["rejected"] += 1
                 continue
@@ -297,7 +300,7 @@ class LiveRunner(LiveReading):
             raise conv.errors[0]
         for line in summarised(conv.errors, WARNINGS_PER_FILE):
             log.warning("push to <%s>: %s", iri, line)
-        with self.lock:
+        with self.count_lock:
             self.errors.extend(conv.errors)
             del self.errors[:-1000]
         return conv.nquads.decode("utf-8")
@@ -448,7 +451,8 @@ class LiveRunner(LiveReading):
             return
         try:
             if loaded.errors:
-                st.counters["rejected"] += loaded.n_rejected or len(loaded.errors)
+                with self.count_lock:
+                    st.counters["rejected"] += loaded.n_rejected or len(loaded.errors)
                 if origins is None:
                     self.quarantine(st, local, loaded.errors)
                 else:  # each message names the file the element came from
@@ -497,7 +501,8 @@ class LiveRunner(LiveReading):
         with open(path, "wb") as out:
             out.write(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data))
         records = [e for err in errors if isinstance(err, NoRecordMapped) for e in err.errors]
-        st.counters["rejected"] += len(records)
+        with self.count_lock:
+            st.counters["rejected"] += len(records)
         self.quarantine(st, path, [e for err in errors for e in (err.errors if isinstance(err, NoRecordMapped)
                                                                  else [err])])
 
@@ -519,8 +524,9 @@ class LiveRunner(LiveReading):
         limit = None if log.isEnabledFor(logging.INFO) else WARNINGS_PER_FILE
         for line in summarised(errors, limit, hint=f"all in {name}.errors.txt in {folder}"):
             log.warning("<%s>: %s", st.iri, line)
-        self.errors.extend(errors)
-        del self.errors[:-1000]
+        with self.count_lock:
+            self.errors.extend(errors)
+            del self.errors[:-1000]
 
     # ------------------------------------------------------------------------------------------------ queries
 
