@@ -174,6 +174,8 @@ class LoadedStream:
     # a stream read on the driver: whether its triples (with one of the predicates) occur once each, found there
     # (Stream.triples_unique's duplicate check without a Spark job)
     unique_on_driver: Callable[[frozenset | None], bool] | None = None
+    # a stream read on the driver: its elements' timestamps (``ts``), a sorted numpy int64 array
+    stamps: object | None = None
 
     def unpersist(self) -> None:
         """Free the cached parse and derived tables (and the files the load wrote)."""
@@ -1131,6 +1133,7 @@ def _small_stream(spark: SparkSession, iri: str, path: str, fmt: str, base_iri: 
         time_kind=batch.time_kind,
         time_scale=batch.time_scale,
         unique_on_driver=lambda predicates: small.triples_unique([content], predicates),
+        stamps=np.sort(elements["ts"].to_numpy()),
     )
 
 

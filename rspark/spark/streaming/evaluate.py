@@ -34,7 +34,7 @@ from rspark.model.terms import IRI
 from rspark.model.time import Timeline
 from rspark.model.timestamps import format_time
 from rspark.rsp.policies import R2S, CountUnit, WindowContent
-from rspark.rsp.report import instants_after, stream_operator
+from rspark.rsp.report import END, instants_after, report_until, stream_operator
 from rspark.rsp.windows import CountWindow, TimeWindow, is_stream_to_stream, resolve_window
 from rspark.spark.frames import local_frame
 from rspark.spark.sparql import solutions as S
@@ -164,7 +164,9 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
                 frame = src.with_ends(frame)
             return frame
 
-        inputs.append(WindowInput(rw, elements, triples, matches, src.bounds(), src.stamps, src.feedback))
+        # (a recorded stream read on the driver knows its timestamps too: its instants are found there, no job)
+        stamps = src.stamps if src.stamps is not None else src.known_stamps
+        inputs.append(WindowInput(rw, elements, triples, matches, src.bounds(), stamps, src.feedback))
     carry = None
     if carried is not None and consumes_events(plan.op, profile):
         carry = CarriedConsumption.load(carried.state, timeline.scale)
@@ -211,16 +213,20 @@ def _instant_values(spark, plan: ops.QueryPlan, inputs: list, profile, every, in
     query registers no stream, which is registered from the reported instant then). Found on the driver when they
     can be (time windows and, for content change and the non-empty filter, the timestamps held there: a live
     buffer's), else by a job. ``r2s``: the query's stream operator."""
-    on_driver = isinstance(instants.until, int) and not instants.times
+    until = instants.until
+    if (until is None or until == END) and not instants.times and all(w.bounds is not None for w in inputs):
+        # (a replay's last instant from the streams' bounds, as evaluation_instants finds it)
+        until = report_until(until, [(w.window, w.bounds[1]) for w in inputs], profile, every)
+    on_driver = isinstance(until, int) and not instants.times
     if instants.after is None or (carry is None and consumes_events(plan.op, profile)):
-        found = instants_after(inputs, profile, None, instants.until, every) if on_driver else None
+        found = instants_after(inputs, profile, None, until, every) if on_driver else None
         if found is None:
             found = evaluation_instants(inputs, profile, every=every, times=instants.times, until=instants.until,
                                         spark=spark).values()
         return found
     # the later instants only are collected (a live query's instants since its stream began can be many)
     reported = instants.after
-    later = instants_after(inputs, profile, reported, instants.until, every) if on_driver else None
+    later = instants_after(inputs, profile, reported, until, every) if on_driver else None
     if later is None:
         et = evaluation_instants(inputs, profile, every=every, times=instants.times, until=instants.until,
                                  spark=spark)

@@ -66,6 +66,9 @@ class Stream:
     # the elements' timestamps (a sorted numpy int64 array) when the driver holds them (a live buffer's segments
     # read on the driver): a micro-batch's instants are then found without a job (rspark.rsp.report.instants_after)
     stamps: object | None = None
+    # a recorded stream read on the driver (a small file): its elements' timestamps (a sorted numpy int64 array),
+    # for finding its evaluation instants without a job only (its tables are Spark's, as any recorded stream's)
+    known_stamps: object | None = None
     # a stream a state loop reads back (rspark.spark.streaming.network): a window at instant t holds its elements
     # before t only (the loop's output at t is not on the stream while t is evaluated)
     feedback: bool = False
@@ -102,7 +105,8 @@ class Stream:
         stream = cls(iri=iri, timeline=Timeline.of(loaded.time_kind, loaded.time_scale), read_elements=lambda: elements,
                      read_quads=lambda: quads, metadata=loaded.metadata, quoted=loaded.quoted,
                      stamp_predicate=encode(IRI(timestamp_predicate)), candidates=loaded.candidates,
-                     restricted=loaded.restricted, ends=loaded.ends, unique_on_driver=loaded.unique_on_driver)
+                     restricted=loaded.restricted, ends=loaded.ends, unique_on_driver=loaded.unique_on_driver,
+                     known_stamps=loaded.stamps if loaded.ends is None else None)
         stream.stats.bounds, stream.stats.has_metadata = loaded.bounds, loaded.has_metadata
         return stream
 
