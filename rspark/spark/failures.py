@@ -17,7 +17,9 @@ _OUT_OF_MEMORY = ("java.lang.OutOfMemoryError", "Java heap space", "GC overhead 
 _NO_TEXT = "(its text needs the JVM, which did not give it)"
 _JVM_GONE = ("Connection refused", "Answer from Java side is empty", "SparkContext was shut down",
              "stopped SparkContext", "Py4JNetworkError", "driverEndpoint()", "Error while sending or receiving",
-             _NO_TEXT)
+             # a job whose SparkContext the JVM's out-of-memory exit stopped (its DAGScheduler gone): a
+             # NullPointerException that names neither memory nor the JVM
+             'SparkContext.dagScheduler()" is null', _NO_TEXT)
 # Spark's executor ends its JVM with this code after an OutOfMemoryError in a task (SparkExitCode.OOM); in local
 # mode that JVM is also the driver's, so the whole session goes with it.
 JVM_OOM_EXIT = 52
