@@ -106,26 +106,33 @@ def chromium() -> str:
 
 @pytest.mark.slow
 def test_dashboard_shows_queries_elements_answers_and_late_data(serve, tmp_path):
+    """The dashboard of one ``rspark serve``: first, before anything is declared, its loading state
+    (says_it_is_loading_until_its_first_poll_answers); then a query and a stream, each push's mark on the time line,
+    the latest answer and its window, a late element counted and drawn, a consuming query's counter."""
     chromium_bin = chromium()
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     base, log_tail = serve()
 
-    status, body = request("PUT", base + "/streams/obs", json.dumps({"iri": EX + "obs", "lateness": 0}).encode(),
-                           "application/json")
-    assert status == 201, body
-    status, body = request("PUT", base + "/queries/q1", QUERY.encode(), "application/sparql-query")
-    assert status == 201, body
-    # a stream of JSON or CSV records (a mapping): its source cell says so
-    mapping = "timestamp: t\nmappings:\n  m:\n    s: http://example.org/$(id)\n    po: [[http://example.org/v, $(v)]]\n"
-    status, body = request("PUT", base + "/streams/readings", json.dumps({"mapping": mapping}).encode(),
-                           "application/json")
-    assert status == 201, body
-
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_bin, args=["--no-sandbox"])
         try:
+            # first, on the service as it started (one service and browser for both checks: each costs seconds)
+            says_it_is_loading_until_its_first_poll_answers(browser, base, log_tail, tmp_path)
+
+            stream = json.dumps({"iri": EX + "obs", "lateness": 0}).encode()
+            status, body = request("PUT", base + "/streams/obs", stream, "application/json")
+            assert status == 201, body
+            status, body = request("PUT", base + "/queries/q1", QUERY.encode(), "application/sparql-query")
+            assert status == 201, body
+            # a stream of JSON or CSV records (a mapping): its source cell says so
+            mapping = ("timestamp: t\nmappings:\n  m:\n    s: http://example.org/$(id)\n"
+                       "    po: [[http://example.org/v, $(v)]]\n")
+            status, body = request("PUT", base + "/streams/readings", json.dumps({"mapping": mapping}).encode(),
+                                   "application/json")
+            assert status == 201, body
+
             page = browser.new_page(viewport={"width": 1280, "height": 640})
             page_errors: list[str] = []
             page.on("pageerror", lambda exc: page_errors.append(str(exc)))
@@ -226,47 +233,39 @@ def test_dashboard_shows_queries_elements_answers_and_late_data(serve, tmp_path)
             browser.close()
 
 
-@pytest.mark.slow
-def test_dashboard_says_it_is_loading_until_its_first_poll_answers(serve, tmp_path):
-    """Until ``GET /streams`` and ``GET /queries`` first answer, the page says it is loading: not that no stream or
-    query is declared, nor counts of 0. The two requests are held by the browser (Playwright's routing) while the
-    page is checked, then let through."""
-    chromium_bin = chromium()
-    from playwright.sync_api import sync_playwright
+def says_it_is_loading_until_its_first_poll_answers(browser, base: str, log_tail, tmp_path: Path) -> None:
+    """On a service with no stream and no query yet: until ``GET /streams`` and ``GET /queries`` first answer, the
+    page says it is loading, not that no stream or query is declared, nor counts of 0. The two requests are held by
+    the browser (Playwright's routing) while the page is checked, then let through: the page then says that none is
+    declared, and counts 0."""
+    page = browser.new_page(viewport={"width": 1280, "height": 480})
+    page_errors: list[str] = []
+    page.on("pageerror", lambda exc: page_errors.append(str(exc)))
+    held: list = []
+    lists = (base + "/streams", base + "/queries")
+    page.route(lambda url: url in lists, lambda route: held.append(route))
+    page.goto(base + "/")
+    page.wait_for_function("() => document.readyState === 'complete'")
+    for _ in range(600):  # until both polls have asked (neither is answered)
+        if len(held) == 2:
+            break
+        page.wait_for_timeout(50)
+    assert sorted(route.request.url for route in held) == sorted(lists)
+    assert page.text_content("#streams-empty") == "Loading the streams…"
+    assert page.text_content("#queries-empty") == "Loading the queries…"
+    assert page.locator("#streams-empty").is_visible() and page.locator("#queries-empty").is_visible()
+    assert [page.text_content(f"#total-{k}") for k in ("streams", "queries", "late", "errors")] == ["-"] * 4
+    assert page.text_content("#conn") == "connecting"
+    screenshot = tmp_path / "dashboard-loading.png"
+    page.screenshot(path=str(screenshot), full_page=True)
+    assert screenshot.stat().st_size > 5_000
 
-    base, log_tail = serve()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_bin, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 480})
-            page_errors: list[str] = []
-            page.on("pageerror", lambda exc: page_errors.append(str(exc)))
-            held: list = []
-            lists = (base + "/streams", base + "/queries")
-            page.route(lambda url: url in lists, lambda route: held.append(route))
-            page.goto(base + "/")
-            page.wait_for_function("() => document.readyState === 'complete'")
-            for _ in range(600):  # until both polls have asked (neither is answered)
-                if len(held) == 2:
-                    break
-                page.wait_for_timeout(50)
-            assert sorted(route.request.url for route in held) == sorted(lists)
-            assert page.text_content("#streams-empty") == "Loading the streams…"
-            assert page.text_content("#queries-empty") == "Loading the queries…"
-            assert page.locator("#streams-empty").is_visible() and page.locator("#queries-empty").is_visible()
-            assert [page.text_content(f"#total-{k}") for k in ("streams", "queries", "late", "errors")] == ["-"] * 4
-            assert page.text_content("#conn") == "connecting"
-            screenshot = tmp_path / "dashboard-loading.png"
-            page.screenshot(path=str(screenshot), full_page=True)
-            assert screenshot.stat().st_size > 5_000
-
-            for route in held:
-                route.continue_()
-            page.wait_for_function("() => document.querySelector('#conn').textContent === 'live'", timeout=30_000)
-            assert page.text_content("#streams-empty") == "No stream declared yet (PUT /streams/{name})."
-            assert page.text_content("#queries-empty") == "No query registered yet (PUT /queries/{name})."
-            assert [page.text_content(f"#total-{k}") for k in ("streams", "queries", "late", "errors")] == ["0"] * 4
-            page.screenshot(path=str(tmp_path / "dashboard-empty.png"), full_page=True)
-            assert page_errors == [], log_tail()
-        finally:
-            browser.close()
+    for route in held:
+        route.continue_()
+    page.wait_for_function("() => document.querySelector('#conn').textContent === 'live'", timeout=30_000)
+    assert page.text_content("#streams-empty") == "No stream declared yet (PUT /streams/{name})."
+    assert page.text_content("#queries-empty") == "No query registered yet (PUT /queries/{name})."
+    assert [page.text_content(f"#total-{k}") for k in ("streams", "queries", "late", "errors")] == ["0"] * 4
+    page.screenshot(path=str(tmp_path / "dashboard-empty.png"), full_page=True)
+    assert page_errors == [], log_tail()
+    page.close()

@@ -4,7 +4,9 @@ Python process was killed (rspark.spark.gateway). And the generated code of rspa
 JVM's limits (rspark.spark.expr.sql.let_in).
 
 Each command test runs ``python -m rspark`` in a session of its own, as a user runs it, and reads all of its standard
-error (the JVM's too, when it writes there)."""
+error (the JVM's too, when it writes there). The replay of two windows' counts (TWO_WINDOWS, check_two_windows) runs
+beside the README's sample through the installed entry point, whose standard error must be its three warnings
+exactly (tests/test_workers_python.py)."""
 
 from __future__ import annotations
 
@@ -139,16 +141,15 @@ def _records(stdout: str) -> list[tuple]:
     return out
 
 
-def test_counts_of_two_windows_answer_exactly_and_quietly(tmp_path):
-    """Beside it a FROM STREAM query, whose job runs Python code and so opens PySpark's accumulator socket: the JVM
-    closing that socket as the command ended printed an EOFError traceback."""
-    query, merged = tmp_path / "two_windows.rq", tmp_path / "merged.rq"
-    query.write_text(TWO_WINDOWS)
-    merged.write_text(P + "SELECT ?o FROM STREAM :obs [RANGE PT1M SLIDE PT1M] WHERE { ?o :by :s1 }")
-    proc = _run("replay", str(query), str(merged), "--stream", f"{OBS}={STREAM}", "--format", "jsonl")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    _only_rspark_lines(proc.stderr)
-    lines = proc.stdout.splitlines()
+# the two queries' command is the README's sample replay with them beside it, run through the installed entry point
+# (tests/test_workers_python.py): one JVM for the three queries, standard error read whole there
+MERGED = P + "SELECT ?o FROM STREAM :obs [RANGE PT1M SLIDE PT1M] WHERE { ?o :by :s1 }"
+
+
+def check_two_windows(lines: list[str]) -> None:
+    """The jsonl records of TWO_WINDOWS (run as two_windows.rq) and, beside it, of MERGED (merged.rq), a FROM
+    STREAM query whose job runs Python code and so opens PySpark's accumulator socket (the JVM closing that socket
+    as the command ended printed an EOFError traceback): their answers, exactly."""
     mine = "\n".join(line for line in lines if json.loads(line)["query"] == "two_windows.rq")
     # each sensor reads every 30 s from 13:00:00: at t the 10-minute window holds (t - 10 min, t], the 5-minute one
     # (t - 5 min, t]; the ratio is truncated at 18 fractional digits and written canonically

@@ -699,6 +699,26 @@ def test_an_error_whose_text_the_jvm_cannot_give_means_the_jvm_is_going():
     assert not jvm_gone(ValueError("bad timestamp"))
 
 
+def test_a_job_failing_as_the_out_of_memory_jvm_stops_is_a_memory_limit(monkeypatch):
+    """Seen once in five runs of the CLI's real out-of-memory case (a replay whose answer outgrows 512 MB at once:
+    the heap is not full, so the JVM ends quickly): PySpark's call fails with the NullPointerException of a stopped
+    SparkContext before the connection drops, and ``rspark replay`` printed "internal error" and a traceback
+    instead of the memory limit: its text names neither memory nor a lost JVM, so the JVM's exit code was not
+    waited for. The stopped context's null DAGScheduler is read as the JVM going. Here the JVM ends (code 52) as
+    soon as it is waited for."""
+    from rspark.errors import MemoryLimitError
+    from rspark.spark import failures
+
+    text = ("An error occurred while calling o879.getResult.\n: org.apache.spark.SparkException: Exception thrown in "
+            "awaitResult: \n\tat org.apache.spark.util.SparkThreadUtils$.awaitResult(SparkThreadUtils.scala:56)\n"
+            "Caused by: java.lang.NullPointerException: Cannot invoke \"org.apache.spark.scheduler.DAGScheduler."
+            "cleanupQueryJobs(long)\" because the return value of \"org.apache.spark.SparkContext.dagScheduler()\" "
+            "is null")
+    monkeypatch.setattr(failures, "jvm_exit_code", lambda wait=0.0: failures.JVM_OOM_EXIT if wait else None)
+    err = failures.memory_limit_error(RuntimeError(text), "the replay", jvm=True)
+    assert isinstance(err, MemoryLimitError), err
+
+
 @pytest.mark.slow
 def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
     """A window whose evaluation cannot fit (GROUP_CONCAT over the cross product of 3,000 triples: 9 million

@@ -87,20 +87,32 @@ SAMPLE_RECORDS = [
 
 def test_the_entry_point_answers_the_readme_sample_without_a_virtualenv(tmp_path):
     """The README's first command through the installed entry point, with a PATH whose python3 is not the one rspark
-    is installed in: the 15 records exactly (the README's first among them), and on standard error only the one
-    rspark warning that the window holding the last element (13:14:30) is still open (no JVM or PySpark line). The
-    16th record, with ``--until end``, is tests/test_session.py's."""
+    is installed in, and beside the sample's query tests/test_quiet_stderr.py's two (counts of two windows, whose
+    stage's generated code once did not compile, and a FROM STREAM query running Python code): the sample's 15
+    records exactly (the README's first record first), the two others' exactly, and on standard error only the
+    rspark warning of each query that the window holding the last element (13:14:30) is still open (no JVM, Janino
+    or PySpark line). The 16th record, with ``--until end``, is tests/test_session.py's."""
+    from tests.test_quiet_stderr import MERGED, TWO_WINDOWS, check_two_windows
+
     marker = _fake_pythons(tmp_path / "bin")
-    done = _run(["replay", "rspark/samples/sensor_average.rq",
+    (tmp_path / "two_windows.rq").write_text(TWO_WINDOWS, encoding="utf-8")
+    (tmp_path / "merged.rq").write_text(MERGED, encoding="utf-8")
+    done = _run(["replay", "rspark/samples/sensor_average.rq", str(tmp_path / "two_windows.rq"),
+                 str(tmp_path / "merged.rq"),
                  "--stream", "http://example.org/obs=rspark/samples/observations.trig",
                  "--graph", "http://example.org/sensors=rspark/samples/sensors.ttl", "--format", "jsonl"],
                 _environment(marker))
     assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rspark: warning: "), done.stderr[-3000:]
-    records = done.stdout.splitlines()
-    assert records[0] == _readme_first_record()
-    assert all(json.loads(r)["query"] == "http://example.org/out" for r in records)
+    assert done.stderr.splitlines() == [
+        f"rspark: warning: {name}: the last element of <http://example.org/obs> (at 2026-03-01T13:14:30Z) is after "
+        "the last evaluation instant 2026-03-01T13:14:00Z: the window holding it is still open; pass until='end' "
+        "(rspark replay --until end) to close the stream at its last element"
+        for name in ("http://example.org/out", "two_windows.rq", "merged.rq")], done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == _readme_first_record()
+    check_two_windows(lines)
+    records = [line for line in lines if json.loads(line)["query"] == "http://example.org/out"]
+    assert len(records) + 30 == len(lines)  # 15 records of each of the other two
     got = []
     for line in records:
         rec = json.loads(line)
