@@ -562,6 +562,8 @@ public final class NQuadsSource implements TableProvider {
             boolean conflict;         // another timestamp with another code
             List<UTF8String[]> pending;  // statements waiting for the timestamp
             List<UTF8String[]> stamps;   // its timestamp triples, while it has no statement in a named graph
+            Long ts;                  // its ts and seq once resolved, boxed once for all its rows
+            Long seq;
 
             Name(UTF8String name) {
                 this.name = name;
@@ -659,7 +661,7 @@ public final class NQuadsSource implements TableProvider {
                 }
             }
             if (n.stamped) {
-                out.add(row(CONTENT, s, p, o, n.name, n.code >> 1, n.pos));
+                out.add(row(CONTENT, s, p, o, n.name, n.ts, n.seq));
                 return;
             }
             if (n.pending == null) {
@@ -702,11 +704,12 @@ public final class NQuadsSource implements TableProvider {
 
         /** An element whose position and timestamp are known: its row, and its statements that waited. */
         private void resolved(Name n) {
-            long ts = n.code >> 1;
-            tail.add(row(ELEMENT, null, null, null, n.name, ts, n.pos));
+            n.ts = n.code >> 1;
+            n.seq = n.pos;
+            tail.add(row(ELEMENT, null, null, null, n.name, n.ts, n.seq));
             if (n.pending != null) {
                 for (UTF8String[] t : n.pending) {
-                    out.add(row(CONTENT, t[0], t[1], t[2], n.name, ts, n.pos));
+                    out.add(row(CONTENT, t[0], t[1], t[2], n.name, n.ts, n.seq));
                 }
                 waiting -= n.pending.size();
                 n.pending = null;
