@@ -1137,7 +1137,8 @@ def _first_stamp_plain(path: str, pred: str) -> bool:
 
 
 def _scanned_stream(spark: SparkSession, iri: str, path: str, fmt: str, pred: str) -> LoadedStream | None:
-    """The common case of a large stream file, in two Spark jobs that each read the file with rspark's data source,
+    """The common case of a large stream file: first in one pass (:func:`_one_pass_stream`, when each element is
+    written in one block of lines), else in two Spark jobs that each read the file with rspark's data source,
     and nothing cached but the per-element table and the content (no parse cache): every line read by the JVM
     scanner, every timestamp a canonical integer, every element valid, no RDF-star term (which the scanner leaves
     to Python). Job 1 aggregates the rows by element name (the element's first position, its timestamps as codes,
