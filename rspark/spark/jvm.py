@@ -167,10 +167,14 @@ def _split_bytes(spark, size: int) -> int:
     return int(min(max_bytes, max(open_cost, (size + open_cost) // max(1, cores))))
 
 
-def lines_source(spark, path: str, *, quads: bool, prefix: str, mode: str = "rows"):
+def lines_source(spark, path: str, *, quads: bool, prefix: str, mode: str = "rows", pred: str | None = None,
+                 pending: int | None = None):
     """The lines of a local N-Triples / N-Quads file read by rspark's data source (``rspark.jvm.NQuadsSource``):
     mode "rows" gives ``s, p, o, g, value, blk, idx`` (the terms of each line the JVM scanner reads, else its text
-    for the Python path; a position per line), mode "count" gives ``blk, n`` (the lines of each input split).
+    for the Python path; a position per line), mode "count" gives ``blk, n`` (the lines of each input split), mode
+    "stream" a stream file's content, elements, metadata and each split's summary in one pass, with ``pred`` the
+    encoded timestamp predicate and ``pending`` how many statements may wait for their element's timestamp in a
+    split (``k, s, p, o, element, ts, seq, h``: the loader's one-pass load, see ``NQuadsSource.StreamReader``).
     None when the source cannot be used, and the loader reads the file with Spark's text source and the scanner
     UDF instead: without rspark's jar in the session or with ``RSPARK_JVM=0``, on a cluster (the file is read
     where the task runs), for a compressed file, or for anything but a regular local file. Both give the same rows
@@ -182,6 +186,10 @@ def lines_source(spark, path: str, *, quads: bool, prefix: str, mode: str = "row
     reader = spark.read.format(LINES_SOURCE).option("path", str(local)) \
         .option("splitBytes", str(_split_bytes(spark, local.stat().st_size))) \
         .option("quads", "true" if quads else "false").option("prefix", prefix).option("mode", mode)
+    if pred is not None:
+        reader = reader.option("pred", pred)
+    if pending is not None:
+        reader = reader.option("pending", str(pending))
     try:
         df = reader.load()
     except Exception as exc:

@@ -38,8 +38,10 @@ cache, so using them again never re-parses the file. Derived tables that need a 
 stream's per-element check, which the load reads, its ``quads`` and ``restricted(...)``'s subsets of ``quads``) are
 persisted too and materialise on first use; a stream's ``elements`` is a filter of its per-element check.
 ``unpersist()`` on the result frees them. The exception is a clean N-Quads stream that rspark's data source reads
-whole with canonical integer timestamps (:func:`_scanned_stream`): no parse cache (reading the file twice costs
-less than caching its rows), its per-element check and content cached at load.
+whole with canonical integer timestamps (:func:`_scanned_stream`): no parse cache. When each of its elements is
+written in one block of lines (the usual case), it is loaded in one pass (:func:`_one_pass_stream`: the data source
+attaches each element's timestamp in the scan, one job, one cache); else its per-element check and content are
+cached at load, in two jobs that each read the file (reading the file twice costs less than caching its rows).
 
 One module (about 1,000 lines): graphs and streams share the line-parsing job, its error reporting and its cache,
 and a stream's per-element check reads that job's rows; the executor-side parsing is in
@@ -1163,7 +1165,8 @@ def _first_stamp_plain(path: str, pred: str) -> bool:
 
 
 def _scanned_stream(spark: SparkSession, iri: str, path: str, fmt: str, pred: str) -> LoadedStream | None:
-    """The common case of a large stream file, in two Spark jobs that each read the file with rspark's data source,
+    """The common case of a large stream file: first in one pass (:func:`_one_pass_stream`, when each element is
+    written in one block of lines), else in two Spark jobs that each read the file with rspark's data source,
     and nothing cached but the per-element table and the content (no parse cache): every line read by the JVM
     scanner, every timestamp a canonical integer, every element valid, no RDF-star term (which the scanner leaves
     to Python). Job 1 aggregates the rows by element name (the element's first position, its timestamps as codes,
@@ -1181,6 +1184,10 @@ def _scanned_stream(spark: SparkSession, iri: str, path: str, fmt: str, pred: st
         return None
     if not _first_stamp_plain(local, pred):
         return None
+    if ONE_PASS:
+        loaded, retry = _one_pass_stream(spark, iri, local, pred)
+        if loaded is not None or not retry:
+            return loaded
     src = _lines_source(spark, path, fmt, f"_:{new_token()}_")
     if src is None:
         return None
@@ -1266,6 +1273,89 @@ def _scanned_stream(spark: SparkSession, iri: str, path: str, fmt: str, pred: st
         time_scale=1,
         _cached=cached,
     )
+
+
+# A clean stream file whose elements are each written in one block of lines is read in one pass (False: the two jobs
+# of _scanned_stream)
+ONE_PASS = True
+# statements that may wait in memory for their element's timestamp in a split of the one-pass load (more: the two jobs)
+ONE_PASS_PENDING = 1 << 16
+
+
+def _several_splits(hashes: list) -> bool:
+    """Whether a name is in two splits' lists of the one-pass load (each a split's sorted name hashes, little-endian
+    longs): two splits then each resolved part of it."""
+    lists = [np.frombuffer(h, dtype="<i8") for h in hashes if h]
+    if len(lists) < 2:
+        return False
+    every = np.sort(np.concatenate(lists))
+    return bool((every[1:] == every[:-1]).any())
+
+
+def _one_pass_stream(spark: SparkSession, iri: str, local: str, pred: str) -> tuple[LoadedStream | None, bool]:
+    """:func:`_scanned_stream`'s load in one pass over the file, one Spark job: rspark's data source in its stream
+    mode (``NQuadsSource.StreamReader``) attaches each element's timestamp and first position to its statements in
+    the scan, within the input split that reads the element (splits are cut between blocks of lines of one name),
+    and gives the elements, the metadata and a summary per split with them, all into one cache; the content, the
+    elements and the metadata are its projections (no aggregation by element, no join, no second read of the file).
+
+    Returns (the stream, False), or (None, False) when the file needs the general load (a line the scanner leaves
+    to Python, a timestamp that is not a canonical integer, an element with two timestamps, no element), or (None,
+    True) when this pass could not resolve every element within one split (an element written in lines far from
+    its timestamp, or a name seen by two splits): :func:`_scanned_stream`'s two jobs load it."""
+    src = jvm.lines_source(spark, local, quads=True, prefix=f"_:{new_token()}_", mode="stream", pred=pred,
+                           pending=ONE_PASS_PENDING)
+    if src is None:
+        return None, False
+    rows = src.persist(StorageLevel.MEMORY_AND_DISK)
+    k, ts = F.col("k"), F.col("ts")
+    try:
+        summary = rows.agg(
+            F.count(F.when(k == 1, 1)).alias("n_ok"),
+            F.min(F.when(k == 1, ts)).alias("lo"), F.max(F.when(k == 1, ts)).alias("hi"),
+            F.count(F.when(k == 2, 1)).alias("n_meta"),
+            F.sum(F.when(k == 3, ts)).alias("bad"), F.sum(F.when(k == 3, F.col("seq"))).alias("unresolved"),
+            F.collect_list(F.when(k == 3, F.col("h"))).alias("hashes"),
+        ).collect()[0]
+    except BaseException:
+        rows.unpersist()
+        raise
+    shared = not summary["bad"] and not summary["unresolved"] and _several_splits(summary["hashes"])
+    if summary["bad"] or summary["unresolved"] or shared or not summary["n_ok"]:
+        rows.unpersist()
+        log.debug("%s: not loaded in one pass (problems for the general load: %d, elements unresolved within a "
+                  "split: %d, names in several splits: %s, elements: %d)", local, summary["bad"],
+                  summary["unresolved"], shared, summary["n_ok"])
+        return None, bool(summary["unresolved"] or shared)
+    log.info("loading %s (N-Quads) with rspark's JVM data source in one pass (%d elements, integer timestamps)",
+             local, summary["n_ok"])
+    cached = [rows]
+    content = rows.where(k == 0).select("s", "p", "o", "element", "ts", "seq")
+    elements = rows.where(k == 1).select("element", "ts", "seq")
+    n_meta = summary["n_meta"]
+    meta = rows.where(k == 2).select("s", "p", "o") if n_meta else local_frame(spark, [], TRIPLES_DDL)
+
+    def restricted(predicates: frozenset) -> DataFrame:
+        # the content's quads with one of these predicates, cached apart (from the load's cache)
+        out = content.filter(F.col("p").isin(*sorted(predicates))).persist(StorageLevel.MEMORY_AND_DISK)
+        cached.append(out)
+        return out
+
+    return LoadedStream(
+        iri=_bare_iri(iri),
+        elements=elements,
+        quads=content,
+        candidates=content.select("s", "p", "o"),  # every element is valid: the content's triples
+        restricted=restricted,
+        metadata=meta,
+        has_metadata=n_meta > 0,
+        bounds=(summary["lo"], summary["hi"]),
+        n_elements=summary["n_ok"],
+        quoted=local_frame(spark, [], QUOTED_DDL),  # the JVM scanner reads no RDF-star term
+        time_kind=TimeKind.NUMERIC,
+        time_scale=1,
+        _cached=cached,
+    ), False
 
 
 # bytes of JVM memory per element broadcast: ~20x an element's row (name, ts, seq), ~10x its hashed relation

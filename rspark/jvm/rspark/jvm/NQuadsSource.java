@@ -3,15 +3,21 @@ package rspark.jvm;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.XXH64;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
@@ -45,6 +51,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  *   row.</li>
  *   <li>"count": one row per split, {@code blk} and {@code n}, its number of lines (to turn positions into line
  *   numbers).</li>
+ *   <li>"stream": a stream file's statements with their element's timestamp and position, its elements, metadata
+ *   and a summary per split, in one pass, with {@code pred} the timestamp predicate ({@link StreamReader}).</li>
  * </ul>
  * A split [start, end) holds the lines that begin in it; lines end at "\n", "\r\n" or "\r" (as Hadoop's line
  * reader has them), and a UTF-8 byte order mark at the start of the file is skipped. A line of ASCII characters is
@@ -59,10 +67,16 @@ public final class NQuadsSource implements TableProvider {
             .add("blk", DataTypes.LongType, false).add("idx", DataTypes.LongType, true);
     static final StructType COUNT = new StructType()
             .add("blk", DataTypes.LongType, false).add("n", DataTypes.LongType, false);
+    static final StructType STREAM = new StructType()
+            .add("k", DataTypes.ByteType, false)
+            .add("s", DataTypes.StringType).add("p", DataTypes.StringType).add("o", DataTypes.StringType)
+            .add("element", DataTypes.StringType).add("ts", DataTypes.LongType).add("seq", DataTypes.LongType)
+            .add("h", DataTypes.BinaryType);
 
     @Override
     public StructType inferSchema(CaseInsensitiveStringMap options) {
-        return "count".equals(options.get("mode")) ? COUNT : ROWS;
+        String mode = options.get("mode");
+        return "count".equals(mode) ? COUNT : "stream".equals(mode) ? STREAM : ROWS;
     }
 
     @Override
@@ -108,6 +122,9 @@ public final class NQuadsSource implements TableProvider {
         final boolean quads;
         final String prefix;
         final boolean count;
+        final boolean stream;
+        final String pred;
+        final int pending;
 
         Options(CaseInsensitiveStringMap options) {
             path = options.get("path");
@@ -118,6 +135,13 @@ public final class NQuadsSource implements TableProvider {
             quads = options.getBoolean("quads", true);
             prefix = options.getOrDefault("prefix", "_:b_");
             count = "count".equals(options.get("mode"));
+            stream = "stream".equals(options.get("mode"));
+            pred = options.get("pred");
+            if (stream && pred == null) {
+                throw new IllegalArgumentException("rspark's N-Quads source needs the timestamp predicate (pred) "
+                        + "in mode stream");
+            }
+            pending = options.getInt("pending", 1 << 16);
         }
     }
 
@@ -193,7 +217,8 @@ public final class NQuadsSource implements TableProvider {
         public PartitionReader<InternalRow> createReader(InputPartition partition) {
             Split split = (Split) partition;
             try {
-                return new LineReader(options, split.start, split.end);
+                return options.stream ? new StreamReader(options, split.start, split.end)
+                        : new LineReader(options, split.start, split.end);
             } catch (IOException e) {
                 throw new IllegalStateException("cannot read " + options.path + ": " + e.getMessage(), e);
             }
@@ -262,25 +287,30 @@ public final class NQuadsSource implements TableProvider {
      * row refers to it (a chunk that does not end a line is continued in a fresh buffer), so the rows' strings
      * point into it without copies.
      */
-    static final class LineReader implements PartitionReader<InternalRow> {
+    static class LineReader implements PartitionReader<InternalRow> {
         private static final int CHUNK = 1 << 20;
-        private final RandomAccessFile file;
-        private final Options options;
-        private final long start;
-        private final long end;
-        private final UTF8String prefix;
-        private final String prefixText;
-        private final AsciiLine ascii = new AsciiLine();
-        private final int[] at = new int[8];
-        private byte[] buf = new byte[0];
-        private int pos;          // next unread byte of buf
-        private int limit;        // bytes of buf filled
-        private long bufStart;    // the file offset of buf[0]
-        private boolean eof;
+        final RandomAccessFile file;
+        final Options options;
+        final long start;
+        final long end;
+        final UTF8String prefix;
+        final String prefixText;
+        final AsciiLine ascii = new AsciiLine();
+        final int[] at = new int[8];
+        byte[] buf = new byte[0];
+        int pos;          // next unread byte of buf
+        int limit;        // bytes of buf filled
+        long bufStart;    // the file offset of buf[0]
+        boolean eof;
         private long idx = -1;    // the index of the current line in the split
-        private boolean done;
-        private InternalRow row;
+        boolean done;
+        InternalRow row;
         private UTF8String lastGraph;  // the graph of the last line read in this split (null: none)
+        // the line readLine() read: buf[lineStart, lineEnd), at lineAt in the file
+        int lineStart;
+        int lineEnd;
+        long lineAt;
+        String decoded;  // the line as a String when scan() found it is not ASCII, else null
 
         LineReader(Options options, long start, long end) throws IOException {
             this.options = options;
@@ -342,45 +372,56 @@ public final class NQuadsSource implements TableProvider {
             }
         }
 
+        /** The file offset of the next unread line, or -1 at the end of the file. */
+        final long nextLineAt() throws IOException {
+            if (pos >= limit && !fill()) {
+                return -1;
+            }
+            return bufStart + pos;
+        }
+
+        /** Reads the next line (nextLineAt() was not -1) into lineStart, lineEnd and lineAt. */
+        final void readLine() throws IOException {
+            // one line: [pos, t) with its terminator after it
+            int t = pos;
+            while (true) {
+                while (t < limit && buf[t] != '\n' && buf[t] != '\r') {
+                    t++;
+                }
+                if (t < limit || eof) {
+                    break;
+                }
+                int offset = t - pos;
+                if (!fill()) {
+                    t = pos + offset;
+                    break;
+                }
+                t = pos + offset;
+            }
+            if (t < limit && buf[t] == '\r' && t + 1 >= limit && !eof) {
+                int offset = t - pos;
+                fill();  // is the '\r' followed by '\n'?
+                t = pos + offset;
+            }
+            lineStart = pos;
+            lineEnd = t;
+            lineAt = bufStart + pos;
+            if (t < limit) {
+                pos = (buf[t] == '\r' && t + 1 < limit && buf[t + 1] == '\n') ? t + 2 : t + 1;
+            } else {
+                pos = limit;
+            }
+        }
+
         @Override
         public boolean next() throws IOException {
             while (!done) {
-                if (pos >= limit && !fill()) {
-                    done = true;
+                long next = nextLineAt();
+                if (next < 0 || next >= end) {
+                    done = true;  // the file ends, or the next line begins in the next split
                     break;
                 }
-                if (bufStart + pos >= end) {
-                    done = true;  // the next line begins in the next split
-                    break;
-                }
-                // one line: [pos, t) with its terminator after it
-                int t = pos;
-                while (true) {
-                    while (t < limit && buf[t] != '\n' && buf[t] != '\r') {
-                        t++;
-                    }
-                    if (t < limit || eof) {
-                        break;
-                    }
-                    int offset = t - pos;
-                    if (!fill()) {
-                        t = pos + offset;
-                        break;
-                    }
-                    t = pos + offset;
-                }
-                if (t < limit && buf[t] == '\r' && t + 1 >= limit && !eof) {
-                    int offset = t - pos;
-                    fill();  // is the '\r' followed by '\n'?
-                    t = pos + offset;
-                }
-                int lineStart = pos;
-                int lineEnd = t;
-                if (t < limit) {
-                    pos = (buf[t] == '\r' && t + 1 < limit && buf[t + 1] == '\n') ? t + 2 : t + 1;
-                } else {
-                    pos = limit;
-                }
+                readLine();
                 idx++;
                 if (options.count) {
                     continue;
@@ -398,12 +439,13 @@ public final class NQuadsSource implements TableProvider {
             return false;
         }
 
-        /** The row of the line buf[from, to), or null when it has nothing to read. */
-        private InternalRow read(int from, int to) {
+        /** Scans bytes[from, to) (a line): NQuadsLine.scan's answer, the terms' bounds in at; decoded is the line
+         *  as a String when it is not ASCII (the bounds are then its chars'), else null. */
+        final int scan(byte[] bytes, int from, int to) {
             boolean isAscii = true;
             ascii.quotes = 0;
             for (int i = from; i < to; i++) {
-                byte b = buf[i];
+                byte b = bytes[i];
                 if (b < 0) {
                     isAscii = false;
                     break;
@@ -412,20 +454,33 @@ public final class NQuadsSource implements TableProvider {
                     ascii.quote(i - from);
                 }
             }
-            Object[] values = new Object[7];
-            values[5] = start;
-            values[6] = idx;
             CharSequence text = ascii;
-            String decoded = null;  // the line as a String when it is not ASCII
+            decoded = null;
             if (isAscii) {
-                ascii.bytes = buf;
+                ascii.bytes = bytes;
                 ascii.offset = from;
                 ascii.length = to - from;
             } else {
-                decoded = new String(buf, from, to - from, StandardCharsets.UTF_8);
+                decoded = new String(bytes, from, to - from, StandardCharsets.UTF_8);
                 text = decoded;
             }
-            int found = NQuadsLine.scan(text, options.quads, at);
+            return NQuadsLine.scan(text, options.quads, at);
+        }
+
+        /** Term k (0 s, 1 p, 2 o, 3 g) of the line buf[from, ...) scan() read, "" for a missing graph. */
+        final UTF8String term(int from, int k) {
+            int s = at[2 * k];
+            int e = at[2 * k + 1];
+            return s < 0 ? UTF8String.EMPTY_UTF8 : decoded == null ? term(from, s, e)
+                    : UTF8String.fromString(NQuadsLine.term(decoded, s, e, prefixText));
+        }
+
+        /** The row of the line buf[from, to), or null when it has nothing to read. */
+        private InternalRow read(int from, int to) {
+            Object[] values = new Object[7];
+            values[5] = start;
+            values[6] = idx;
+            int found = scan(buf, from, to);
             if (found == NQuadsLine.NOTHING_READ) {
                 return null;
             }
@@ -433,10 +488,7 @@ public final class NQuadsSource implements TableProvider {
                 values[4] = UTF8String.fromBytes(buf, from, to - from);
             } else {
                 for (int k = 0; k < 4; k++) {  // s, p, o, g
-                    int s = at[2 * k];
-                    int e = at[2 * k + 1];
-                    values[k] = s < 0 ? UTF8String.EMPTY_UTF8 : decoded == null ? term(from, s, e)
-                            : UTF8String.fromString(NQuadsLine.term(decoded, s, e, prefixText));
+                    values[k] = term(from, k);
                 }
                 UTF8String g = (UTF8String) values[3];
                 if (g.numBytes() > 0 && g.equals(lastGraph)) {
@@ -462,6 +514,361 @@ public final class NQuadsSource implements TableProvider {
         @Override
         public void close() throws IOException {
             file.close();
+        }
+    }
+
+    /**
+     * Mode "stream": a stream file's content in one pass, each element's timestamp attached in the scan. Rows
+     * ({@link #STREAM}), by {@code k}: 0 a statement of a named graph with its element's timestamp and position
+     * ({@code s, p, o, element, ts, seq}); 1 an element ({@code element, ts, seq}); 2 a metadata triple (a
+     * default-graph triple other than an element's timestamp: {@code s, p, o}), these after the split's statements;
+     * 3 the split's summary, its last row:
+     * {@code ts} how many problems send the file to the general load (a line the scanner leaves to Python, a
+     * timestamp that is not a canonical integer, an element with two timestamps), {@code seq} how many things this
+     * pass cannot resolve within the split (an element without a timestamp here: its timestamp may be in another
+     * split; more waiting statements than the option {@code pending} allows), {@code h} the sorted XXH64 hashes of
+     * the names the split saw (graphs, and subjects of timestamp triples), little-endian longs: a name in two
+     * splits' lists may be resolved wrongly by each alone (the loader then loads otherwise).
+     *
+     * <p>An element's {@code seq} is the file offset of its first statement, its {@code ts} the value of its
+     * timestamp (a literal {@code "n"^^xsd:integer} or {@code xsd:long} of at most 17 digits, whose code, twice
+     * the value plus one for xsd:long, is the same for equal terms). A statement waits in memory until its
+     * element's timestamp is read (a timestamp triple usually follows its graph's statements).
+     *
+     * <p>Splits are cut at element boundaries: a line's key is its graph, or its subject in the default graph
+     * (null for a line without terms or one the scanner leaves to Python); a split starts at the first line of its
+     * byte range whose key differs from that of the line before (which it reads back), and reads on past its end
+     * while the lines have the key of the last line that begins in its range. So an element written as one block of
+     * lines (its statements and its timestamp together) is always read by one split.
+     */
+    static final class StreamReader extends LineReader {
+        private static final byte CONTENT = 0;
+        private static final byte ELEMENT = 1;
+        private static final byte METADATA = 2;
+        private static final byte SUMMARY = 3;
+        static final long HASH_SEED = 0x5eed_2f5b_a77e_4e11L;
+        private static final long NOT_PLAIN = Long.MIN_VALUE;
+        private static final byte[] INTEGER = "\"^^<http://www.w3.org/2001/XMLSchema#integer>"
+                .getBytes(StandardCharsets.US_ASCII);
+        private static final byte[] LONG = "\"^^<http://www.w3.org/2001/XMLSchema#long>"
+                .getBytes(StandardCharsets.US_ASCII);
+
+        /** What the split knows of a name (a graph, or the subject of a timestamp triple). */
+        static final class Name {
+            final UTF8String name;
+            long pos = -1;            // the offset of its first statement in a named graph (-1: none here)
+            boolean stamped;          // a timestamp triple read
+            long code;                // the first timestamp's code
+            boolean conflict;         // another timestamp with another code
+            List<UTF8String[]> pending;  // statements waiting for the timestamp
+            List<UTF8String[]> stamps;   // its timestamp triples, while it has no statement in a named graph
+            Long ts;                  // its ts and seq once resolved, boxed once for all its rows
+            Long seq;
+
+            Name(UTF8String name) {
+                this.name = name;
+            }
+        }
+
+        private final UTF8String pred;
+        private final Map<UTF8String, Name> names = new HashMap<>();
+        private final ArrayDeque<InternalRow> out = new ArrayDeque<>();
+        // the elements' and metadata rows, given after the statements: the cache's batches of statements hold
+        // statements only, so that its statistics let a scan of the statements (or of the elements) skip the others
+        private final ArrayDeque<InternalRow> tail = new ArrayDeque<>();
+        private byte[] skipKey;     // the key of the line before the split's first line (null: none)
+        private boolean started;    // past the lines of the block the split's range starts in
+        private byte[] lastKey;     // the key of the last line read
+        private Name last;          // the name of the last statement or timestamp read
+        private long bad;
+        private long unresolved;
+        private int waiting;
+        private boolean aborted;
+        private boolean finished;
+
+        StreamReader(Options options, long start, long end) throws IOException {
+            super(options, start, end);
+            pred = UTF8String.fromString(options.pred);
+            long first = nextLineAt();
+            if (start > 0 && first > 0) {
+                skipKey = keyBefore(first);
+            }
+        }
+
+        @Override
+        public boolean next() throws IOException {
+            while (out.isEmpty() && !finished) {
+                step();
+            }
+            row = out.poll();
+            return row != null;
+        }
+
+        private void step() throws IOException {
+            long next = aborted ? -1 : nextLineAt();
+            if (next < 0) {
+                finish();
+                return;
+            }
+            readLine();
+            int found = scan(buf, lineStart, lineEnd);
+            boolean keyed = found == NQuadsLine.READ;
+            if (!started) {
+                if (skipKey != null && keyed && sameKey(skipKey)) {
+                    return;  // the block the previous split ends with
+                }
+                started = true;
+            }
+            boolean same = keyed && lastKey != null && sameKey(lastKey);
+            if (next >= end && !same) {
+                finish();  // the next split's first block
+                return;
+            }
+            if (!same) {
+                lastKey = keyed ? key(buf, lineStart) : null;
+            }
+            if (found == NQuadsLine.NOTHING_READ) {
+                return;
+            }
+            if (found == NQuadsLine.UNREAD) {
+                problem();
+                return;
+            }
+            UTF8String s = term(lineStart, 0);
+            UTF8String p = term(lineStart, 1);
+            UTF8String o = term(lineStart, 2);
+            UTF8String g = term(lineStart, 3);
+            if (g.numBytes() > 0) {
+                statement(s, p, o, g);
+            } else if (p.equals(pred)) {
+                stamp(s, p, o);
+            } else {
+                tail.add(row(METADATA, s.clone(), p.clone(), o.clone(), null, null, null));
+            }
+        }
+
+        private void statement(UTF8String s, UTF8String p, UTF8String o, UTF8String g) {
+            Name n = name(g);
+            if (n.pos < 0) {
+                if (n.conflict) {
+                    problem();  // an element with two timestamps
+                    return;
+                }
+                n.pos = lineAt;
+                n.stamps = null;  // its timestamp triples are no metadata
+                if (n.stamped) {
+                    resolved(n);
+                }
+            }
+            if (n.stamped) {
+                out.add(row(CONTENT, s, p, o, n.name, n.ts, n.seq));
+                return;
+            }
+            if (n.pending == null) {
+                n.pending = new ArrayList<>();
+            }
+            n.pending.add(new UTF8String[] {s, p, o});
+            if (++waiting > options.pending) {
+                unresolved++;
+                aborted = true;
+            }
+        }
+
+        private void stamp(UTF8String s, UTF8String p, UTF8String o) {
+            long code = plainCode(o);
+            if (code == NOT_PLAIN) {
+                problem();  // another kind of timestamp: the general load reads it
+                return;
+            }
+            Name n = name(s);
+            if (!n.stamped) {
+                n.stamped = true;
+                n.code = code;
+                if (n.pos >= 0) {
+                    resolved(n);
+                }
+            } else if (n.code != code) {
+                if (n.pos >= 0) {
+                    problem();  // an element with two timestamps
+                    return;
+                }
+                n.conflict = true;  // no element (yet): metadata
+            }
+            if (n.pos < 0) {
+                if (n.stamps == null) {
+                    n.stamps = new ArrayList<>(1);
+                }
+                n.stamps.add(new UTF8String[] {s.clone(), p.clone(), o.clone()});
+            }
+        }
+
+        /** An element whose position and timestamp are known: its row, and its statements that waited. */
+        private void resolved(Name n) {
+            n.ts = n.code >> 1;
+            n.seq = n.pos;
+            tail.add(row(ELEMENT, null, null, null, n.name, n.ts, n.seq));
+            if (n.pending != null) {
+                for (UTF8String[] t : n.pending) {
+                    out.add(row(CONTENT, t[0], t[1], t[2], n.name, n.ts, n.seq));
+                }
+                waiting -= n.pending.size();
+                n.pending = null;
+            }
+        }
+
+        private Name name(UTF8String key) {
+            if (last != null && last.name.equals(key)) {
+                return last;  // the name of the line before (an element's lines are usually together)
+            }
+            Name n = names.get(key);
+            if (n == null) {
+                n = new Name(key.clone());  // a copy: the map outlives the buffer the key points into
+                names.put(n.name, n);
+            }
+            last = n;
+            return n;
+        }
+
+        private void problem() {
+            bad++;
+            aborted = true;
+        }
+
+        private void finish() {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            long[] hashes = new long[0];
+            if (!aborted) {
+                hashes = new long[names.size()];
+                int i = 0;
+                for (Name n : names.values()) {
+                    hashes[i++] = XXH64.hashUTF8String(n.name, HASH_SEED);
+                    if (n.pos >= 0 && !n.stamped) {
+                        unresolved++;  // no timestamp in this split
+                    } else if (n.pos < 0) {
+                        for (UTF8String[] t : n.stamps) {
+                            tail.add(row(METADATA, t[0], t[1], t[2], null, null, null));
+                        }
+                    }
+                }
+                Arrays.sort(hashes);
+            }
+            ByteBuffer bytes = ByteBuffer.allocate(8 * hashes.length).order(ByteOrder.LITTLE_ENDIAN);
+            for (long h : hashes) {
+                bytes.putLong(h);
+            }
+            names.clear();
+            out.addAll(tail);
+            tail.clear();
+            out.add(new GenericInternalRow(new Object[] {SUMMARY, null, null, null, null, bad, unresolved,
+                bytes.array()}));
+        }
+
+        private static InternalRow row(byte k, UTF8String s, UTF8String p, UTF8String o, UTF8String element,
+                                       Long ts, Long seq) {
+            return new GenericInternalRow(new Object[] {k, s, p, o, element, ts, seq, null});
+        }
+
+        /** Whether the line scan() just read from buf[lineStart, ...) has this key. */
+        private boolean sameKey(byte[] key) {
+            int k = at[6] >= 0 ? 3 : 0;
+            if (decoded != null) {
+                byte[] bytes = decoded.substring(at[2 * k], at[2 * k + 1]).getBytes(StandardCharsets.UTF_8);
+                return Arrays.equals(key, bytes);
+            }
+            int s = lineStart + at[2 * k];
+            int e = lineStart + at[2 * k + 1];
+            return Arrays.equals(buf, s, e, key, 0, key.length);
+        }
+
+        /** The key of the line scan() just read from bytes[from, ...): its graph, else its subject, as written. */
+        private byte[] key(byte[] bytes, int from) {
+            int k = at[6] >= 0 ? 3 : 0;
+            int s = at[2 * k];
+            int e = at[2 * k + 1];
+            if (decoded == null) {
+                return Arrays.copyOfRange(bytes, from + s, from + e);
+            }
+            return decoded.substring(s, e).getBytes(StandardCharsets.UTF_8);
+        }
+
+        /** The key of the line that ends where the line at offset first begins (read back from the file). */
+        private byte[] keyBefore(long first) throws IOException {
+            long saved = file.getFilePointer();
+            try {
+                int window = 4096;
+                while (true) {
+                    long from = Math.max(0, first - window);
+                    byte[] b = new byte[(int) (first - from)];
+                    file.seek(from);
+                    file.readFully(b);
+                    int e = b.length;  // without the line's terminator: "\n", "\r\n" or "\r"
+                    if (e > 0 && b[e - 1] == '\n') {
+                        e--;
+                        if (e > 0 && b[e - 1] == '\r') {
+                            e--;
+                        }
+                    } else if (e > 0 && b[e - 1] == '\r') {
+                        e--;
+                    }
+                    int s = e;
+                    while (s > 0 && b[s - 1] != '\n' && b[s - 1] != '\r') {
+                        s--;
+                    }
+                    if (s == 0 && from > 0) {
+                        window *= 2;  // the line begins before the bytes read
+                        continue;
+                    }
+                    if (from == 0 && s == 0 && e >= 3 && b[0] == (byte) 0xEF && b[1] == (byte) 0xBB
+                            && b[2] == (byte) 0xBF) {
+                        s = 3;  // the file's byte order mark
+                    }
+                    return scan(b, s, e) == NQuadsLine.READ ? key(b, s) : null;
+                }
+            } finally {
+                file.seek(saved);
+            }
+        }
+
+        /** The code of a canonical integer timestamp (twice its value, plus one for xsd:long), else NOT_PLAIN. */
+        static long plainCode(UTF8String o) {
+            byte[] b = o.getBytes();
+            int n = b.length;
+            if (n < 2 || b[0] != '"') {
+                return NOT_PLAIN;
+            }
+            int i = 1;
+            boolean negative = b[i] == '-';
+            if (negative) {
+                i++;
+            }
+            int d = i;
+            long v = 0;
+            while (i < n && b[i] >= '0' && b[i] <= '9') {
+                v = v * 10 + (b[i] - '0');
+                i++;
+                if (i - d > 17) {
+                    return NOT_PLAIN;
+                }
+            }
+            if (i == d || (i - d > 1 && b[d] == '0')) {
+                return NOT_PLAIN;
+            }
+            int bit;
+            if (endsWith(b, i, INTEGER)) {
+                bit = 0;
+            } else if (endsWith(b, i, LONG)) {
+                bit = 1;
+            } else {
+                return NOT_PLAIN;
+            }
+            return (negative ? -v : v) * 2 + bit;
+        }
+
+        private static boolean endsWith(byte[] b, int i, byte[] tail) {
+            return b.length - i == tail.length && Arrays.equals(b, i, b.length, tail, 0, tail.length);
         }
     }
 }
