@@ -1252,9 +1252,18 @@ def _scanned_stream(spark: SparkSession, iri: str, path: str, fmt: str, pred: st
             df.unpersist()
         raise
 
+    return _scanned(spark, iri, content, elements, meta, n_meta, summary, cached)
+
+
+def _scanned(spark: SparkSession, iri: str, content: DataFrame, elements: DataFrame, meta: DataFrame, n_meta: int,
+             summary, cached: list) -> LoadedStream:
+    """A stream rspark's data source read whole (:func:`_scanned_stream`, :func:`_one_pass_stream`): every element
+    valid, integer timestamps, no RDF-star term; ``summary`` its element count and bounds (``n_ok``, ``lo``,
+    ``hi``); ``cached`` the caches the stream owns (a predicate set's content is cached apart and added there)."""
+
     def restricted(predicates: frozenset) -> DataFrame:
-        # the content's quads with one of these predicates, cached apart (from the content's cache)
-        out = content.filter(p.isin(*sorted(predicates))).persist(StorageLevel.MEMORY_AND_DISK)
+        # the content's quads with one of these predicates, cached apart (from the load's cache)
+        out = content.filter(F.col("p").isin(*sorted(predicates))).persist(StorageLevel.MEMORY_AND_DISK)
         cached.append(out)
         return out
 
@@ -1335,27 +1344,7 @@ def _one_pass_stream(spark: SparkSession, iri: str, local: str, pred: str) -> tu
     n_meta = summary["n_meta"]
     meta = rows.where(k == 2).select("s", "p", "o") if n_meta else local_frame(spark, [], TRIPLES_DDL)
 
-    def restricted(predicates: frozenset) -> DataFrame:
-        # the content's quads with one of these predicates, cached apart (from the load's cache)
-        out = content.filter(F.col("p").isin(*sorted(predicates))).persist(StorageLevel.MEMORY_AND_DISK)
-        cached.append(out)
-        return out
-
-    return LoadedStream(
-        iri=_bare_iri(iri),
-        elements=elements,
-        quads=content,
-        candidates=content.select("s", "p", "o"),  # every element is valid: the content's triples
-        restricted=restricted,
-        metadata=meta,
-        has_metadata=n_meta > 0,
-        bounds=(summary["lo"], summary["hi"]),
-        n_elements=summary["n_ok"],
-        quoted=local_frame(spark, [], QUOTED_DDL),  # the JVM scanner reads no RDF-star term
-        time_kind=TimeKind.NUMERIC,
-        time_scale=1,
-        _cached=cached,
-    ), False
+    return _scanned(spark, iri, content, elements, meta, n_meta, summary, cached), False
 
 
 # bytes of JVM memory per element broadcast: ~20x an element's row (name, ts, seq), ~10x its hashed relation
