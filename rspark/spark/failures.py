@@ -7,6 +7,7 @@ import subprocess
 from pyspark import SparkContext
 
 from rspark.errors import MemoryLimitError, NotSupportedError, RsparkError, SparkStoppedError
+from rspark.spark import gc_watch
 
 # what Spark says of a plan or a generated SQL expression nested too deeply for its SQL parser, its optimiser's rule
 # batches or the JVM's stack (the front end's bounds on nesting are above these: a query within them can still be
@@ -20,6 +21,8 @@ _JVM_GONE = ("Connection refused", "Answer from Java side is empty", "SparkConte
              # a job whose SparkContext the JVM's out-of-memory exit stopped (its DAGScheduler gone): a
              # NullPointerException that names neither memory nor the JVM
              'SparkContext.dagScheduler()" is null', _NO_TEXT)
+# what Spark says of a job cancelled (by rspark.spark.gc_watch among others)
+_CANCELLED = ("cancelled", "canceled")
 # Spark's executor ends its JVM with this code after an OutOfMemoryError in a task (SparkExitCode.OOM); in local
 # mode that JVM is also the driver's, so the whole session goes with it.
 JVM_OOM_EXIT = 52
@@ -77,7 +80,10 @@ def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> R
       connection, 3 s after an out-of-memory error, so that the message can say whether the session is gone);
     * with ``jvm``, a :class:`SparkStoppedError` when that JVM ended with another code;
     * a :class:`~rspark.errors.NotSupportedError` when Spark found the query's plan or expressions nested too
-      deeply to parse, optimise or walk (its SQL parser, its optimiser's iteration limit, the JVM's stack)."""
+      deeply to parse, optimise or walk (its SQL parser, its optimiser's iteration limit, the JVM's stack).
+
+    A job that :mod:`rspark.spark.gc_watch` cancelled (the JVM collecting garbage most of the time) is a
+    :class:`MemoryLimitError` with the watchdog's reason; the session goes on."""
     texts = list(_texts(exc))
     deep = _mentions(_TOO_COMPLEX, texts)
     if deep is not None and _mentions(_OUT_OF_MEMORY + _JVM_GONE, texts) is None:
@@ -90,6 +96,8 @@ def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> R
         code = jvm_exit_code(wait=30.0 if _mentions(_JVM_GONE, texts) else 3.0 if hit else 0.0)
     if hit is None and code == JVM_OOM_EXIT:
         hit = f"java.lang.OutOfMemoryError: the Spark JVM exited with code {JVM_OOM_EXIT}"
+    if hit is None and _mentions(_CANCELLED, texts) is not None:
+        hit = gc_watch.take_overrun()
     if hit is not None:
         return MemoryLimitError(
             f"{what} ran out of memory ({hit}): the windows' content or the answers held at once did not fit. "

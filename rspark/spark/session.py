@@ -84,6 +84,9 @@ cluster's defaults apply):
 - ``spark.sql.inMemoryColumnarStorage.compressed=false``: rspark caches every loaded file and stream; Spark's
   column encodings of those caches (dictionary, run length) save memory but make a stream's parse job markedly
   slower (docs/evaluation.md, Loading). ``true`` for data near the memory limit.
+- The garbage-collection watchdog (:mod:`rspark.spark.gc_watch`): on a SparkContext rspark starts, running jobs are
+  cancelled when the driver's JVM spends most of half a minute collecting garbage (a task whose data nearly fits
+  the heap), and the run ends with the memory limit instead of going on for minutes without progress.
 - ``spark.driver.extraJavaOptions`` (the driver's JVM runs the tasks in local mode) and
   ``spark.executor.extraJavaOptions`` (executors of ``local-cluster``): ``-Duser.timezone=UTC``, the JIT options
   (:data:`JIT_OPTIONS`) and, for the driver, the garbage collector (:data:`GC_OPTIONS`) and the class-data-sharing
@@ -119,7 +122,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from rspark.errors import InputError, RsparkError
-from rspark.spark import cds
+from rspark.spark import cds, gc_watch
 from rspark.spark.gateway import launch, writes_archive
 from rspark.spark.jvm import jar_path
 from rspark.spark.kafka import KAFKA_CONF, kafka_settings
@@ -418,6 +421,8 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     if created:
         # Spark's log goes to the rspark logger at DEBUG (rspark.spark.gateway): its warnings too when that shows
         spark.sparkContext.setLogLevel("WARN" if log.isEnabledFor(logging.DEBUG) else "ERROR")
+        if local:  # jobs that keep the JVM collecting garbage are cancelled (rspark.spark.gc_watch)
+            gc_watch.watch(spark.sparkContext)
         if not local:
             _ship_package(spark)
             try:

@@ -63,6 +63,7 @@ from rspark.engine.replay import query_label
 from rspark.errors import WARNINGS_PER_FILE, DataError, InputError, MoreProblems, RsparkError, summarised
 from rspark.model.time import parse_duration
 from rspark.model.timestamps import format_time, parse_time
+from rspark.spark.failures import memory_limit_error
 from rspark.spark.loading import messages
 from rspark.spark.loading.loader import load_stream
 from rspark.spark.loading.mapping import Mapping as RecordMapping
@@ -392,8 +393,10 @@ class LiveRunner(LiveReading):
             except Closing:
                 raise
             except Exception as exc:  # noqa: BLE001 - kept for status() and re-raised to Spark (the query stops)
-                log.error("live batch of <%s> failed: %s", iri, exc)
-                self.failure = exc
+                # out of memory (the garbage-collection watchdog's cancellation among others) says so
+                memory = memory_limit_error(exc, f"the live batch of <{iri}>")
+                log.error("live batch of <%s> failed: %s", iri, memory or exc)
+                self.failure = memory or exc
                 raise
 
     def _ingest_batch(self, st: LiveStream, paths: list[str], source: str, batch_id: int) -> None:
