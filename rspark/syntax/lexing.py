@@ -18,10 +18,10 @@ short query pays no alternation compile, a long one pays it only in the states i
 
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
-from lark.lexer import BasicLexer, CallChain, ContextualLexer, Scanner, _create_unless
+from lark.lexer import BasicLexer, CallChain, ContextualLexer, PatternRE, PatternStr, Scanner, UnlessCallback
 
 __all__ = ["ALTERNATION_AFTER", "TerminalScanner", "install"]
 
@@ -36,7 +36,7 @@ class TerminalScanner:
         self.terminals = terminals
         self.allowed_types = {t.name for t in terminals}
         self._lark_args = (terminals, g_regex_flags, re_, use_bytes)
-        self._patterns = [(re_.compile(t.pattern.to_regexp(), g_regex_flags), t.name) for t in terminals]
+        self._patterns = [(_compiled(re_, t.pattern.to_regexp(), g_regex_flags), t.name) for t in terminals]
         self._left = ALTERNATION_AFTER
         self._scanner: Scanner | None = None
 
@@ -60,6 +60,44 @@ class TerminalScanner:
             if pattern.fullmatch(text):
                 return name
         return None
+
+
+@lru_cache(maxsize=None)
+def _compiled(re_: Any, regexp: str, flags: int):
+    """``re_.compile``, remembered here: the regex module's own cache is slower to look up than to use."""
+    return re_.compile(regexp, flags)
+
+
+@lru_cache(maxsize=None)
+def _matches_whole(re_: Any, regexp: str, text: str, flags: int) -> bool:
+    """Whether ``regexp`` matches all of ``text`` from its start (as Lark's ``_get_match`` is compared)."""
+    found = re_.match(regexp, text, flags)
+    return found is not None and found.group(0) == text
+
+
+@lru_cache(maxsize=None)
+def _unless(strings: tuple, flags: int, re_: Any, use_bytes: bool) -> UnlessCallback:
+    return UnlessCallback(Scanner(list(strings), flags, re_, use_bytes=use_bytes))
+
+
+def _create_unless(terminals: list, flags: int, re_: Any, use_bytes: bool) -> tuple[list, dict]:
+    """Lark's ``lexer._create_unless`` (1.2 and 1.3: the same), its work shared by the lexers of every parser
+    state: which keyword (a string terminal) each pattern terminal also matches is found once per pair, and the
+    callback for a set of keywords is built once. Lark finds them again in each of the lexers, most of the rest of
+    a first short query's parse."""
+    strings = [t for t in terminals if isinstance(t.pattern, PatternStr)]
+    embedded = set()
+    callback = {}
+    for retok in terminals:
+        if not isinstance(retok.pattern, PatternRE):
+            continue
+        regexp = retok.pattern.to_regexp()
+        unless = tuple(t for t in strings if t.priority == retok.priority
+                       and _matches_whole(re_, regexp, t.pattern.value, flags))
+        embedded.update(t for t in unless if t.pattern.flags <= retok.pattern.flags)
+        if unless:
+            callback[retok.name] = _unless(unless, flags, re_, use_bytes)
+    return [t for t in terminals if t not in embedded], callback
 
 
 def _build_scanner(lexer: BasicLexer) -> TerminalScanner:
