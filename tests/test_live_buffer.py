@@ -181,6 +181,64 @@ def test_segments_are_pruned_merged_and_restored(spark, tmp_path, monkeypatch):
     assert (again.first, again.last, again.low, again.count) == (1, 7, 4, 7)
 
 
+def test_segments_held_on_the_driver_merge_there_unless_too_many_rows(spark, tmp_path, monkeypatch):
+    """Past MAX_SEGMENTS, segments that are all Arrow tables on the driver are merged by Arrow into one held there
+    (no Spark job) with the content they had, and restored the same; when a segment is Spark's, or the driver
+    holds more than MAX_DRIVER_ROWS quads, the merge goes through Spark."""
+    import pyarrow as pa
+
+    from rspark.engine.live import buffer as live_buffer
+    from rspark.engine.live.ingest import read_small
+
+    monkeypatch.setattr(live_buffer, "MAX_SEGMENTS", 3)
+    buf = new_buffer(spark, tmp_path, "d")
+    for k, ts in enumerate([(1, 2), (3, 4), (5, 6)]):
+        path = tmp_path / f"d{k}.nq"
+        path.write_text(nquads([(f"e{t}", t, [("a", f"x{t}")]) for t in ts], "integer", meta=k == 0))
+        buf.append_small(read_small(str(path), PROV), None)
+    buf.prune(3)  # e1 and e2 go (the segment wholly before 3; its metadata about nothing carried, by Spark)
+    path = tmp_path / "d3.nq"
+    path.write_text(nquads([("e7", 7, [("a", "x7")]), ("e8", 8, [("b", "x8")])], "integer"))
+    buf.append_small(read_small(str(path), PROV), None)
+    assert len(buf.segments) == 1  # 4 > 3: merged
+    # the carried metadata segment was written by Spark: that merge went through Spark
+    assert not isinstance(buf.segments[0].tables["quads"], pa.Table)
+
+    arrow = new_buffer(spark, tmp_path, "a")
+    for k in range(5):
+        path = tmp_path / f"a{k}.nq"
+        path.write_text(nquads([(f"e{k}", k + 1, [("a", f"x{k}")]), (f"f{k}", k + 1, [("b", "y")])], "integer"))
+        arrow.append_small(read_small(str(path), PROV), None)
+        if k == 2:
+            arrow.prune(2)  # e0 and f0 go with their segment: two left
+        if k == 3:
+            before = contents(arrow)
+    # the fifth batch makes 4 > 3 segments: merged by Arrow into one held by the driver
+    assert len(arrow.segments) == 1
+    merged = arrow.segments[0]
+    assert all(isinstance(t, pa.Table) for t in merged.tables.values())
+    assert (merged.lo, merged.hi) == (2, 5)
+    assert sorted(merged.tables["quads"].column("element").to_pylist()) == sorted(
+        f"<{EX}{n}{k}>" for n in "ef" for k in range(1, 5))
+    after = contents(arrow)
+    # the fifth batch's two elements (8 arrived before them) and their triples, beside what was there
+    assert after["elements"] == sorted(before["elements"] + [(f"<{EX}e4>", 5, 8), (f"<{EX}f4>", 5, 9)])
+    assert after["quads"] == sorted(before["quads"] + [(f"<{EX}a>", f"<{EX}p>", f"<{EX}x4>", f"<{EX}e4>", 5, 8),
+                                                       (f"<{EX}b>", f"<{EX}p>", f"<{EX}y>", f"<{EX}f4>", 5, 9)])
+    again = new_buffer(spark, tmp_path, "a")
+    again.restore(arrow.state())
+    assert contents(again) == after
+
+    monkeypatch.setattr(live_buffer, "MAX_DRIVER_ROWS", 3)  # the driver holds more: the next append goes to Spark
+    path = tmp_path / "a5.nq"
+    path.write_text(nquads([("e5", 6, [("a", "x5")])], "integer"))
+    arrow.append_small(read_small(str(path), PROV), None)
+    assert len(arrow.segments) == 1 and not isinstance(arrow.segments[0].tables["quads"], pa.Table)
+    assert _elements(arrow) == sorted([(f"{n}{k}", k + 1) for n in "ef" for k in range(1, 5)] + [("e5", 6)])
+    assert contents(arrow)["quads"] == sorted(
+        after["quads"] + [(f"<{EX}a>", f"<{EX}p>", f"<{EX}x5>", f"<{EX}e5>", 6, 10)])
+
+
 def test_a_checkpoint_of_the_earlier_layout_is_read(spark, tmp_path):
     """A state saved by the one-version-a-batch layout (``version``, the whole buffer in ``v<version>``) is
     read as one segment."""

@@ -13,7 +13,9 @@ rows, not of the whole buffer. The buffer's tables are the union of its segments
 (:meth:`LiveBuffer.prune`) raises the least timestamp the buffer holds (rows below it are filtered out when read)
 and drops the segments wholly below it; the metadata triples of a dropped segment about no element of it are carried
 into a small segment of their own. When there are more than ``MAX_SEGMENTS`` segments (a landmark window keeps
-everything), or more than ``MAX_DRIVER_ROWS`` quads held as Arrow tables, they are merged into one. The state
+everything), or more than ``MAX_DRIVER_ROWS`` quads held as Arrow tables, they are merged into one: by Arrow into a
+segment the driver holds when every segment is held there and they are within ``MAX_DRIVER_ROWS`` quads (a long
+window's many batches: milliseconds), else by Spark (a segment written and cached by Spark: seconds). The state
 (:meth:`LiveBuffer.state`, saved by the runner) names the segments, so that a restart finds the buffer as it was; a
 segment no saved state names is deleted once a newer state is saved.
 
@@ -300,7 +302,12 @@ class LiveBuffer:
         los = [seg.lo * (self.scale // seg.scale) for seg in old if seg.lo is not None]
         his = [seg.hi * (self.scale // seg.scale) for seg in old if seg.hi is not None]
         lo = None if not los else max(min(los), self.low) if self.low is not None else min(los)
-        tables = {name: self.table(name, old) for name in _TABLES}
+        on_driver = self.driver_rows() <= MAX_DRIVER_ROWS and all(
+            isinstance(t, pa.Table) for seg in old for t in seg.tables.values())
+        if on_driver:  # merged by Arrow into a segment the driver holds: no Spark job
+            tables = {name: self._arrow_table(name, old) for name in _TABLES}
+        else:
+            tables = {name: self.table(name, old) for name in _TABLES}
         tables = {name: df for name, df in tables.items() if df is not None}
         self.segments = []
         self._add(tables, lo, max(his) if his else None, meta=any(seg.meta for seg in old),
@@ -385,15 +392,7 @@ class LiveBuffer:
             factor = self.scale // seg.scale
             cut = not everything and self.low is not None and seg.lo is not None and seg.lo * factor < self.low
             if isinstance(df, pa.Table):
-                if "ts" in df.column_names:
-                    if factor != 1:
-                        df = df.set_column(df.column_names.index("ts"), "ts",
-                                           pc.multiply(df["ts"], pa.scalar(factor, pa.int64())))
-                    if cut:
-                        df = df.filter(pc.greater_equal(df["ts"], pa.scalar(self.low, pa.int64())))
-                if chosen is not None:
-                    df = df.filter(pc.is_in(df["p"], value_set=chosen))
-                arrows.append(df)
+                arrows.append(self._arrow_part(df, factor, cut, chosen))
                 continue
             if "te" in df.columns and factor != 1:
                 df = df.withColumn("te", F.col("te") * F.lit(factor))
@@ -413,6 +412,35 @@ class LiveBuffer:
         out = reduce(DataFrame.unionByName, frames)
         if name == "quoted" and sum(1 for seg in segments if seg.quoted and "quoted" in seg.tables) > 1:
             out = out.distinct()
+        return out
+
+    def _arrow_part(self, table: pa.Table, factor: int, cut: bool, chosen: pa.Array | None) -> pa.Table:
+        """A segment's Arrow table as :meth:`table` reads it: ``ts`` rescaled ``factor`` times, the rows before
+        ``low`` left out when ``cut``, the quads of the ``chosen`` predicates only (None: all)."""
+        if "ts" in table.column_names:
+            if factor != 1:
+                table = table.set_column(table.column_names.index("ts"), "ts",
+                                         pc.multiply(table["ts"], pa.scalar(factor, pa.int64())))
+            if cut:
+                table = table.filter(pc.greater_equal(table["ts"], pa.scalar(self.low, pa.int64())))
+        if chosen is not None:
+            table = table.filter(pc.is_in(table["p"], value_set=chosen))
+        return table
+
+    def _arrow_table(self, name: str, segments: list) -> pa.Table | None:
+        """:meth:`table` of ``segments`` that are all held by the driver, as one Arrow table (a merge's)."""
+        parts = []
+        for seg in segments:
+            table = seg.tables.get(name)
+            if table is not None:
+                factor = self.scale // seg.scale
+                cut = self.low is not None and seg.lo is not None and seg.lo * factor < self.low
+                parts.append(self._arrow_part(table, factor, cut, None))
+        if not parts:
+            return None
+        out = pa.concat_tables(parts)
+        if name == "quoted" and sum(1 for seg in segments if seg.quoted and "quoted" in seg.tables) > 1:
+            out = out.group_by(out.column_names, use_threads=False).aggregate([])
         return out
 
     def driver_triples_unique(self, predicates: frozenset | None = None) -> bool | None:
