@@ -125,6 +125,33 @@ def test_seed000_example2_time_based(fig1):
     assert contents(assign_window(fig1, resolve("[RANGE 5]"), [8])) == {8: ["G1", "G2"]}
 
 
+def test_window_bounds_as_parameters_give_the_same_content_and_reuse_the_compiled_code(fig1, monkeypatch):
+    """A live buffer's windows take their bounds and instant as parameters (rspark.jvm.LongParameter): the same
+    content as with literals at every instant, no bound written into the plan, and the plan of another instant runs
+    the code Spark generated and compiled for the first (with literals each instant compiled its own)."""
+    w = resolve("[RANGE 5 SLIDE 1]")
+    for t in (3, 5, 8, 11):
+        literal = assign_window(fig1, w, [t], strategy="bounds")
+        param = assign_window(fig1, w, [t], strategy="bounds", parameters=True)
+        assert contents(param) == contents(literal)
+    plan = assign_window(fig1, w, [8], strategy="bounds", parameters=True)._jdf.queryExecution().executedPlan()
+    text = plan.toString()
+    assert "UDF()" in text and "<= 8" not in text and ">= 4" not in text, text
+
+    def generated(t, parameters):
+        df = assign_window(fig1, w, [t], strategy="bounds", parameters=parameters)
+        jvm_ = fig1.sparkSession._jvm
+        codegen = jvm_.org.apache.spark.sql.execution.debug.package.codegenStringSeq(df._jdf.queryExecution()
+                                                                                     .executedPlan())
+        return [codegen.apply(i)._2() for i in range(codegen.size())]
+
+    assert generated(8, True) == generated(13, True)
+    assert generated(8, False) != generated(13, False)
+    # without rspark's jar in the session the parameters are literals: the same content
+    monkeypatch.setattr("rspark.spark.streaming.windows.long_parameter", lambda spark, value: None)
+    assert contents(assign_window(fig1, w, [8], strategy="bounds", parameters=True)) == {8: ["G2", "G3", "G4"]}
+
+
 def test_seed000_example2_interval_nested_in_landmark(fig1):
     """W^sqcup[(0, 5)] . W^lambda[(1)](S, 8) = (G1, 2), (G2, 4): nesting time-based windows intersects contents."""
     interval = resolve("[FROM 0 TO 5]")

@@ -34,8 +34,9 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from rspark.cache import cache_dir
 
-__all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "quoted_parts", "source_unavailable",
-           "python_fallback", "LINE_PARSER", "SUM_AVG_RESULT", "QUOTED_PARTS", "LINES_SOURCE"]
+__all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "quoted_parts", "long_parameter",
+           "source_unavailable", "python_fallback", "LINE_PARSER", "SUM_AVG_RESULT", "QUOTED_PARTS", "LINES_SOURCE",
+           "LONG_PARAMETER"]
 
 log = logging.getLogger("rspark.jvm")
 
@@ -43,6 +44,7 @@ SOURCES = Path(__file__).resolve().parents[1] / "jvm"
 LINE_PARSER = "rspark_nquads_line"  # the UDFs' names in a session
 SUM_AVG_RESULT = "rspark_sum_avg"
 QUOTED_PARTS = "rspark_quoted_parts"
+LONG_PARAMETER = "rspark.jvm.LongParameter"  # a long value as a plan's parameter (by class name)
 LINES_SOURCE = "rspark.jvm.NQuadsSource"  # the data source reading N-Triples / N-Quads files (by class name)
 # extensions of the files Hadoop's codecs decompress when Spark reads text: read by the text source, not ours
 _CODEC_SUFFIXES = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".br", ".xz", ".lzo", ".lzma")
@@ -222,6 +224,23 @@ def sum_avg_result(spark) -> str | None:
     """The name of the UDF giving SUM's and AVG's final value from their partial sums in this Spark session
     (``rspark.jvm.SumAvgResult``, see :func:`rspark.spark.expr.aggregate._sum_avg_split`), or None."""
     return _register(spark, SUM_AVG_RESULT, "rspark.jvm.SumAvgResult", StringType())
+
+
+def long_parameter(spark, value: int):
+    """``value`` as a Column Spark's generated code does not hold (``rspark.jvm.LongParameter``: a plan built again
+    with another value reuses the compiled code), or None when the session cannot load rspark's jar."""
+    key = (id(spark._jsparkSession), LONG_PARAMETER)
+    if not enabled() or _registered.get(key) is False:
+        return None
+    from pyspark.sql.classic.column import Column
+
+    try:
+        column = Column(spark._jvm.rspark.jvm.LongParameter.column(int(value)))
+    except Exception:  # the class is not on the session's class path (py4j: a JavaPackage is not callable)
+        _registered[key] = False
+        return None
+    _registered[key] = True
+    return column
 
 
 def quoted_parts(spark) -> str | None:

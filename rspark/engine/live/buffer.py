@@ -63,6 +63,10 @@ _TABLES = {
 # on the driver (segments written from there) beyond which they are (into a segment written and cached by Spark)
 MAX_SEGMENTS = 24
 MAX_DRIVER_ROWS = 300_000
+# a table of the segments the driver holds, up to this many rows, is one partition: a window's plan over it runs as
+# one task, without the shuffle a DISTINCT or an aggregate needs over several (measured: about a quarter less time
+# per evaluation at 10,000 triples/s, with the window bounds as parameters: rspark.spark.streaming.windows)
+SINGLE_PARTITION_ROWS = 200_000
 
 
 @dataclass
@@ -379,9 +383,9 @@ class LiveBuffer:
         segments' (``segments``: of these only), ``ts`` at the buffer's scale, rows before ``low`` left out (unless
         ``everything``), quoted triples distinct; ``predicates`` (encoded IRIs; ``quads`` only): the quads with one
         of them. None: no segment has it. The segments written from the driver are given to Spark as one local
-        relation (their Arrow tables concatenated, and cut by Arrow): a plan over one relation is planned and run
-        about twice as fast as over a union of one a batch, and Arrow selects by ``predicates`` and ``low`` in
-        bulk before Spark reads a row."""
+        relation (their Arrow tables concatenated, and cut by Arrow; one partition up to ``SINGLE_PARTITION_ROWS``
+        rows when no segment is Spark's): a plan over one relation is planned and run about twice as fast as over
+        a union of one a batch, and Arrow selects by ``predicates`` and ``low`` in bulk before Spark reads a row."""
         segments = self.segments if segments is None else segments
         chosen = None if predicates is None else pa.array(sorted(predicates), pa.string())
         frames, arrows = [], []
@@ -405,8 +409,11 @@ class LiveBuffer:
                 df = df.filter(F.col("p").isin(*sorted(predicates)))
             frames.append(df)
         if arrows:
-            frames.append(self.spark.createDataFrame(pa.concat_tables(arrows),
-                                                     _parse_datatype_string(_TABLES[name])))
+            arrow = pa.concat_tables(arrows)
+            local = self.spark.createDataFrame(arrow, _parse_datatype_string(_TABLES[name]))
+            if not frames and arrow.num_rows <= SINGLE_PARTITION_ROWS:
+                local = local.coalesce(1)
+            frames.append(local)
         if not frames:
             return None
         out = reduce(DataFrame.unionByName, frames)

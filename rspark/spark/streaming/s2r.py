@@ -40,6 +40,8 @@ def assign_elements(src: Stream, frame: DataFrame, rw, instants, **kwargs) -> Da
     end of each element's validity when ``src`` has elements valid over an interval and ``rw`` holds them while
     they meet it (rspark.rsp.windows); the result has ``frame``'s columns plus ``instant``."""
     frame = partitioned(src, frame, rw)
+    if src.parameterized:
+        kwargs.setdefault("parameters", True)
     if not rw.meets or src.ends is None or isinstance(rw, (CountWindow, ElementWindow)):
         return before_instant(src, assign_window(frame, rw, instants, **kwargs))
     return before_instant(src, assign_window(src.with_ends(frame), rw, instants, **kwargs).drop("te"))

@@ -93,6 +93,11 @@ class Stream:
     # patterns then read instead of the whole ``quads``; a loaded stream's is a join cached apart, which costs more
     # than reading its cached quads whole
     selects_cheaply: bool = False
+    # whether the windows take their bounds and instants as parameters rather than literals (a live buffer's: its
+    # plans are built again at every evaluation over new local relations, and with literals Spark compiled their
+    # generated code again each time; a loaded stream's cached tables are pruned by literal bounds instead:
+    # rspark.spark.streaming.windows)
+    parameterized: bool = False
 
     stats: StreamStats = field(init=False, default_factory=StreamStats, repr=False)
 
@@ -129,7 +134,7 @@ class Stream:
                      metadata=table("metadata"), quoted=table("quoted"),
                      stamp_predicate=encode(IRI(timestamp_predicate)), stamps=stamps, checks_duplicates=False,
                      restricted=lambda predicates: table("quads", predicates), selects_cheaply=True,
-                     unique_on_driver=unique, ends=ends)
+                     unique_on_driver=unique, ends=ends, parameterized=True)
         stream.stats.bounds, stream.stats.has_metadata = bounds, has_metadata
         return stream
 

@@ -75,6 +75,7 @@ from rspark.rsp.windows import (
     TimeWindow,
 )
 from rspark.spark.frames import local_frame
+from rspark.spark.jvm import long_parameter
 
 # ----------------------------------------------------------------------------------------------------- Spark helpers
 
@@ -162,7 +163,8 @@ def stream_bounds(elements: DataFrame, column: str = "ts") -> tuple[int | None, 
 
 
 def assign_window(elements: DataFrame, window: ResolvedWindow, instants, *, quads: DataFrame | None = None,
-                  strategy: str = "auto", triple_order: Sequence[str] | None = None) -> DataFrame:
+                  strategy: str = "auto", triple_order: Sequence[str] | None = None,
+                  parameters: bool = False) -> DataFrame:
     """The (instant, element) pairs of ``window`` over ``elements`` at ``instants``.
 
     ``elements``: columns ``element``, ``ts``, ``seq`` (more are carried along). ``instants``: a DataFrame with an
@@ -171,9 +173,13 @@ def assign_window(elements: DataFrame, window: ResolvedWindow, instants, *, quad
     plus ``instant``, the triples in the window (``triple_order``: the order of the triples of one element, by
     default a ``tpos`` column when there is one, else ``s, p, o``).
     ``strategy`` (time-based windows only): ``auto``, ``explode``, ``panes`` or ``range`` (module docstring).
+    ``parameters``: the ``bounds`` strategy's tick bounds and instants go into the plan as parameters
+    (:func:`rspark.spark.jvm.long_parameter`), not literals, so that a plan built again for other instants runs
+    the code Spark compiled for the one before (a live buffer's windows, rebuilt at every evaluation; not a cached
+    table's, which Spark prunes by literal bounds).
     """
     if isinstance(window, TimeWindow):
-        return assign_time_window(elements, window, instants, strategy=strategy)
+        return assign_time_window(elements, window, instants, strategy=strategy, parameters=parameters)
     if isinstance(window, (LandmarkWindow, IntervalWindow, NowWindow, ElementWindow)):
         return assign_bounded_window(elements, window, instants)
     if isinstance(window, CountWindow):
@@ -201,14 +207,16 @@ def _instant_window_index(spec: TimeWindow) -> Column:
     return _ceildiv(rel, spec.slide) - F.lit(1)
 
 
-def assign_time_window(elements: DataFrame, spec: TimeWindow, instants, *, strategy: str = "auto") -> DataFrame:
-    """Time-based sliding or tumbling window: the (instant, element) pairs (strategies: module docstring)."""
+def assign_time_window(elements: DataFrame, spec: TimeWindow, instants, *, strategy: str = "auto",
+                       parameters: bool = False) -> DataFrame:
+    """Time-based sliding or tumbling window: the (instant, element) pairs (strategies: module docstring;
+    ``parameters``: :func:`assign_window`)."""
     _check_items(elements, ("ts",))
     if strategy == "bounds" or (strategy == "auto" and isinstance(instants, LocalInstants)
                                 and len(instants) <= BOUNDS_INSTANTS):
         if isinstance(instants, DataFrame):
             raise WindowError("the bounds strategy needs the instants as values, not a DataFrame")
-        return _assign_by_bounds(elements, spec, sorted({int(t) for t in instants}))
+        return _assign_by_bounds(elements, spec, sorted({int(t) for t in instants}), parameters=parameters)
     inst, rows = instants_frame(elements.sparkSession, instants)
     panes_per_window = spec.range // math.gcd(spec.range, spec.slide)
     valid = ENDS in elements.columns  # elements valid over an interval: no panes (an element spans several)
@@ -268,17 +276,25 @@ def assign_time_window(elements: DataFrame, spec: TimeWindow, instants, *, strat
     raise WindowError(f"unknown window strategy {strategy!r}: expected auto, explode, panes, range or bounds")
 
 
-def _assign_by_bounds(elements: DataFrame, spec: TimeWindow, instants: list[int]) -> DataFrame:
-    """The ``bounds`` strategy: per instant, the elements inside its window's tick bounds, with the instant."""
+def _assign_by_bounds(elements: DataFrame, spec: TimeWindow, instants: list[int], *,
+                      parameters: bool = False) -> DataFrame:
+    """The ``bounds`` strategy: per instant, the elements inside its window's tick bounds, with the instant
+    (``parameters``: :func:`assign_window`)."""
     ts = F.col("ts")
     te = F.col(ENDS) if ENDS in elements.columns else ts
+    spark = elements.sparkSession
+
+    def value(v: int) -> Column:
+        column = long_parameter(spark, v) if parameters else None
+        return F.lit(v) if column is None else column
+
     parts = []
     for t in instants:
         bounds = spec.content_bounds(t)
         if bounds is not None:
             lo, hi = bounds
-            parts.append(elements.where((ts <= F.lit(hi)) & (te >= F.lit(lo)))
-                         .withColumn(INSTANT, F.lit(t).cast("long")))
+            parts.append(elements.where((ts <= value(hi)) & (te >= value(lo)))
+                         .withColumn(INSTANT, value(t).cast("long")))
     if not parts:
         return elements.where(F.lit(False)).withColumn(INSTANT, F.lit(None).cast("long"))
     return reduce(DataFrame.unionByName, parts)
