@@ -58,6 +58,9 @@ from rspark.spark.streaming.windows import LocalInstants, instant_values
 # LIVE_FEW_INSTANTS
 FEW_INSTANTS = 4
 LIVE_FEW_INSTANTS = 1_000
+# ... and a replay at this many instants or fewer whose streams were all read on the driver (small files: their
+# answers are small too), where the cache and the count are a second and a third job of a run that lasts seconds
+SMALL_FEW_INSTANTS = 64
 # ``hold`` of a carried consumption state: taken just before the evaluation's last instant
 LAST = object()
 
@@ -199,7 +202,8 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
     sols = S.align(comp.compile(plan.op), (KEY,), domain)
     new_state = carry.saved() if carry is not None else None
     live = instants.after is not None or isinstance(values, LocalInstants)
-    few = len(values) <= (LIVE_FEW_INSTANTS if live else FEW_INSTANTS)
+    small = all(src.known_stamps is not None for src in sources)
+    few = len(values) <= (LIVE_FEW_INSTANTS if live else SMALL_FEW_INSTANTS if small else FEW_INSTANTS)
     emit_empty = (profile.emit_empty and not s2s) or plan.form == QueryForm.ASK
     # DESCRIBE reads the default graph at each instant
     default = (static.default, [w.content for w in merged] + ([comp.dataset.versions_of("")]
