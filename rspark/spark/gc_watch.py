@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 log = logging.getLogger("rspark.spark")
 
@@ -92,7 +92,7 @@ class GcWatch:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rspark-gc-watch", daemon=True)
 
-    def start(self) -> "GcWatch":
+    def start(self) -> GcWatch:
         self._thread.start()
         return self
 

@@ -18,7 +18,7 @@ short query pays no alternation compile, a long one pays it only in the states i
 
 from __future__ import annotations
 
-from functools import lru_cache, partial
+from functools import cache, partial
 from typing import Any
 
 from lark.lexer import BasicLexer, CallChain, ContextualLexer, PatternRE, PatternStr, Scanner, UnlessCallback
@@ -62,20 +62,20 @@ class TerminalScanner:
         return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(re_: Any, regexp: str, flags: int):
     """``re_.compile``, remembered here: the regex module's own cache is slower to look up than to use."""
     return re_.compile(regexp, flags)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _matches_whole(re_: Any, regexp: str, text: str, flags: int) -> bool:
     """Whether ``regexp`` matches all of ``text`` from its start (as Lark's ``_get_match`` is compared)."""
     found = re_.match(regexp, text, flags)
     return found is not None and found.group(0) == text
 
 
-@lru_cache(maxsize=None)
+@cache
 def _unless(strings: tuple, flags: int, re_: Any, use_bytes: bool) -> UnlessCallback:
     return UnlessCallback(Scanner(list(strings), flags, re_, use_bytes=use_bytes))
 
