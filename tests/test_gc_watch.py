@@ -38,7 +38,13 @@ def _watch(readings, busy=True, window=30.0):
     clock = iter(t for t, _ in readings)
     gc = iter(g for _, g in readings)
     sc = _FakeContext()
-    watch = gc_watch.GcWatch(sc, read=lambda: next(gc), busy=lambda: busy, window=window, clock=lambda: next(clock))
+    sc.killed = 0
+
+    def kill():
+        sc.killed += 1
+
+    watch = gc_watch.GcWatch(sc, read=lambda: next(gc), busy=lambda: busy, window=window, clock=lambda: next(clock),
+                             cancel=sc.cancelAllJobs, kill=kill)
     return sc, watch
 
 
@@ -49,12 +55,13 @@ def test_the_jobs_are_cancelled_once_a_window_is_mostly_collecting_and_the_reaso
     fired = [t for t, _ in readings if watch.check() is not None]
     # from t=20 on the JVM collects 97 % of the time: the window [t-30, t] collects 10 + 0.97 (t - 20) - 0.5 (t - 30)
     # = 5.6 + 0.47 t seconds, 90 % of it (27 s) from t = 45.5 on (first reading 46, 91 %); after a cancellation the
-    # readings start again (t = 47), so the next one fires a window later (t = 77, the JVM still collecting)
+    # readings start again (t = 47), so the next one fires a window later (t = 77, the JVM still collecting): the
+    # cancellation did not end it, and the JVM is stopped
     assert fired == [46, 77]
-    assert sc.cancelled == 2 and watch.cancelled == 2
-    reason = gc_watch.take_overrun()  # the latest cancellation's
-    assert reason == ("the Spark JVM spent 97% of the last 30 s collecting garbage, so the running jobs were "
-                      "cancelled")
+    assert (sc.cancelled, sc.killed, watch.cancelled) == (1, 1, 2)
+    reason = gc_watch.take_overrun()  # the latest's
+    assert reason == ("the Spark JVM spent 97% of the last 30 s collecting garbage after its jobs were cancelled, "
+                      "so it was stopped")
     assert gc_watch.take_overrun() is None
 
 
@@ -80,6 +87,32 @@ def test_a_cancelled_job_is_the_memory_limit_only_after_the_watchdog_cancelled()
     assert "a new process" not in str(err)  # the session goes on
 
 
+def test_a_stopped_jvm_is_the_memory_limit_when_the_watchdog_stopped_it(monkeypatch):
+    from rspark.spark import failures
+
+    gc_watch.take_overrun()
+    gc_watch._record("the Spark JVM spent 99% of the last 30 s collecting garbage after its jobs were cancelled, "
+                     "so it was stopped")
+    monkeypatch.setattr(failures, "jvm_exit_code", lambda wait=0.0: -9)
+    err = memory_limit_error(RuntimeError("Py4JNetworkError: Answer from Java side is empty"), "the replay",
+                             jvm=True)
+    assert isinstance(err, MemoryLimitError)
+    assert str(err).startswith("the replay ran out of memory (the Spark JVM spent 99% of the last 30 s collecting "
+                               "garbage after its jobs were cancelled, so it was stopped): ")
+    assert str(err).endswith("The Spark JVM has stopped: a new process (or Engine) is needed to go on.")
+
+
+def test_the_gc_threads_are_read_from_proc(spark):
+    """The JVM rspark launched shows its garbage collector's threads in /proc; a Python process has none."""
+    import os
+
+    from pyspark import SparkContext
+
+    assert gc_watch.gc_thread_seconds(os.getpid()) is None
+    seconds = gc_watch.gc_thread_seconds(SparkContext._gateway.proc.pid)
+    assert seconds is not None and seconds >= 0
+
+
 def test_the_watchdog_cancels_a_real_job_and_the_session_goes_on(spark):
     """A watchdog whose reading says the JVM does nothing but collect cancels a running Spark job; the job's failure
     is the memory limit, and the next job runs."""
@@ -95,6 +128,6 @@ def test_the_watchdog_cancels_a_real_job_and_the_session_goes_on(spark):
     assert time.monotonic() - start < 30
     err = memory_limit_error(failed.value, "the replay", jvm=True)
     assert isinstance(err, MemoryLimitError), failed.value
-    assert "collecting garbage, so the running jobs were cancelled" in str(err)
+    assert "collecting garbage" in str(err)  # (cancelled, or a window later stopped: the fake reading goes on)
     assert watch.cancelled >= 1
     assert spark.range(5).count() == 5

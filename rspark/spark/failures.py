@@ -82,8 +82,8 @@ def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> R
     * a :class:`~rspark.errors.NotSupportedError` when Spark found the query's plan or expressions nested too
       deeply to parse, optimise or walk (its SQL parser, its optimiser's iteration limit, the JVM's stack).
 
-    A job that :mod:`rspark.spark.gc_watch` cancelled (the JVM collecting garbage most of the time) is a
-    :class:`MemoryLimitError` with the watchdog's reason; the session goes on."""
+    A job that :mod:`rspark.spark.gc_watch` cancelled (the JVM collecting garbage most of the time; the session goes
+    on), or a JVM it stopped, is a :class:`MemoryLimitError` with the watchdog's reason."""
     texts = list(_texts(exc))
     deep = _mentions(_TOO_COMPLEX, texts)
     if deep is not None and _mentions(_OUT_OF_MEMORY + _JVM_GONE, texts) is None:
@@ -96,8 +96,8 @@ def memory_limit_error(exc: BaseException, what: str, *, jvm: bool = False) -> R
         code = jvm_exit_code(wait=30.0 if _mentions(_JVM_GONE, texts) else 3.0 if hit else 0.0)
     if hit is None and code == JVM_OOM_EXIT:
         hit = f"java.lang.OutOfMemoryError: the Spark JVM exited with code {JVM_OOM_EXIT}"
-    if hit is None and _mentions(_CANCELLED, texts) is not None:
-        hit = gc_watch.take_overrun()
+    if hit is None and (code is not None or _mentions(_CANCELLED, texts) is not None):
+        hit = gc_watch.take_overrun()  # its jobs cancelled, or the JVM stopped, by the garbage-collection watchdog
     if hit is not None:
         return MemoryLimitError(
             f"{what} ran out of memory ({hit}): the windows' content or the answers held at once did not fit. "

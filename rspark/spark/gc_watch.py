@@ -7,17 +7,22 @@ limit (:data:`rspark.spark.session.GC_OPTIONS`) fires only when a collection fre
 and a heap that is freed just above it is collected again and again. The run then neither ends nor progresses, and
 takes the machine's cores with it.
 
-The watchdog is a daemon thread of the driver's Python: every :data:`PERIOD` seconds it reads the collectors'
-accumulated collection time (``java.lang.management``, the elapsed time of the collections) and, when over the last
-:data:`WINDOW` seconds at least :data:`LIMIT` of the time went to collecting while a job ran, it cancels the
-running jobs (``SparkContext.cancelAllJobs``) and records why. :func:`rspark.spark.failures.memory_limit_error`
-then reports the cancelled job's failure as a :class:`~rspark.errors.MemoryLimitError` with that reason. The
-cancelled tasks' memory is freed: the session goes on.
+The watchdog is a daemon thread of the driver's Python: every :data:`PERIOD` seconds it reads how long the JVM has
+been collecting: the CPU time of its garbage collector's threads (``GC Thread#N``, from /proc, without asking the
+JVM, which may be too busy collecting to answer py4j) for the JVM this process launched, else the collectors'
+accumulated time through py4j (``java.lang.management``). When over the last :data:`WINDOW` seconds at least
+:data:`LIMIT` of the time went to collecting, it cancels the running jobs (``SparkContext.cancelAllJobs``, from a
+thread of its own) and records why; :func:`rspark.spark.failures.memory_limit_error` then reports the cancelled
+job's failure as a :class:`~rspark.errors.MemoryLimitError` with that reason, and the session goes on with the
+cancelled tasks' memory freed. When the JVM still collects that much a window later (the cancellation did not
+reach it, or did not free enough), the watchdog stops the JVM it launched (SIGKILL), and the error says so.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import threading
 import time
 from collections import deque
@@ -70,9 +75,36 @@ def _record(reason: str) -> None:
 
 
 def collection_seconds(sc) -> float:
-    """The accumulated collection time of the JVM behind ``sc``, in seconds (every collector's)."""
+    """The accumulated collection time of the JVM behind ``sc``, in seconds (every collector's), asked through
+    py4j: a JVM that collects without pause may be slow to answer."""
     beans = sc._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
     return sum(max(bean.getCollectionTime(), 0) for bean in beans) / 1000.0
+
+
+def gc_thread_seconds(pid: int) -> float | None:
+    """The CPU seconds the garbage collector's threads of JVM process ``pid`` used, per thread (their mean), read
+    from /proc without asking the JVM: a JVM that collects all the time uses its GC threads all the time. None
+    when /proc does not show them."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    total, threads = 0, 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if not f.read().startswith("GC Thread#"):
+                    continue
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (clock ticks)
+        threads += 1
+    return total / _TICKS / threads if threads else None
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class GcWatch:
@@ -81,11 +113,20 @@ class GcWatch:
 
     def __init__(self, sc, *, read: Callable[[], float] | None = None, busy: Callable[[], bool] | None = None,
                  window: float = WINDOW, limit: float = LIMIT, period: float = PERIOD,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, pid: int | None = None,
+                 cancel: Callable[[], None] | None = None, kill: Callable[[], None] | None = None):
         self.sc = sc
         self.clock = clock
+        self.pid = pid
+        if read is None and pid is not None and gc_thread_seconds(pid) is not None:
+            read = lambda: gc_thread_seconds(pid) or 0.0  # noqa: E731 - the JVM's own threads, without py4j
         self.read = read or (lambda: collection_seconds(sc))
-        self.busy = busy or (lambda: bool(sc.statusTracker().getActiveJobsIds()))
+        # with the GC threads read from /proc, a JVM too busy to answer py4j still counts as busy
+        self.busy = busy or ((lambda: True) if pid is not None and read is not None
+                             else (lambda: bool(sc.statusTracker().getActiveJobsIds())))
+        self.cancel = cancel or self._cancel_jobs
+        self.kill = kill or self._kill_jvm
+        self.fired_at: float | None = None  # when the jobs were last cancelled
         self.window, self.limit, self.period = window, limit, period
         self.samples: deque[tuple[float, float]] = deque()
         self.cancelled = 0  # how many times the jobs were cancelled
@@ -118,14 +159,34 @@ class GcWatch:
         share = overrun(self.samples, self.window, self.limit)
         if share is None or not self.busy():
             return None
+        again = self.fired_at is not None and now - self.fired_at <= 2 * self.window
+        self.fired_at = now
+        self.cancelled += 1
+        self.samples.clear()
+        if again:  # cancelling did not end it (or the JVM could not be asked to): the JVM is stopped
+            reason = (f"the Spark JVM spent {share:.0%} of the last {self.window:.0f} s collecting garbage after its "
+                      "jobs were cancelled, so it was stopped")
+            _record(reason)
+            log.info("%s", reason)
+            self.kill()
+            return share
         reason = (f"the Spark JVM spent {share:.0%} of the last {self.window:.0f} s collecting garbage, so the "
                   "running jobs were cancelled")
         _record(reason)
-        self.cancelled += 1
-        self.samples.clear()
         log.info("%s: the data held by a task nearly fills the heap", reason)
-        self.sc.cancelAllJobs()
+        self.cancel()
         return share
+
+    def _cancel_jobs(self) -> None:
+        """``cancelAllJobs`` from a thread of its own: a JVM that collects all the time may take long to answer."""
+        threading.Thread(target=self.sc.cancelAllJobs, name="rspark-gc-cancel", daemon=True).start()
+
+    def _kill_jvm(self) -> None:
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:  # it ended already
+                pass
 
 
 _watches: dict[int, GcWatch] = {}
@@ -136,5 +197,6 @@ def watch(sc) -> GcWatch:
     key = id(sc)
     found = _watches.get(key)
     if found is None or found._stop.is_set() or not found._thread.is_alive():
-        found = _watches[key] = GcWatch(sc).start()
+        proc = getattr(getattr(sc, "_gateway", None), "proc", None)  # the JVM this process launched
+        found = _watches[key] = GcWatch(sc, pid=getattr(proc, "pid", None)).start()
     return found

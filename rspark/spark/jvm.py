@@ -10,7 +10,9 @@ place of a large SQL expression Spark would analyse, optimise and compile with e
 triple into its three terms, so that RDF-star patterns decompose quoted triples in place instead of joining a table
 of every quoted triple in the data. ``rspark.jvm.SqlColumns`` reads the SQL texts of compiled expressions into the
 expressions Spark's parser would build, without that parser's cold start (:func:`rspark.spark.expr.sql.parsed`;
-docs/evaluation.md, "Generated code").
+docs/evaluation.md, "Generated code"). ``rspark.jvm.LongParameter`` gives a long value to a plan as a parameter
+rather than a literal, so that a live window's plan, built again at every evaluation with other bounds, runs the
+code Spark compiled for the one before (:func:`long_parameter`; docs/live.md).
 
 The jar is built with the ``javac`` of the JDK that runs Spark (found through ``JAVA_HOME`` or the ``PATH``),
 against PySpark's own jars, and named after a hash of the sources and the PySpark version, so an upgrade rebuilds
@@ -30,6 +32,7 @@ import zipfile
 from pathlib import Path
 
 import pyspark
+from pyspark.sql.classic.column import Column
 from pyspark.sql.types import StringType, StructField, StructType
 
 from rspark.cache import cache_dir
@@ -232,8 +235,6 @@ def long_parameter(spark, value: int):
     key = (id(spark._jsparkSession), LONG_PARAMETER)
     if not enabled() or _registered.get(key) is False:
         return None
-    from pyspark.sql.classic.column import Column
-
     try:
         column = Column(spark._jvm.rspark.jvm.LongParameter.column(int(value)))
     except Exception:  # the class is not on the session's class path (py4j: a JavaPackage is not callable)
