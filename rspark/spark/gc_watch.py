@@ -118,18 +118,18 @@ class GcWatch:
         self.sc = sc
         self.clock = clock
         self.pid = pid
-        if read is None and pid is not None and gc_thread_seconds(pid) is not None:
+        from_proc = read is None and pid is not None and gc_thread_seconds(pid) is not None
+        if from_proc:
             read = lambda: gc_thread_seconds(pid) or 0.0  # noqa: E731 - the JVM's own threads, without py4j
         self.read = read or (lambda: collection_seconds(sc))
         # with the GC threads read from /proc, a JVM too busy to answer py4j still counts as busy
-        self.busy = busy or ((lambda: True) if pid is not None and read is not None
-                             else (lambda: bool(sc.statusTracker().getActiveJobsIds())))
+        self.busy = busy or ((lambda: True) if from_proc else (lambda: bool(sc.statusTracker().getActiveJobsIds())))
         self.cancel = cancel or self._cancel_jobs
         self.kill = kill or self._kill_jvm
         self.fired_at: float | None = None  # when the jobs were last cancelled
         self.window, self.limit, self.period = window, limit, period
         self.samples: deque[tuple[float, float]] = deque()
-        self.cancelled = 0  # how many times the jobs were cancelled
+        self.cancelled = 0  # how many times the watchdog acted (cancelled the jobs or stopped the JVM)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rspark-gc-watch", daemon=True)
 
@@ -163,18 +163,13 @@ class GcWatch:
         self.fired_at = now
         self.cancelled += 1
         self.samples.clear()
-        if again:  # cancelling did not end it (or the JVM could not be asked to): the JVM is stopped
-            reason = (f"the Spark JVM spent {share:.0%} of the last {self.window:.0f} s collecting garbage after its "
-                      "jobs were cancelled, so it was stopped")
-            _record(reason)
-            log.info("%s", reason)
-            self.kill()
-            return share
-        reason = (f"the Spark JVM spent {share:.0%} of the last {self.window:.0f} s collecting garbage, so the "
-                  "running jobs were cancelled")
+        outcome = ("after its jobs were cancelled, so it was stopped" if again  # cancelling did not end it
+                   else "so the running jobs were cancelled")
+        reason = (f"the Spark JVM spent {share:.0%} of the last {self.window:.0f} s collecting garbage"
+                  f"{' ' if again else ', '}{outcome}")
         _record(reason)
-        log.info("%s: the data held by a task nearly fills the heap", reason)
-        self.cancel()
+        log.info("%s", reason)
+        (self.kill if again else self.cancel)()
         return share
 
     def _cancel_jobs(self) -> None:
