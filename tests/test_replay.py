@@ -721,10 +721,11 @@ def test_a_job_failing_as_the_out_of_memory_jvm_stops_is_a_memory_limit(monkeypa
 
 @pytest.mark.slow
 def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
-    """A window whose evaluation cannot fit (GROUP_CONCAT over the cross product of 3,000 triples: 9 million
-    values in one group) in a Spark given 512 MB, through the command line in a process of its own. In local mode
-    the OutOfMemoryError ends the JVM (Spark's exit code 52) and PySpark only sees its connection drop; rspark
-    reports the memory limit, what to change, and that the session is gone, with exit code 1 (about 30 s). When the
+    """A window whose evaluation cannot fit (GROUP_CONCAT over the cross product of 600 triples of 4 kB literals:
+    360,000 values, 1.4 GB, in one group) in a Spark given 512 MB, through the command line in a process of its own.
+    In local mode the OutOfMemoryError ends the JVM (Spark's exit code 52) and PySpark only sees its connection drop;
+    rspark reports the memory limit, what to change, and that the session is gone, with exit code 1 (about 20 s:
+    large values fill the heap in fewer rows than the 9 million short ones of 3,000 triples, 35 s). When the
     error reaches Python first and the JVM has not ended 3 s later (a loaded machine: its heap full, its shutdown
     hooks running; or an OutOfMemoryError on the driver's side, which the JVM survives), the message says only
     what it knows: the memory limit, not that the session is gone. When the JVM instead collects garbage nearly all
@@ -737,9 +738,10 @@ def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
     import sys
 
     stream = tmp_path / "big.nq"
+    pad = "x" * 4000
     with stream.open("w") as f:
-        for i in range(3000):
-            f.write(f'<http://example.org/s{i}> <http://example.org/p> "value number {i}" '
+        for i in range(600):
+            f.write(f'<http://example.org/s{i}> <http://example.org/p> "value number {i} {pad}" '
                     f'<http://example.org/g{i}> .\n')
             f.write(f'<http://example.org/g{i}> <http://www.w3.org/ns/prov#generatedAtTime> "{i}"'
                     '^^<http://www.w3.org/2001/XMLSchema#integer> .\n')
@@ -747,7 +749,7 @@ def test_real_out_of_memory_ends_with_a_message_not_a_crash(tmp_path):
     query.write_text(P + "SELECT (GROUP_CONCAT(?o) AS ?all) FROM NAMED WINDOW :w ON :S [RANGE 10000 SLIDE 1] "
                          "WHERE { WINDOW :w { ?s ?p ?o . ?x ?q ?y } }")
     command = [sys.executable, "-m", "rspark", "replay", str(query), "--stream", f"http://example.org/S={stream}",
-               "--times", "2999", "--format", "jsonl", "--conf", "spark.driver.memory=512m"]
+               "--times", "599", "--format", "jsonl", "--conf", "spark.driver.memory=512m"]
     # a process group of its own: on a timeout its Spark JVM is killed with it, not left collecting garbage
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           start_new_session=True) as running:
