@@ -464,6 +464,52 @@ def test_a_stream_read_on_the_driver_answers_the_duplicate_check_there(spark, tm
         assert [src._unique_by_job(p) for p in cases] == [False, False, True, False]
 
 
+@pytest.mark.parametrize("one_pass", [True, False])
+def test_a_loaded_stream_s_duplicate_check_compares_hashes_on_the_driver(spark, tmp_path, executor_loads, logs,
+                                                                         monkeypatch, one_pass):
+    """A stream file loaded by rspark's data source (its content counted at load, in one pass or in its two jobs):
+    the duplicate check fetches the
+    triples' hashes and compares them on the driver when there are at most DRIVER_CHECK_ROWS of them, with the
+    hash aggregate's answers for every predicate set (a triple repeated in two elements, one repeated within an
+    element, one unique); above the limit the job answers."""
+    from rspark.engine.engine import Engine
+    from rspark.model.codec import encode
+    from rspark.model.terms import IRI
+    from rspark.spark.loading import loader
+    from rspark.spark.streaming import stream as S
+
+    monkeypatch.setattr(loader, "ONE_PASS", one_pass)
+    stamp = "<http://www.w3.org/ns/prov#generatedAtTime>"
+    integer = "^^<http://www.w3.org/2001/XMLSchema#integer>"
+    lines = []
+    for i, body in enumerate([["<http://example.org/s1> <http://example.org/a> <http://example.org/A>",
+                               "<http://example.org/o1> <http://example.org/v> \"1\""],
+                              ["<http://example.org/s1> <http://example.org/a> <http://example.org/A>",
+                               "<http://example.org/o2> <http://example.org/v> \"2\""],
+                              ["<http://example.org/o3> <http://example.org/w> \"3\"",
+                               "<http://example.org/o3> <http://example.org/w> \"3\""]], start=1):
+        lines += [f"{t} <http://example.org/g{i}> ." for t in body]
+        lines.append(f'<http://example.org/g{i}> {stamp} "{i}"{integer} .')
+    path = tmp_path / "dup.nq"
+    path.write_text("\n".join(lines) + "\n")
+    a, v, w = (encode(IRI(EX + name)) for name in ("a", "v", "w"))
+    cases = [None, frozenset([a]), frozenset([v]), frozenset([w]), frozenset([a, v]), frozenset([v, w])]
+    compared = []
+    hashes_unique = S._hashes_unique
+    monkeypatch.setattr(S, "_hashes_unique", lambda triples: compared.append(1) or hashes_unique(triples))
+    with Engine(spark=spark) as eng:
+        eng.add_stream(EX + "d", path)
+        src = eng.streams[EX + "d"]
+        assert src.unique_on_driver is None and src.n_candidates == 6  # loaded on the executors, counted
+        assert ("in one pass" if one_pass else "two jobs") in logs.text
+        on_driver = [src._unique_by_job(p) for p in cases]
+        assert len(compared) == len(cases)
+        monkeypatch.setattr(S, "DRIVER_CHECK_ROWS", 5)
+        by_job = [src._unique_by_job(p) for p in cases]
+        assert len(compared) == len(cases)
+    assert on_driver == by_job == [False, False, True, False, False, False]
+
+
 def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark, tmp_path):
     """A triple repeated in two elements matters only to a query that can match it: the check is made over the
     triples of the query's predicates, read from the content cached for them (rejected elements are not in it);

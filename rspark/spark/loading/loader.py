@@ -167,6 +167,9 @@ class LoadedStream:
     errors: list[DataError] = field(default_factory=list)
     n_elements: int | None = None
     n_rejected: int = 0
+    # the rows of ``candidates`` when the load counted them (rspark's data source's loads, where they are the
+    # content's): the duplicate check then compares the triples' hashes on the driver when they are few
+    n_candidates: int | None = None
     # the elements valid over an interval (a timestamp literal "start/end"): ``element, te`` (the interval's end
     # in ticks; ``ts`` in ``elements`` is its start); None when every element is a point
     ends: DataFrame | None = None
@@ -1244,7 +1247,7 @@ def _scanned_stream(spark: SparkSession, iri: str, path: str, fmt: str, pred: st
     else:
         meta = local_frame(spark, [], TRIPLES_DDL)
     try:
-        content.count()
+        n_quads = content.count()
         if n_meta:
             meta.count()
     except BaseException:
@@ -1252,14 +1255,15 @@ def _scanned_stream(spark: SparkSession, iri: str, path: str, fmt: str, pred: st
             df.unpersist()
         raise
 
-    return _scanned(spark, iri, content, elements, meta, n_meta, summary, cached)
+    return _scanned(spark, iri, content, elements, meta, n_meta, summary, cached, n_quads)
 
 
 def _scanned(spark: SparkSession, iri: str, content: DataFrame, elements: DataFrame, meta: DataFrame, n_meta: int,
-             summary, cached: list) -> LoadedStream:
+             summary, cached: list, n_quads: int) -> LoadedStream:
     """A stream rspark's data source read whole (:func:`_scanned_stream`, :func:`_one_pass_stream`): every element
     valid, integer timestamps, no RDF-star term; ``summary`` its element count and bounds (``n_ok``, ``lo``,
-    ``hi``); ``cached`` the caches the stream owns (a predicate set's content is cached apart and added there)."""
+    ``hi``); ``cached`` the caches the stream owns (a predicate set's content is cached apart and added there);
+    ``n_quads`` the content's rows."""
 
     def restricted(predicates: frozenset) -> DataFrame:
         # the content's quads with one of these predicates, cached apart (from the load's cache)
@@ -1277,6 +1281,7 @@ def _scanned(spark: SparkSession, iri: str, content: DataFrame, elements: DataFr
         has_metadata=n_meta > 0,
         bounds=(summary["lo"], summary["hi"]),
         n_elements=summary["n_ok"],
+        n_candidates=n_quads,  # the candidates are the content's triples
         quoted=local_frame(spark, [], QUOTED_DDL),  # the JVM scanner reads no RDF-star term
         time_kind=TimeKind.NUMERIC,
         time_scale=1,
@@ -1325,6 +1330,7 @@ def _one_pass_stream(spark: SparkSession, iri: str, local: str, pred: str) -> tu
             F.count(F.when(k == 2, 1)).alias("n_meta"),
             F.sum(F.when(k == 3, ts)).alias("bad"), F.sum(F.when(k == 3, F.col("seq"))).alias("unresolved"),
             F.collect_list(F.when(k == 3, F.col("h"))).alias("hashes"),
+            F.count(F.when(k == 0, 1)).alias("n_quads"),
         ).collect()[0]
     except BaseException:
         rows.unpersist()
@@ -1344,7 +1350,7 @@ def _one_pass_stream(spark: SparkSession, iri: str, local: str, pred: str) -> tu
     n_meta = summary["n_meta"]
     meta = rows.where(k == 2).select("s", "p", "o") if n_meta else local_frame(spark, [], TRIPLES_DDL)
 
-    return _scanned(spark, iri, content, elements, meta, n_meta, summary, cached), False
+    return _scanned(spark, iri, content, elements, meta, n_meta, summary, cached, summary["n_quads"]), False
 
 
 # bytes of JVM memory per element broadcast: ~20x an element's row (name, ts, seq), ~10x its hashed relation

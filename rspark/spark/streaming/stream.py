@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+import numpy as np
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -25,6 +26,17 @@ if TYPE_CHECKING:
 
 # the timestamp predicate of a registered stream's elements (as --format trig writes them), encoded
 GENERATED_AT_TIME = encode(IRI(PROV_GENERATED_AT_TIME))
+
+# A stream whose duplicate check reads at most this many rows (when its load counted them) has the triples' 64-bit
+# hashes fetched and compared on the driver (up to 16 MB): one scan of the cache the query reads next and no
+# shuffle, where the hash aggregate's job shuffles them (at 1e6 stream triples: 0.3-1.3 s less per query)
+DRIVER_CHECK_ROWS = 2_000_000
+
+
+def _hashes_unique(triples: DataFrame) -> bool:
+    """Whether no two rows of ``triples`` (``s, p, o``) have the same 64-bit hash, compared on the driver."""
+    hashes = np.sort(triples.select(F.xxhash64("s", "p", "o").alias("h")).toArrow().column(0).to_numpy())
+    return not bool((hashes[1:] == hashes[:-1]).any())
 
 
 @dataclass
@@ -87,6 +99,9 @@ class Stream:
     # a superset of the content's triples (s, p, o: a file's named graphs before the rejected elements are dropped),
     # which triples_unique() reads instead of ``quads`` when given: no element join
     candidates: DataFrame | None = None
+    # how many rows ``candidates`` has, when the load counted them: up to DRIVER_CHECK_ROWS, triples_unique()
+    # compares the triples' hashes on the driver instead of aggregating them in a Spark job
+    n_candidates: int | None = None
     # the content restricted to some predicates (a loaded stream's LoadedStream.restricted), cached by content()
     restricted: Callable[[frozenset], DataFrame] | None = None
     # whether ``restricted(predicates)`` is a cheap selection (a live buffer's, by Arrow on the driver), which event
@@ -111,6 +126,7 @@ class Stream:
                      read_quads=lambda: quads, metadata=loaded.metadata, quoted=loaded.quoted,
                      stamp_predicate=encode(IRI(timestamp_predicate)), candidates=loaded.candidates,
                      restricted=loaded.restricted, ends=loaded.ends, unique_on_driver=loaded.unique_on_driver,
+                     n_candidates=loaded.n_candidates,
                      known_stamps=loaded.stamps if loaded.ends is None else None)
         stream.stats.bounds, stream.stats.has_metadata = loaded.bounds, loaded.has_metadata
         return stream
@@ -207,6 +223,8 @@ class Stream:
             if predicates is not None:
                 triples = triples.filter(F.col("p").isin(*sorted(predicates)))
         # by a 64-bit hash of the triple (a collision only costs the DISTINCT it would have saved)
+        if self.n_candidates is not None and self.n_candidates <= DRIVER_CHECK_ROWS:
+            return _hashes_unique(triples)
         return triples.groupBy(F.xxhash64("s", "p", "o")).count().filter(F.col("count") > 1).isEmpty()
 
     def content(self, predicates: frozenset | None = None) -> DataFrame:
