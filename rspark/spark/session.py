@@ -126,6 +126,7 @@ from rspark.spark import cds, gc_watch
 from rspark.spark.gateway import launch, writes_archive
 from rspark.spark.jvm import jar_path
 from rspark.spark.kafka import KAFKA_CONF, kafka_settings
+from rspark.spark.lookups import keep_lookups
 
 __all__ = [
     "ANSWER_CONF",
@@ -361,8 +362,10 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     With no ``master`` and no ``conf``, an active session is reused as it is, but for :data:`ANSWER_CONF`. Static
     settings (the JVM's options, the workers' Python) take effect only when this call starts the SparkContext; the
     log level is set (ERROR, WARN when the ``rspark`` logger shows DEBUG) only on a SparkContext this call starts.
-    A JVM this call starts has its output read by rspark (:mod:`rspark.spark.gateway`)."""
+    A JVM this call starts has its output read by rspark (:mod:`rspark.spark.gateway`). py4j's lookups of classes
+    and static methods are kept once resolved (:mod:`rspark.spark.lookups`)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    keep_lookups()  # py4j's class and static-method lookups kept once resolved (rspark.spark.lookups)
     # local Python workers inherit this environment: let them import rspark also from a source checkout
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if _package_root() not in paths:
