@@ -20,6 +20,7 @@ reach it, or did not free enough), the watchdog stops the JVM it launched (SIGKI
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -81,6 +82,9 @@ def collection_seconds(sc) -> float:
     return sum(max(bean.getCollectionTime(), 0) for bean in beans) / 1000.0
 
 
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc's clock ticks a second
+
+
 def gc_thread_seconds(pid: int) -> float | None:
     """The CPU seconds the garbage collector's threads of JVM process ``pid`` used, per thread (their mean), read
     from /proc without asking the JVM: a JVM that collects all the time uses its GC threads all the time. None
@@ -102,9 +106,6 @@ def gc_thread_seconds(pid: int) -> float | None:
         total += int(fields[11]) + int(fields[12])  # utime, stime (clock ticks)
         threads += 1
     return total / _TICKS / threads if threads else None
-
-
-_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class GcWatch:
@@ -178,10 +179,8 @@ class GcWatch:
 
     def _kill_jvm(self) -> None:
         if self.pid is not None:
-            try:
+            with contextlib.suppress(OSError):  # it ended already
                 os.kill(self.pid, signal.SIGKILL)
-            except OSError:  # it ended already
-                pass
 
 
 _watches: dict[int, GcWatch] = {}
