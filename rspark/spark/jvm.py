@@ -8,7 +8,10 @@ Python path. ``rspark.jvm.SumAvgResult`` (a Spark UDF) gives SUM's and AVG's fin
 place of a large SQL expression Spark would analyse, optimise and compile with every query that averages
 (docs/evaluation.md, "Group and aggregates"). ``rspark.jvm.QuotedParts`` (a Spark UDF) splits an encoded quoted
 triple into its three terms, so that RDF-star patterns decompose quoted triples in place instead of joining a table
-of every quoted triple in the data. ``rspark.jvm.SqlColumns`` reads the SQL texts of compiled expressions into the
+of every quoted triple in the data. ``rspark.jvm.TermFacets`` (a Spark UDF) gives the facets of an encoded term that
+SPARQL's operators look into (lexical form, numeric type and value, comparison category) in place of the
+lambda-bound SQL struct Spark would analyse with every plan that compares or computes values (docs/evaluation.md,
+"Generated code"). ``rspark.jvm.SqlColumns`` reads the SQL texts of compiled expressions into the
 expressions Spark's parser would build, without that parser's cold start (:func:`rspark.spark.expr.sql.parsed`;
 docs/evaluation.md, "Generated code"). ``rspark.jvm.LongParameter`` gives a long value to a plan as a parameter
 rather than a literal, so that a live window's plan, built again at every evaluation with other bounds, runs the
@@ -33,13 +36,13 @@ from pathlib import Path
 
 import pyspark
 from pyspark.sql.classic.column import Column
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import DecimalType, DoubleType, IntegerType, StringType, StructField, StructType
 
 from rspark.cache import cache_dir
 
-__all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "quoted_parts", "long_parameter",
-           "source_unavailable", "python_fallback", "LINE_PARSER", "SUM_AVG_RESULT", "QUOTED_PARTS", "LINES_SOURCE",
-           "LONG_PARAMETER"]
+__all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "quoted_parts", "term_facets",
+           "long_parameter", "source_unavailable", "python_fallback", "LINE_PARSER", "SUM_AVG_RESULT", "QUOTED_PARTS",
+           "TERM_FACETS", "LINES_SOURCE", "LONG_PARAMETER"]
 
 log = logging.getLogger("rspark.jvm")
 
@@ -47,6 +50,7 @@ SOURCES = Path(__file__).resolve().parents[1] / "jvm"
 LINE_PARSER = "rspark_nquads_line"  # the UDFs' names in a session
 SUM_AVG_RESULT = "rspark_sum_avg"
 QUOTED_PARTS = "rspark_quoted_parts"
+TERM_FACETS = "rspark_term_facets"
 LONG_PARAMETER = "rspark.jvm.LongParameter"  # a long value as a plan's parameter (by class name)
 LINES_SOURCE = "rspark.jvm.NQuadsSource"  # the data source reading N-Triples / N-Quads files (by class name)
 # extensions of the files Hadoop's codecs decompress when Spark reads text: read by the text source, not ours
@@ -227,6 +231,17 @@ def sum_avg_result(spark) -> str | None:
     """The name of the UDF giving SUM's and AVG's final value from their partial sums in this Spark session
     (``rspark.jvm.SumAvgResult``, see :func:`rspark.spark.expr.aggregate._sum_avg_split`), or None."""
     return _register(spark, SUM_AVG_RESULT, "rspark.jvm.SumAvgResult", StringType())
+
+
+def term_facets(spark) -> str | None:
+    """The name of the UDF giving an encoded term's facets (suffix, lexical form, numeric type and value, comparison
+    category: ``rspark.jvm.TermFacets``, the struct :func:`rspark.spark.expr.values.facet_pack` builds in SQL
+    otherwise) in this Spark session, or None."""
+    schema = StructType([StructField("enc", StringType()), StructField("sfx", StringType()),
+                         StructField("lexr", StringType()), StructField("t", IntegerType()),
+                         StructField("d", DecimalType(38, 18)), StructField("f", DoubleType()),
+                         StructField("k", IntegerType())])
+    return _register(spark, TERM_FACETS, "rspark.jvm.TermFacets", schema)
 
 
 def long_parameter(spark, value: int):

@@ -68,6 +68,7 @@ from rspark.spark.expr.values import (
     V,
     bind,
     facet_pack,
+    facets_udf,
     fresh,
     let_in,
     to_column,
@@ -99,11 +100,12 @@ class ExprEnv:
     base_iri: str | None = None  # for IRI() / URI() of relative strings
     now_sql: str | None = None  # SQL giving NOW()'s encoded term per row instead (a replay: the evaluation instant)
     sum_avg: str | None = None  # the session's JVM UDF for SUM's / AVG's final value (None: their SQL)
+    facets: str | None = None  # the session's JVM UDF for a term's facets (None: their SQL, values.facet_pack)
 
 
 def compile_expr(expr, scope: ExprScope, env: ExprEnv) -> Column:
     """The value of ``expr`` as an encoded-term string Column (NULL = unbound or error)."""
-    with naming():
+    with naming(), facets_udf(env.facets):
         c = _Compiler(scope, env)
         return c.column(c.with_shared_facets(expr, lambda: bind([c.value(expr)],
                                                                     lambda vs: f"CAST({vs[0].enc()} AS STRING)")))
@@ -112,7 +114,7 @@ def compile_expr(expr, scope: ExprScope, env: ExprEnv) -> Column:
 def compile_ebv(expr, scope: ExprScope, env: ExprEnv) -> Column:
     """The effective boolean value of ``expr``: a boolean Column, NULL for an error (FILTER drops it). Comparisons
     of numeric literals with constants take a guarded fast path (:mod:`rspark.spark.expr.guarded`)."""
-    with naming():
+    with naming(), facets_udf(env.facets):
         c = _Compiler(scope, env)
 
         def var_sql(name: str) -> str | None:
@@ -129,7 +131,7 @@ def compile_ebv(expr, scope: ExprScope, env: ExprEnv) -> Column:
 def compile_aggregate(agg: Aggregate, scope: ExprScope, env: ExprEnv, pre: dict | None = None) -> Column:
     """An aggregate Column (encoded term or NULL) over the rows of a group; ``scope`` is the input's scope.
     ``pre``: a dict that receives per-row columns (name -> Column) to add to the input before grouping."""
-    with naming():
+    with naming(), facets_udf(env.facets):
         return build_aggregate(agg, _Compiler(scope, env), pre)
 
 

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import re
 import struct
+from contextlib import contextmanager
+from contextvars import ContextVar
 from decimal import Decimal, InvalidOperation
 
 from rspark.model.codec import encode
@@ -479,9 +481,30 @@ class FacetV(TermV):
                     bnode=f"({k} = {K_BNODE})", triple=f"({k} = {K_TRIPLE})")
 
 
+# The name of the session's UDF giving a term's facets (``rspark.jvm.TermFacets``) for the compilation under way in
+# this thread (set by rspark.spark.expr.compile from its ExprEnv; None: the facets are computed in SQL)
+_FACETS_UDF: ContextVar[str | None] = ContextVar("rspark_facets_udf", default=None)
+
+
+@contextmanager
+def facets_udf(name: str | None):
+    """The facet structs built inside are the UDF ``name``'s (None: their SQL)."""
+    previous = _FACETS_UDF.set(name)
+    try:
+        yield
+    finally:
+        _FACETS_UDF.reset(previous)
+
+
 def facet_pack(c: SQL, level: str = "num") -> SQL:
     """The facet struct of an encoded term: enc, sfx, lexr, t, d, f; with level "cmp" / "leaf" also the
-    category ``k``; with "cmp" also the time value ``tp`` of a dateTime / date."""
+    category ``k``; with "cmp" also the time value ``tp`` of a dateTime / date. With the session's JVM helpers
+    (:func:`facets_udf`) one UDF call gives the struct with ``k`` (for every level: a field nobody reads costs
+    nothing to analyse), else it is built in SQL, with the same values (tests/test_term_facets.py)."""
+    udf = _FACETS_UDF.get()
+    if udf is not None:
+        packed = f"{udf}({c})"
+        return let(packed, _with_time) if level == "cmp" else packed
     if not is_name(c):
         return let(c, lambda x: facet_pack(x, level))
     sfx = suffix(c)
@@ -499,15 +522,17 @@ def facet_pack(c: SQL, level: str = "num") -> SQL:
         packed = "named_struct(" + ", ".join(fields) + ")"
         if level != "cmp":
             return packed
-        return let(packed, with_time)
-
-    def with_time(z: str) -> SQL:
-        names = ("enc", "sfx", "lexr", "t", "d", "f", "k")
-        norm = f"(CASE WHEN {z}.k = {K_DATE} THEN {date_as_datetime(z + '.lexr')} ELSE {z}.lexr END)"
-        tp = f"(CASE WHEN {z}.k IN ({K_DT}, {K_DATE}) THEN {time_pack(norm)} END)"
-        return "named_struct(" + ", ".join(f"'{n}', {z}.{n}" for n in names) + f", 'tp', {tp})"
+        return let(packed, _with_time)
 
     return let(f"named_struct('enc', {c}, 'sfx', {sfx}, 't0', {num_type0(sfx)})", body)
+
+
+def _with_time(z: str) -> SQL:
+    """The facet struct ``z`` (with ``k``) and the time value ``tp`` of a dateTime / date."""
+    names = ("enc", "sfx", "lexr", "t", "d", "f", "k")
+    norm = f"(CASE WHEN {z}.k = {K_DATE} THEN {date_as_datetime(z + '.lexr')} ELSE {z}.lexr END)"
+    tp = f"(CASE WHEN {z}.k IN ({K_DT}, {K_DATE}) THEN {time_pack(norm)} END)"
+    return "named_struct(" + ", ".join(f"'{n}', {z}.{n}" for n in names) + f", 'tp', {tp})"
 
 
 class NullV(V):

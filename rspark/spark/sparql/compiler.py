@@ -232,7 +232,8 @@ class Compiler:
         self.spark = spark
         self.dataset = dataset
 
-        self.env = dataclasses.replace(env, sum_avg=jvm.sum_avg_result(spark))  # the session's JVM helpers
+        # the session's JVM helpers
+        self.env = dataclasses.replace(env, sum_avg=jvm.sum_avg_result(spark), facets=jvm.term_facets(spark))
         self.quoted_parts = jvm.quoted_parts(spark)
         self.extension = extension
         # this compilation's own name counters (hidden columns, graph keys): nothing shared with compilations
