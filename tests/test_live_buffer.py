@@ -229,14 +229,45 @@ def test_segments_held_on_the_driver_merge_there_unless_too_many_rows(spark, tmp
     again.restore(arrow.state())
     assert contents(again) == after
 
-    monkeypatch.setattr(live_buffer, "MAX_DRIVER_ROWS", 3)  # the driver holds more: the next append goes to Spark
+    # the driver holds more than MAX_DRIVER_ROWS quads that may still be read: the micro-batch's compaction goes
+    # through Spark (the append alone does not merge: the evaluation's prune comes first)
+    monkeypatch.setattr(live_buffer, "MAX_DRIVER_ROWS", 3)
     path = tmp_path / "a5.nq"
     path.write_text(nquads([("e5", 6, [("a", "x5")])], "integer"))
     arrow.append_small(read_small(str(path), PROV), None)
+    assert len(arrow.segments) == 2
+    arrow.compact()
     assert len(arrow.segments) == 1 and not isinstance(arrow.segments[0].tables["quads"], pa.Table)
     assert _elements(arrow) == sorted([(f"{n}{k}", k + 1) for n in "ef" for k in range(1, 5)] + [("e5", 6)])
     assert contents(arrow)["quads"] == sorted(
         after["quads"] + [(f"<{EX}a>", f"<{EX}p>", f"<{EX}x5>", f"<{EX}e5>", 6, 10)])
+
+
+def test_compaction_counts_the_quads_after_the_prune(spark, tmp_path, monkeypatch):
+    """A micro-batch's compaction merges by Spark only when the quads a later evaluation may read exceed
+    MAX_DRIVER_ROWS: quads the prune left behind in a segment partly before its bound do not count, and an Arrow
+    merge drops them (the driver keeps the content, without a Spark job)."""
+    import pyarrow as pa
+
+    from rspark.engine.live import buffer as live_buffer
+    from rspark.engine.live.ingest import read_small
+
+    monkeypatch.setattr(live_buffer, "MAX_DRIVER_ROWS", 4)
+    buf = new_buffer(spark, tmp_path, "c")
+    batches = [[1, 2, 3], [4, 5, 6]]  # one quad an element
+    for k, stamps in enumerate(batches):
+        path = tmp_path / f"c{k}.nq"
+        path.write_text(nquads([(f"e{t}", t, [("a", f"x{t}")]) for t in stamps], "integer"))
+        buf.append_small(read_small(str(path), PROV), None)
+    assert buf.driver_rows() == 6 and len(buf.segments) == 2  # over the limit until the micro-batch ends
+    buf.prune(3)  # e1 and e2 may no longer be read; both segments stay (the first holds e3)
+    assert len(buf.segments) == 2
+    buf.compact()  # 4 quads at or after 3: merged by Arrow, without e1 and e2
+    assert len(buf.segments) == 1 and all(isinstance(t, pa.Table) for t in buf.segments[0].tables.values())
+    assert buf.driver_rows() == 4
+    assert _elements(buf) == [(f"e{t}", t) for t in (3, 4, 5, 6)]
+    buf.compact()  # within the limit: nothing to do
+    assert len(buf.segments) == 1 and isinstance(buf.segments[0].tables["quads"], pa.Table)
 
 
 def test_a_checkpoint_of_the_earlier_layout_is_read(spark, tmp_path):

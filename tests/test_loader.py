@@ -1123,6 +1123,36 @@ def test_fast_line_path_reads_canonical_lines_exactly():
     assert g.to_pylist() == ["<http://t>"] and o.to_pylist() == ['"1"']
 
 
+def test_fast_line_path_splits_lines_spaced_as_writers_write_them():
+    """Lines with one space between terms and " ." last are cut by splitting at spaces: the last part is the graph
+    only when it is an IRI or a blank node, never the end of a literal with spaces (one that looks like an IRI or a
+    blank node, an empty one, one with an escaped quote), and lines spaced otherwise in the same batch are cut by
+    the regular expression; every line read as pyoxigraph reads it."""
+    g, d = "<http://ex.org/g>", "^^<http://www.w3.org/2001/XMLSchema#integer>"
+    lines = [
+        f'<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> {g} .',
+        '<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .',
+        '_:s <http://ex.org/p> _:o _:g .', '_:s <http://ex.org/p> _:o .',
+        f'<http://ex.org/a> <http://ex.org/p> "a b" {g} .',
+        '<http://ex.org/a> <http://ex.org/p> "a <http://ex.org/g>" .',
+        '<http://ex.org/a> <http://ex.org/p> "x _:g" .', '<http://ex.org/a> <http://ex.org/p> "x \\" <y>" .',
+        f'<http://ex.org/a> <http://ex.org/p> "1 2"{d} {g} .', f'<http://ex.org/a> <http://ex.org/p> "7"{d} .',
+        '<http://ex.org/a> <http://ex.org/p> "a b"@en _:g .', '<http://ex.org/a> <http://ex.org/p> "" .',
+        '<http://ex.org/a> <http://ex.org/p> "ends with space " .', '<http://ex.org/a> <http://ex.org/p> "a  b" .',
+        f'<http://ex.org/a>  <http://ex.org/p> "two spaces" {g} .', f'<http://ex.org/a>\t<http://ex.org/p> "tab" {g} .',
+        f' <http://ex.org/a> <http://ex.org/p> "first space" {g} .', f'<http://ex.org/a> <http://ex.org/p> <b>{g}.',
+    ]
+    for fmt in ("nquads", "ntriples"):
+        fast = _fast_terms(lines, fmt)
+        picked = [line for line, f in zip(lines, fast) if f is not None]
+        assert [f for f in fast if f is not None] == _slow_terms(picked, fmt)
+    fast = _fast_terms(lines, "nquads")
+    assert all(f is not None for f in fast[:-1])  # (the last: a relative IRI, pyoxigraph's)
+    assert [f[3] for f in fast[:6]] == [g, "", "_:bT_g", "", g, ""]
+    assert fast[5][2] == '"a <http://ex.org/g>"' and fast[6][2] == '"x _:g"' and fast[13][2] == '"a  b"'
+    assert fast[14][3] == g and fast[15][3] == g and fast[16][3] == g
+
+
 def w3c_lines():
     """(path, format, lines) for the W3C suites' RDF data written out by pyoxigraph as N-Quads and as N-Triples
     (RDF-star and RDF/XML files, and negative syntax tests, left out)."""

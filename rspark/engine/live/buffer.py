@@ -13,8 +13,9 @@ rows, not of the whole buffer. The buffer's tables are the union of its segments
 (:meth:`LiveBuffer.prune`) raises the least timestamp the buffer holds (rows below it are filtered out when read)
 and drops the segments wholly below it; the metadata triples of a dropped segment about no element of it are carried
 into a small segment of their own. When there are more than ``MAX_SEGMENTS`` segments (a landmark window keeps
-everything), or more than ``MAX_DRIVER_ROWS`` quads held as Arrow tables, they are merged into one: by Arrow into a
-segment the driver holds when every segment is held there and they are within ``MAX_DRIVER_ROWS`` quads (a long
+everything), or, at the end of a micro-batch (:meth:`LiveBuffer.compact`, after the evaluation's prune), more than
+``MAX_DRIVER_ROWS`` quads held as Arrow tables, they are merged into one: by Arrow into a segment the driver holds
+when every segment is held there and the quads at or after the prune's bound are within ``MAX_DRIVER_ROWS`` (a long
 window's many batches: milliseconds), else by Spark (a segment written and cached by Spark: seconds). The state
 (:meth:`LiveBuffer.state`, saved by the runner) names the segments, so that a restart finds the buffer as it was; a
 segment no saved state names is deleted once a newer state is saved.
@@ -289,14 +290,40 @@ class LiveBuffer:
 
     def _add(self, tables: dict, lo: int | None, hi: int | None, *, meta: bool, quoted: bool = True) -> Segment:
         """Writes ``tables`` as a new segment (at the buffer's scale), merging the segments when there are too
-        many."""
+        many. (Too many quads on the driver wait for :meth:`compact`, after the evaluation's prune.)"""
         seg = Segment(f"s{self.next_id:08d}", self.scale, lo, hi, meta, quoted)
         self.next_id += 1
         self._write(seg, tables)
         self.segments.append(seg)
-        if len(self.segments) > MAX_SEGMENTS or self.driver_rows() > MAX_DRIVER_ROWS:
+        if len(self.segments) > MAX_SEGMENTS:
             self.merge()
         return seg
+
+    def compact(self) -> None:
+        """Keeps the quads the driver holds within ``MAX_DRIVER_ROWS``: called once the queries were evaluated and
+        the buffer pruned (a micro-batch's end), so that only the quads a later evaluation may still read count.
+        More than that many of those: every segment is merged by Spark (written and cached there). Within it, but
+        the driver still holding pruned quads beyond it (a segment partly before ``low``): merged by Arrow, which
+        leaves them out. A batch read on the driver therefore adds its quads for one micro-batch before the rows
+        it pushed out of the windows are dropped: at a high rate its segment does not send the whole buffer
+        through a Spark job (seconds) only because the quads the evaluation is about to prune are still there."""
+        if self.driver_rows() > MAX_DRIVER_ROWS:
+            self.merge()
+
+    def _live_driver_rows(self) -> int:
+        """The quads the driver holds at or after ``low`` (those a later evaluation may read)."""
+        n = 0
+        for seg in self.segments:
+            table = seg.tables.get("quads")
+            if not isinstance(table, pa.Table):
+                continue
+            factor = self.scale // seg.scale
+            if self.low is not None and seg.lo is not None and seg.lo * factor < self.low:
+                n += pc.sum(pc.greater_equal(pc.multiply(table["ts"], pa.scalar(factor, pa.int64())),
+                                             pa.scalar(self.low, pa.int64()))).as_py() or 0
+            else:
+                n += table.num_rows
+        return n
 
     def merge(self) -> None:
         """Merges every segment into one (what is below ``low`` left out)."""
@@ -306,8 +333,8 @@ class LiveBuffer:
         los = [seg.lo * (self.scale // seg.scale) for seg in old if seg.lo is not None]
         his = [seg.hi * (self.scale // seg.scale) for seg in old if seg.hi is not None]
         lo = None if not los else max(min(los), self.low) if self.low is not None else min(los)
-        on_driver = self.driver_rows() <= MAX_DRIVER_ROWS and all(
-            isinstance(t, pa.Table) for seg in old for t in seg.tables.values())
+        on_driver = all(isinstance(t, pa.Table) for seg in old for t in seg.tables.values()) and \
+            self._live_driver_rows() <= MAX_DRIVER_ROWS
         if on_driver:  # merged by Arrow into a segment the driver holds: no Spark job
             tables = {name: self._arrow_table(name, old) for name in _TABLES}
         else:

@@ -243,11 +243,13 @@ class LiveScheduler:
         return tl, int(min(marks) * tl.scale)
 
     def _prune(self) -> None:
-        """Drops from each buffer the elements no query can read again."""
+        """Drops from each buffer the elements no query can read again; then keeps what the driver holds of each
+        within its limit (:meth:`~rspark.engine.live.buffer.LiveBuffer.compact`)."""
         for iri, st in self.streams.items():
             keep = self._keep_from(iri, st)
             if keep is not None and st.buffer.low is not None and keep > st.buffer.low:
                 st.buffer.prune(keep)
+            st.buffer.compact()
 
     def _keep_from(self, iri: str, st: LiveStream) -> int | None:
         """The earliest timestamp (ticks) a query reading ``iri`` may still read: the last reported instant minus
