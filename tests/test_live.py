@@ -349,6 +349,35 @@ def test_an_inbox_batch_counts_its_latency_from_its_first_files_writing(engine):
     assert len(latencies) == 2 and min(latencies) >= released - written
 
 
+def test_pushed_files_are_read_as_they_are_written(engine, replayed, monkeypatch):
+    """An inbox file this process writes is read on the driver as soon as it is written, in the runner's reading
+    thread, while the micro-batch before still runs (here: the runner's lock held, as a running micro-batch holds
+    it); the micro-batch then takes those readings, and the records equal the replay's."""
+    from rspark.engine.live import runner as live_runner
+
+    threads: list = []
+    real = live_runner.read_small
+
+    def spy(path, predicate, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(path, predicate, **kwargs)
+
+    monkeypatch.setattr(live_runner, "read_small", spy)
+    engine.live_stream(EX + "S")
+    h = engine.register(COUNT, name="count")
+    with engine.live.lock:
+        push(engine, 2, 4, wait=False)
+        push(engine, 6, 8, 10, wait=False)
+        deadline = time.time() + 60
+        while len(threads) < 2 and time.time() < deadline:
+            time.sleep(0.01)
+        assert len(threads) == 2 and all(name.startswith("rspark-read") for name in threads)
+    assert engine.live.wait_idle(timeout=120)
+    engine.live.close(flush=True)
+    assert len(threads) == 2  # not read again by the micro-batch
+    assert rows(h.drain()) == replayed["count"]
+
+
 def test_written_at_reads_the_earliest_inbox_name_and_not_before_the_start():
     from rspark.engine.live.inbox import written_at
 

@@ -65,6 +65,10 @@ class LiveStream:
                                                     "quarantined": 0, "batches": 0})
     evaluated: int | None = None  # ticks: every instant up to here has been reported by the queries reading it
     arrivals: list = field(default_factory=list)  # (wall time, greatest ts) of recent batches, for the lag
+    # called with each inbox file this process writes, as it is written: its reading on the driver starts at once,
+    # beside the micro-batch being applied (runner._prefetch); None: it is read when its micro-batch comes
+    prefetch: Any = None
+    prefetched: dict = field(default_factory=dict)  # inbox file name -> (timestamp predicate, future of its reading)
     written: int = 0  # inbox files this process wrote (push, tcp, paced replay) ...
     read: int = 0  # ... and inbox files it has loaded: wait_idle waits for these to meet
 
@@ -72,6 +76,8 @@ class LiveStream:
         """Writes ``text`` into the inbox (:func:`write_inbox`; ``tag`` ends the file's name), counted."""
         path = write_inbox(self.inbox, text, ext, tag)
         self.written += 1
+        if self.prefetch is not None:
+            self.prefetch(path)
         if self.reader is not None:
             self.reader.notify()
         return path

@@ -24,6 +24,7 @@ sources, the micro-batches, the registry of queries, the state, the status and c
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -32,6 +33,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -122,6 +124,8 @@ class LiveRunner(LiveReading):
         # for ``lock`` (a micro-batch holds it for seconds; an MQTT client's thread also answers the broker's pings)
         self.count_lock = threading.Lock()
         self.failure: BaseException | None = None
+        self._reader_pool: ThreadPoolExecutor | None = None  # reads inbox files as they are written (_prefetch)
+        self._pool_lock = threading.Lock()
         self._saved = self._read_state()
         self._closed = False
         self._closing = False  # close() has begun: a micro-batch that starts now is refused (read again on restart)
@@ -160,6 +164,8 @@ class LiveRunner(LiveReading):
                     st.evaluated = saved.get("evaluated")
                     st.inbox_applied = list(saved.get("inbox_applied", []))
                 os.makedirs(st.inbox, exist_ok=True)
+                if self.driver_ingest:
+                    st.prefetch = functools.partial(self._prefetch, st)
                 self.streams[iri] = st
                 st.reader = InboxReader(self, st).start()
             st.lateness = lateness if lateness is not None else 0
@@ -420,15 +426,32 @@ class LiveRunner(LiveReading):
         for path in alone:
             self._ingest(st, path, source, batch_id)
 
+    def _prefetch(self, st: LiveStream, path: str) -> None:
+        """Starts reading the inbox file ``path`` on the driver, in the runner's reading thread, as it is written:
+        at a high rate the next micro-batch's files are parsed (Arrow and pyoxigraph, which leave Python's lock to
+        other threads) while the JVM evaluates the batch before, instead of after it."""
+        if not self.driver_ingest or st.end_predicate is not None or self._closing:  # (the loader's, or not read)
+            return
+        with self._pool_lock:
+            if self._reader_pool is None:
+                self._reader_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rspark-read")
+            future = self._reader_pool.submit(read_small, path, st.timestamp_predicate)
+        st.prefetched[os.path.basename(path)] = (st.timestamp_predicate, future)
+
     def _read_on_driver(self, st: LiveStream, paths: list[str]) -> bool:
         """Reads a micro-batch's files on the driver and appends them as one segment, when each is small and clean
         and they combine (:mod:`rspark.engine.live.ingest`) and none of their elements is late; False (and nothing
         changed): the batch is the loader's."""
+        # the files whose reading began as they were written (every one is taken off, whichever path the batch takes)
+        started = [st.prefetched.pop(os.path.basename(path), None) for path in paths]
         if st.end_predicate is not None:  # (the driver's reading knows one timestamp triple per element)
             return False
         batches = []
-        for path in paths:
-            batch = read_small(path, st.timestamp_predicate)
+        for path, early in zip(paths, started):
+            if early is not None and early[0] == st.timestamp_predicate:
+                batch = early[1].result()
+            else:
+                batch = read_small(path, st.timestamp_predicate)
             if batch is None:
                 return False
             batches.append(batch)
@@ -740,6 +763,10 @@ class LiveRunner(LiveReading):
                 self.evaluate(final=True)
                 self._save_state()
             self._closed = True
+        with self._pool_lock:
+            if self._reader_pool is not None:
+                self._reader_pool.shutdown(wait=False, cancel_futures=True)
+        with self.lock:
             for q in self.queries.values():
                 for sink in q.sinks:
                     sink.close()
