@@ -15,3 +15,37 @@ def test_no_rows_keep_their_schema(spark):
     df = local_frame(spark, [], "instant long")
     assert df.collect() == [] and df.columns == ["instant"]
     assert df._jdf.queryExecution().executedPlan().toString().startswith("LocalTableScan")
+
+
+def test_arrow_tables_become_a_scan_of_their_batches_not_a_local_relation(spark):
+    """rspark.spark.jvm.arrow_frame: the rows (NULLs, quotes, non-ASCII, the least long) in their schema, one
+    partition per batch of at most ``batch_rows`` rows, scanned from an RDD (no local relation, whose rows Catalyst
+    hashes whenever it analyses a union or a self-join) with its row count and size as statistics; a union of
+    filters of it and a self-join answer as over the same rows made a local relation; no rows: None (the caller's
+    local relation of none)."""
+    import pyarrow as pa
+    from pyspark.sql.types import _parse_datatype_string
+
+    from rspark.spark.jvm import arrow_frame
+
+    struct = _parse_datatype_string("element string, ts long, seq long")
+    table = pa.table({"element": [f"<http://e/e{i}>" for i in range(10)] + [None, 'é"q'],
+                      "ts": list(range(10)) + [None, -(2 ** 63)], "seq": list(range(12))})
+    df = arrow_frame(spark, table, struct, 5)
+    assert df is not None, "the test session must have rspark's jar (a JDK is present in CI)"
+    local = spark.createDataFrame(table, struct)
+    assert [tuple(r) for r in df.collect()] == [tuple(r) for r in local.collect()]
+    assert df.rdd.getNumPartitions() == 3 and df.schema == struct
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    assert "Scan ExistingRDD" in plan and "LocalTableScan" not in plan
+    stats = df._jdf.queryExecution().optimizedPlan().stats()
+    assert int(str(stats.rowCount().get())) == 12 and 0 < int(str(stats.sizeInBytes())) < 10_000
+
+    def union_and_self_join(frame):
+        parts = [frame.where(frame.ts <= k) for k in (2, 5, 8)]
+        union = parts[0].unionByName(parts[1]).unionByName(parts[2])
+        pairs = frame.alias("a").join(frame.alias("b"), "seq").where("a.ts < 3")
+        return sorted(tuple(r) for r in union.collect()), sorted(tuple(r) for r in pairs.collect())
+
+    assert union_and_self_join(df) == union_and_self_join(local)
+    assert arrow_frame(spark, table.slice(0, 0), struct, 5) is None

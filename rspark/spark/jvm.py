@@ -35,6 +35,7 @@ import zipfile
 from pathlib import Path
 
 import pyspark
+from py4j.java_gateway import JavaClass
 from pyspark.sql.classic.column import Column
 from pyspark.sql.types import DecimalType, DoubleType, IntegerType, StringType, StructField, StructType
 
@@ -42,7 +43,7 @@ from rspark.cache import cache_dir
 
 __all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "quoted_parts", "term_facets",
            "long_parameter", "source_unavailable", "python_fallback", "LINE_PARSER", "SUM_AVG_RESULT", "QUOTED_PARTS",
-           "TERM_FACETS", "LINES_SOURCE", "LONG_PARAMETER"]
+           "TERM_FACETS", "LINES_SOURCE", "LONG_PARAMETER", "arrow_frame", "ARROW_FRAMES"]
 
 log = logging.getLogger("rspark.jvm")
 
@@ -52,6 +53,7 @@ SUM_AVG_RESULT = "rspark_sum_avg"
 QUOTED_PARTS = "rspark_quoted_parts"
 TERM_FACETS = "rspark_term_facets"
 LONG_PARAMETER = "rspark.jvm.LongParameter"  # a long value as a plan's parameter (by class name)
+ARROW_FRAMES = "rspark.jvm.ArrowFrames"  # Arrow batches from the driver as a DataFrame (by class name)
 LINES_SOURCE = "rspark.jvm.NQuadsSource"  # the data source reading N-Triples / N-Quads files (by class name)
 # extensions of the files Hadoop's codecs decompress when Spark reads text: read by the text source, not ours
 _CODEC_SUFFIXES = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".br", ".xz", ".lzo", ".lzma")
@@ -242,6 +244,39 @@ def term_facets(spark) -> str | None:
                          StructField("d", DecimalType(38, 18)), StructField("f", DoubleType()),
                          StructField("k", IntegerType())])
     return _register(spark, TERM_FACETS, "rspark.jvm.TermFacets", schema)
+
+
+def arrow_frame(spark, table, struct: StructType, batch_rows: int):
+    """``table`` (a pyarrow Table in ``struct``'s column types) as a DataFrame scanning an RDD of its record batches
+    of at most ``batch_rows`` rows, one partition each (``rspark.jvm.ArrowFrames``: never a local relation, whose
+    rows Catalyst hashes and compares whenever it analyses a union or a self-join of it), or None when the session
+    cannot load rspark's jar or the table has no rows. The batches go to the JVM as PySpark's ``createDataFrame``
+    sends them."""
+    key = (id(spark._jsparkSession), ARROW_FRAMES)
+    if not enabled() or _registered.get(key) is False:
+        return None
+    # why here: PySpark's Arrow serializer, only for this path (its module imports pandas-related code)
+    from pyspark.sql.classic.dataframe import DataFrame
+    from pyspark.sql.pandas.serializers import ArrowStreamSerializer
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    jvm = spark._jvm
+    frames = jvm.rspark.jvm.ArrowFrames
+    if not isinstance(frames, JavaClass):  # a JavaPackage: the class is not on the session's class path
+        _registered[key] = False
+        return None
+    table = table.cast(to_arrow_schema(struct))  # (as createDataFrame casts: the types Spark's reader expects)
+    batches = [b for b in table.to_batches(max_chunksize=max(1, batch_rows)) if b.num_rows]
+    if not batches:
+        return None  # (no rows: the caller's local relation of none)
+    jiter = spark.sparkContext._serialize_to_jvm(
+        batches, ArrowStreamSerializer(), lambda name: jvm.PythonSQLUtils.readArrowStreamFromFile(name),
+        lambda: jvm.ArrowIteratorServer())
+    jdf = frames.toDataFrame(jiter, struct.json(), spark._jsparkSession, table.num_rows)
+    _registered[key] = True
+    df = DataFrame(jdf, spark)
+    df._schema = struct
+    return df
 
 
 def long_parameter(spark, value: int):

@@ -8,8 +8,8 @@ reported) are late and go to the dead-letter directory instead.
 
 The buffer is log-structured: each batch's accepted elements are written as one *segment* (small Parquet tables in
 the checkpoint directory: written by Spark and read back cached, or written by Arrow from the driver and kept as
-Arrow tables, which every plan reads as one local relation) and never rewritten, so a batch costs the writing of its own
-rows, not of the whole buffer. The buffer's tables are the union of its segments. Pruning
+Arrow tables, which every plan reads as one scan of their record batches) and never rewritten, so a batch costs
+the writing of its own rows, not of the whole buffer. The buffer's tables are the union of its segments. Pruning
 (:meth:`LiveBuffer.prune`) raises the least timestamp the buffer holds (rows below it are filtered out when read)
 and drops the segments wholly below it; the metadata triples of a dropped segment about no element of it are carried
 into a small segment of their own. When there are more than ``MAX_SEGMENTS`` segments (a landmark window keeps
@@ -48,6 +48,7 @@ from rspark.model.time import TimeKind, Timeline
 from rspark.model.timestamps import format_time
 from rspark.model.xsd import XSD_DATETIME, XSD_DECIMAL, XSD_INTEGER
 from rspark.spark.frames import local_frame
+from rspark.spark.jvm import arrow_frame
 from rspark.spark.loading.small import triples_unique
 from rspark.spark.streaming.stream import Stream
 from rspark.spark.streaming.windows import stream_bounds
@@ -409,10 +410,12 @@ class LiveBuffer:
         """One of the buffer's tables (``elements``, ``quads``, ``metadata``, ``quoted``): the union of its
         segments' (``segments``: of these only), ``ts`` at the buffer's scale, rows before ``low`` left out (unless
         ``everything``), quoted triples distinct; ``predicates`` (encoded IRIs; ``quads`` only): the quads with one
-        of them. None: no segment has it. The segments written from the driver are given to Spark as one local
-        relation (their Arrow tables concatenated, and cut by Arrow; one partition up to ``SINGLE_PARTITION_ROWS``
-        rows when no segment is Spark's): a plan over one relation is planned and run about twice as fast as over
-        a union of one a batch, and Arrow selects by ``predicates`` and ``low`` in bulk before Spark reads a row."""
+        of them. None: no segment has it. The segments written from the driver are given to Spark as one relation
+        (their Arrow tables concatenated, and cut by Arrow; one partition up to ``SINGLE_PARTITION_ROWS`` rows): a
+        plan over one relation is planned and run about twice as fast as over a union of one a batch, and Arrow
+        selects by ``predicates`` and ``low`` in bulk before Spark reads a row. The relation scans the table's
+        record batches (:func:`rspark.spark.jvm.arrow_frame`), not a local relation, whose rows Catalyst hashes
+        whenever it analyses a union or a self-join of it (docs/live.md)."""
         segments = self.segments if segments is None else segments
         chosen = None if predicates is None else pa.array(sorted(predicates), pa.string())
         frames, arrows = [], []
@@ -437,9 +440,14 @@ class LiveBuffer:
             frames.append(df)
         if arrows:
             arrow = pa.concat_tables(arrows)
-            local = self.spark.createDataFrame(arrow, _parse_datatype_string(_TABLES[name]))
-            if not frames and arrow.num_rows <= SINGLE_PARTITION_ROWS:
-                local = local.coalesce(1)
+            struct = _parse_datatype_string(_TABLES[name])
+            # one partition up to SINGLE_PARTITION_ROWS rows, else about one per core
+            rows = max(SINGLE_PARTITION_ROWS, -(-arrow.num_rows // self.spark.sparkContext.defaultParallelism))
+            local = arrow_frame(self.spark, arrow, struct, rows)
+            if local is None:  # (no rows, or a session without rspark's jar: a local relation)
+                local = self.spark.createDataFrame(arrow, struct)
+                if arrow.num_rows <= SINGLE_PARTITION_ROWS:
+                    local = local.coalesce(1)
             frames.append(local)
         if not frames:
             return None
