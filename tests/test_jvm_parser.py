@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pyspark
 import pytest
 from pyspark.sql import functions as F
 from test_loader import _fast_terms, _line_strategy, w3c_lines
@@ -47,6 +48,31 @@ def test_jar_builds_and_can_be_turned_off(tmp_path, monkeypatch):
     assert Path(fresh).read_bytes()[:2] == b"PK"
     monkeypatch.setenv("RSPARK_JVM", "0")
     assert jvm.jar_path() is None
+
+
+@pytest.mark.slow
+def test_a_helper_that_does_not_compile_is_left_out_of_the_jar(tmp_path, monkeypatch, caplog):
+    """A helper whose source javac rejects (as one using Spark's internal classes may against another PySpark) is
+    left out of the jar with a warning naming it; the other helpers are built."""
+    import logging
+    import shutil
+    import zipfile
+
+    sources = tmp_path / "jvm"
+    shutil.copytree(jvm.SOURCES, sources)
+    (sources / "rspark" / "jvm" / "Broken.java").write_text(
+        "package rspark.jvm;\npublic final class Broken { static org.apache.spark.NoSuchClass x; }\n")
+    monkeypatch.setattr(jvm, "SOURCES", sources)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with caplog.at_level(logging.WARNING, logger="rspark.jvm"):
+        path = jvm.jar_path()
+    assert path is not None
+    names = zipfile.ZipFile(path).namelist()
+    assert "rspark/jvm/TermFacets.class" in names and "rspark/jvm/ArrowFrames.class" in names
+    assert not any("Broken" in name for name in names)
+    assert [r.getMessage() for r in caplog.records if r.name == "rspark.jvm"] == [
+        f"rspark's JVM helpers Broken do not compile against this PySpark ({pyspark.__version__}); the others are "
+        "built"]
 
 
 def test_reads_canonical_lines_and_leaves_the_rest(spark):

@@ -8,7 +8,9 @@ Python path. ``rspark.jvm.SumAvgResult`` (a Spark UDF) gives SUM's and AVG's fin
 place of a large SQL expression Spark would analyse, optimise and compile with every query that averages
 (docs/evaluation.md, "Group and aggregates"). ``rspark.jvm.QuotedParts`` (a Spark UDF) splits an encoded quoted
 triple into its three terms, so that RDF-star patterns decompose quoted triples in place instead of joining a table
-of every quoted triple in the data. ``rspark.jvm.TermFacets`` (a Spark UDF) gives the facets of an encoded term that
+of every quoted triple in the data. ``rspark.jvm.ArrowFrames`` makes a DataFrame of Arrow batches the driver holds
+(a live buffer's) that scans them from an RDD, where PySpark would make a local relation Catalyst hashes row by row
+(:func:`arrow_frame`). ``rspark.jvm.TermFacets`` (a Spark UDF) gives the facets of an encoded term that
 SPARQL's operators look into (lexical form, numeric type and value, comparison category) in place of the
 lambda-bound SQL struct Spark would analyse with every plan that compares or computes values (docs/evaluation.md,
 "Generated code"). ``rspark.jvm.SqlColumns`` reads the SQL texts of compiled expressions into the
@@ -20,7 +22,9 @@ code Spark compiled for the one before (:func:`long_parameter`; docs/live.md).
 The jar is built with the ``javac`` of the JDK that runs Spark (found through ``JAVA_HOME`` or the ``PATH``),
 against PySpark's own jars, and named after a hash of the sources and the PySpark version, so an upgrade rebuilds
 it. Without a JDK (a JRE alone), with ``RSPARK_JVM=0`` in the environment, or in a session created without the jar,
-everything works through the Python path and rspark's SQL, only slower.
+everything works through the Python path and rspark's SQL, only slower; a helper that does not compile against the
+installed PySpark (``ArrowFrames`` uses Spark's internal classes) is left out of the jar with a warning, and only its
+callers take their Python path.
 """
 
 from __future__ import annotations
@@ -96,8 +100,7 @@ def jar_path() -> str | None:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="rspark-javac-") as tmp:
             classes = Path(tmp) / "classes"
-            subprocess.run([javac, "-nowarn", "--release", "17", "-cp", str(spark_jars / "*"), "-d", str(classes),
-                            *map(str, sources)], check=True, capture_output=True, timeout=300)
+            _compile(javac, spark_jars, classes, sources)
             staged = Path(tmp) / "rspark-jvm.jar"
             with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as jar:
                 jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
@@ -112,6 +115,27 @@ def jar_path() -> str | None:
                     "workers (about 2x slower)", _build_failure)
         return None
     return str(target)
+
+
+def _compile(javac: str, spark_jars: Path, classes: Path, sources: list) -> None:
+    """Compiles ``sources`` into ``classes``. Some helpers use Spark's internal classes (``ArrowFrames``: its Arrow
+    converters and RDD relation), whose signatures may change between PySpark versions: when the sources that
+    javac names in its errors are left out, the others are compiled without them (those helpers' callers then take
+    their Python path), rather than every helper being lost. Raises when none is left, or the rest still fails."""
+    command = [javac, "-nowarn", "--release", "17", "-cp", str(spark_jars / "*"), "-d", str(classes)]
+    try:
+        subprocess.run([*command, *map(str, sources)], check=True, capture_output=True, timeout=300)
+        return
+    except subprocess.CalledProcessError as exc:
+        text = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else str(exc.stderr or "")
+        failed = {src for src in sources if f"{src}:" in text}
+        rest = [src for src in sources if src not in failed]
+        if not failed or not rest:
+            raise
+        log.warning("rspark's JVM helpers %s do not compile against this PySpark (%s); the others are built",
+                    ", ".join(sorted(src.stem for src in failed)), pyspark.__version__)
+    shutil.rmtree(classes, ignore_errors=True)
+    subprocess.run([*command, *map(str, rest)], check=True, capture_output=True, timeout=300)
 
 
 def _failure_text(javac: str, exc: BaseException) -> str:
