@@ -378,6 +378,20 @@ def test_pushed_files_are_read_as_they_are_written(engine, replayed, monkeypatch
     assert rows(h.drain()) == replayed["count"]
 
 
+def test_a_reading_registered_after_its_file_was_taken_is_dropped(engine):
+    """A reading of an inbox file that was registered after a micro-batch had taken the file (its name sorts before
+    a later batch's files) is dropped by that later batch, not kept for ever."""
+    from concurrent.futures import Future
+
+    engine.live_stream(EX + "S")
+    st = engine.live.streams[EX + "S"]
+    stale: Future = Future()
+    stale.set_result(None)
+    st.prefetched["00000000000000000001-1-00001.nq"] = (st.timestamp_predicate, stale)
+    push(engine, 2)
+    assert st.prefetched == {}
+
+
 def test_written_at_reads_the_earliest_inbox_name_and_not_before_the_start():
     from rspark.engine.live.inbox import written_at
 

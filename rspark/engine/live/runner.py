@@ -444,6 +444,10 @@ class LiveRunner(LiveReading):
         changed): the batch is the loader's."""
         # the files whose reading began as they were written (every one is taken off, whichever path the batch takes)
         started = [st.prefetched.pop(os.path.basename(path), None) for path in paths]
+        if st.prefetched:  # a reading registered after its file was taken (the reader looked in between): dropped
+            newest = max(os.path.basename(path) for path in paths)  # (inbox names sort in the order of writing)
+            for name in [name for name in list(st.prefetched) if name < newest]:
+                st.prefetched.pop(name, None)
         if st.end_predicate is not None:  # (the driver's reading knows one timestamp triple per element)
             return False
         batches = []
