@@ -283,6 +283,30 @@ def test_a_restart_with_the_checkpoint_resumes_without_loss_or_duplicates(spark,
         assert [(r["query"], r["time"]) for r in records] == [(q, t) for q, t, _ in replayed[name]], name
 
 
+def test_records_of_the_evaluation_at_registration_are_not_delivered_again_after_a_restart(spark, tmp_path,
+                                                                                               replayed):
+    """A query registered after its stream's elements arrived is evaluated at once (outside any micro-batch): the
+    state is saved then, so that a restart with no micro-batch in between goes on after those records instead of
+    delivering them again."""
+    from rspark.engine.engine import Engine
+
+    ckpt = str(tmp_path / "ckpt")
+    got = []
+    with Engine(spark=spark, checkpoint=ckpt) as eng:
+        eng.live_stream(EX + "S")
+        push(eng, 2, 4, 6)
+        h = eng.register(COUNT, name="count")  # instants 2 and 4 are due: reported by the registration
+        got += rows(h.drain())
+        eng.live.close(flush=False)
+    assert [t for _, t, _ in got] == [2, 4]
+    with Engine(spark=spark, checkpoint=ckpt) as eng:
+        h = eng.register(COUNT, name="count")
+        push(eng, 8, 10)
+        eng.live.close(flush=True)
+        got += rows(h.drain())
+    assert got == replayed["count"]
+
+
 def test_the_inbox_is_a_replayable_log(spark, tmp_path, replayed):
     """Pushed files stay in the inbox until the micro-batch that read them is committed. A process that stopped
     before committing (the files still there, not named by the state) reads them again on a restart; one that

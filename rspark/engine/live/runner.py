@@ -391,8 +391,7 @@ class LiveRunner(LiveReading):
                         st.arrivals.append((arrived, st.buffer.last))
                         del st.arrivals[:-100]
                 loaded = time.time()
-                delivered = self.evaluate(arrived=arrived)
-                self._save_state()
+                delivered = self.evaluate(arrived=arrived)  # (and the state saved, the batch's with it)
                 log.info("<%s> %s batch %d: %d file%s loaded in %.2f s, %d record%s in %.2f s", iri, source, batch_id,
                          len(paths), "" if len(paths) == 1 else "s", loaded - started, delivered,
                          "" if delivered == 1 else "s", time.time() - loaded)
@@ -608,10 +607,13 @@ class LiveRunner(LiveReading):
     def evaluate(self, *, until=None, arrived: float | None = None, final: bool = False) -> int:
         """Evaluates every query whose instants up to its horizon were not all reported; returns the records
         delivered (:meth:`LiveScheduler.evaluate`). ``until``: a time value no horizon passes (default: the
-        runner's)."""
+        runner's). The state is saved then, so that a restart does not deliver again what this evaluation did
+        (a query's first evaluation at its registration, or a refresh, runs outside any micro-batch)."""
         with self.lock:
-            return self.scheduler.evaluate(until=self.until if until is None else until, arrived=arrived,
-                                           final=final)
+            delivered = self.scheduler.evaluate(until=self.until if until is None else until, arrived=arrived,
+                                                final=final)
+            self._save_state()
+            return delivered
 
     # ------------------------------------------------------------------------------------------------ state
 
@@ -765,7 +767,6 @@ class LiveRunner(LiveReading):
         with self.lock:
             if flush and self.failure is None:
                 self.evaluate(final=True)
-                self._save_state()
             self._closed = True
         with self._pool_lock:
             if self._reader_pool is not None:
