@@ -311,6 +311,10 @@ class LiveBuffer:
         if self.driver_rows() > MAX_DRIVER_ROWS:
             self.merge()
 
+    def _partly_pruned(self, seg: Segment) -> bool:
+        """Whether ``seg`` holds elements before ``low`` (left out when read)."""
+        return self.low is not None and seg.lo is not None and seg.lo * (self.scale // seg.scale) < self.low
+
     def _live_driver_rows(self) -> int:
         """The quads the driver holds at or after ``low`` (those a later evaluation may read)."""
         n = 0
@@ -319,7 +323,7 @@ class LiveBuffer:
             if not isinstance(table, pa.Table):
                 continue
             factor = self.scale // seg.scale
-            if self.low is not None and seg.lo is not None and seg.lo * factor < self.low:
+            if self._partly_pruned(seg):
                 n += pc.sum(pc.greater_equal(pc.multiply(table["ts"], pa.scalar(factor, pa.int64())),
                                              pa.scalar(self.low, pa.int64()))).as_py() or 0
             else:
@@ -424,7 +428,7 @@ class LiveBuffer:
             if df is None:
                 continue
             factor = self.scale // seg.scale
-            cut = not everything and self.low is not None and seg.lo is not None and seg.lo * factor < self.low
+            cut = not everything and self._partly_pruned(seg)
             if isinstance(df, pa.Table):
                 arrows.append(self._arrow_part(df, factor, cut, chosen))
                 continue
@@ -475,9 +479,7 @@ class LiveBuffer:
         for seg in segments:
             table = seg.tables.get(name)
             if table is not None:
-                factor = self.scale // seg.scale
-                cut = self.low is not None and seg.lo is not None and seg.lo * factor < self.low
-                parts.append(self._arrow_part(table, factor, cut, None))
+                parts.append(self._arrow_part(table, self.scale // seg.scale, self._partly_pruned(seg), None))
         if not parts:
             return None
         out = pa.concat_tables(parts)

@@ -648,7 +648,7 @@ def _cut_terms(kept, fmt: str) -> tuple:
     s, p = pc.list_element(parts, 0), pc.list_element(parts, 1)
     body = pc.utf8_slice_codeunits(pc.list_element(parts, 2), 0, -2)  # " ." cut
     if fmt == "ntriples":
-        terms = [s, p, body]
+        terms = [s, p, body, None]
     else:
         # two parts always: the last after the last space, and before it the rest behind a two-character guard
         tail = pc.split_pattern(pc.binary_join_element_wise("\x00", body, " "), " ", max_splits=1, reverse=True)
@@ -657,13 +657,13 @@ def _cut_terms(kept, fmt: str) -> tuple:
             pc.or_(pc.starts_with(last, "<"), pc.starts_with(last, "_:")), pc.invert(pc.match_substring(last, '"'))))
         terms = [s, p, pc.if_else(graph, head, body), pc.if_else(graph, last, "")]
     if len(lines) == len(kept):  # every line as writers write them
-        return tuple(terms) + ((None,) if fmt == "ntriples" else ())
+        return tuple(terms)
     rest = pc.invert(simple)
     cut = pc.extract_regex(kept.filter(rest), _FAST_CUT[fmt])
     empty = pa.nulls(len(kept), pa.string())
-    out = [pc.replace_with_mask(pc.replace_with_mask(empty, simple, split), rest, cut.field(name))
-           for split, name in zip(terms, "spog")]
-    return tuple(out) + ((None,) if fmt == "ntriples" else ())
+    return tuple(None if split is None else
+                 pc.replace_with_mask(pc.replace_with_mask(empty, simple, split), rest, cut.field(name))
+                 for split, name in zip(terms, "spog"))
 
 
 def add_invalid_lines(bad: list, blks: list, idxs: list, sink: Sink, *, fmt: str, token: str) -> None:
