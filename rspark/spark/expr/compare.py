@@ -35,6 +35,7 @@ from rspark.spark.expr.values import (
     b_or,
     bind,
     case,
+    current_facets_udf,
     fresh,
     is_name,
     is_triple,
@@ -258,13 +259,18 @@ TRIPLE_KEY_T = "STRUCT<" + ", ".join(f"{n}: STRUCT<k: INT, n: DOUBLE, t: STRING>
 
 
 def _component_keys(parts: str) -> SQL:
+    udf = current_facets_udf()
+
     def key(x: str) -> SQL:
-        sfx = f"substring_index({x}, '\"', -1)"
-        lexr = raw_lexical(x, sfx)
-        num = f"CAST({lexr} AS DOUBLE)"
         kind = (f"(CASE WHEN startswith({x}, '_:') THEN 0 WHEN startswith({x}, '<< ') THEN 3 "
                 f"WHEN startswith({x}, '<') THEN 1 ELSE 2 END)")
         text = f"(CASE WHEN {kind} = 1 THEN substring({x}, 2, length({x}) - 2) ELSE {x} END)"
+        if udf is not None:  # the facets' numeric type and raw lexical form are num_type's and raw_lexical's
+            return let(f"{udf}({x})", lambda z: f"named_struct('k', {kind}, 'n', (CASE WHEN {z}.t IS NOT NULL "
+                                                f"THEN CAST({z}.lexr AS DOUBLE) END), 't', {text})")
+        sfx = f"substring_index({x}, '\"', -1)"
+        lexr = raw_lexical(x, sfx)
+        num = f"CAST({lexr} AS DOUBLE)"
         return (f"named_struct('k', {kind}, 'n', (CASE WHEN {num_type(sfx, lexr)} IS NOT NULL THEN {num} END), "
                 f"'t', {text})")
     return "named_struct(" + ", ".join(f"'{n}', {let(f'element_at({parts}, {i})', key)}"

@@ -135,13 +135,19 @@ def compile_aggregate(agg: Aggregate, scope: ExprScope, env: ExprEnv, pre: dict 
         return build_aggregate(agg, _Compiler(scope, env), pre)
 
 
-def order_keys(col: Column, ascending: bool = True) -> list[Column]:
+def order_keys(col: Column, ascending: bool = True, facets: str | None = None) -> list[Column]:
     """Sort Columns giving SPARQL's ORDER BY order (15.1) for an encoded-term column: unbound first, then blank
     nodes, IRIs, literals (numbers by value, strings by code point, date-times by value, the rest by lexical
-    form), quoted triples; ``ascending=False`` reverses it (unbound last)."""
-    with naming():
-        key = to_column(sort_key(TermV(token(0), simple=True)), [col])
+    form), quoted triples; ``ascending=False`` reverses it (unbound last). ``facets``: the session's facets UDF
+    (:attr:`ExprEnv.facets`; None: the facets in SQL)."""
+    key = order_key(col, facets)
     return [key.asc_nulls_first() if ascending else key.desc_nulls_last()]
+
+
+def order_key(col: Column, facets: str | None = None) -> Column:
+    """The orderable struct of :func:`order_keys` (NULL for unbound)."""
+    with naming(), facets_udf(facets):
+        return to_column(sort_key(TermV(token(0), simple=True)), [col])
 
 
 def term_literal(term) -> Column:

@@ -496,6 +496,11 @@ def facets_udf(name: str | None):
         _FACETS_UDF.reset(previous)
 
 
+def current_facets_udf() -> str | None:
+    """The facets UDF of the compilation under way (:func:`facets_udf`), or None."""
+    return _FACETS_UDF.get()
+
+
 def facet_pack(c: SQL, level: str = "num") -> SQL:
     """The facet struct of an encoded term: enc, sfx, lexr, t, d, f; with level "cmp" / "leaf" also the
     category ``k``; with "cmp" also the time value ``tp`` of a dateTime / date. With the session's JVM helpers

@@ -596,11 +596,11 @@ class Compiler:
 
     @compiles(ops.Distinct)
     def _op_Distinct(self, op: ops.Distinct, ctx: Context) -> Solutions:
-        return S.distinct(self.compile(op.op, ctx))
+        return S.distinct(self.compile(op.op, ctx), self.env.facets)
 
     @compiles(ops.Reduced)
     def _op_Reduced(self, op: ops.Reduced, ctx: Context) -> Solutions:
-        return S.distinct(self.compile(op.op, ctx))
+        return S.distinct(self.compile(op.op, ctx), self.env.facets)
 
     @compiles(ops.OrderBy)
     def _op_OrderBy(self, op: ops.OrderBy, ctx: Context) -> Solutions:
@@ -622,7 +622,7 @@ class Compiler:
         sols = self.compile(op.op, ctx)
         start, length = op.start or 0, op.length
         if sols.keys or start > _INT_MAX:  # per key (an instant, a graph), or an OFFSET beyond Spark's offset()
-            order = S.sort_columns(sols) or [F.lit(1)]
+            order = S.sort_columns(sols, self.env.facets) or [F.lit(1)]
             rank = F.row_number().over(Window.partitionBy(*sols.keys).orderBy(*order))
             df = sols.df.withColumn("__rank", rank)
             cond = F.col("__rank") > start
@@ -631,7 +631,7 @@ class Compiler:
             return sols.with_df(df.filter(cond).drop("__rank"))
         df = sols.df
         if sols.order:
-            df = df.orderBy(*S.sort_columns(sols))
+            df = df.orderBy(*S.sort_columns(sols, self.env.facets))
         if start:
             df = df.offset(start)
         if length is not None:  # Spark's limit + offset is a 32-bit count: a longer LIMIT keeps every row anyway

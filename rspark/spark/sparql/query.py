@@ -47,11 +47,12 @@ def solutions_of(spark, plan: QueryPlan, dataset: DatasetView, env=None) -> tupl
     return comp, comp.compile(plan.op)
 
 
-def select_frame(sols: Solutions, names: list[str]) -> DataFrame:
-    """The solutions as a DataFrame of encoded terms, one column per projected variable, in ORDER BY order."""
+def select_frame(sols: Solutions, names: list[str], facets: str | None = None) -> DataFrame:
+    """The solutions as a DataFrame of encoded terms, one column per projected variable, in ORDER BY order
+    (``facets``: the session's facets UDF, :attr:`rspark.spark.expr.compile.ExprEnv.facets`)."""
     df = sols.df
     if sols.order:
-        df = df.orderBy(*S.sort_columns(sols))
+        df = df.orderBy(*S.sort_columns(sols, facets))
     return df.select(*[F.col(var_col(n)).alias(n) if n in sols.vars else F.lit(None).cast("string").alias(n)
                        for n in names])
 
@@ -108,7 +109,7 @@ def prepare_query(spark, plan: QueryPlan, dataset: DatasetView, env=None) -> Pre
     again = reusable(plan)
     if plan.form == QueryForm.SELECT:
         names = projected_names(sols)
-        frame = select_frame(sols, names)
+        frame = select_frame(sols, names, comp.env.facets)
         ordered = bool(sols.order)
 
         def run():

@@ -218,22 +218,24 @@ def project(sols: Solutions, names) -> Solutions:
                      sols.keys, sols.order)
 
 
-def sort_columns(sols: Solutions) -> list[Column]:
-    """The sort orders of the pending ORDER BY (each hidden column holds the encoded value of one condition)."""
+def sort_columns(sols: Solutions, facets: str | None = None) -> list[Column]:
+    """The sort orders of the pending ORDER BY (each hidden column holds the encoded value of one condition);
+    ``facets``: the session's facets UDF (rspark.spark.expr.compile.order_keys)."""
     out: list[Column] = []
     for c, asc in sols.order:
-        out.extend(order_keys(F.col(c), asc))
+        out.extend(order_keys(F.col(c), asc, facets))
     return out
 
 
-def distinct(sols: Solutions) -> Solutions:
-    """Distinct solutions (per key). A pending ORDER BY keeps the first occurrence in that order."""
+def distinct(sols: Solutions, facets: str | None = None) -> Solutions:
+    """Distinct solutions (per key). A pending ORDER BY keeps the first occurrence in that order (``facets``: as
+    :func:`sort_columns`'s)."""
     visible = list(sols.keys) + [var_col(v) for v in sols.vars]
     if not visible:
         return sols.with_df(sols.df.limit(1))
     if not sols.order:
         return sols.with_df(sols.df.dropDuplicates(visible))
-    rank = F.row_number().over(Window.partitionBy(*visible).orderBy(*sort_columns(sols)))
+    rank = F.row_number().over(Window.partitionBy(*visible).orderBy(*sort_columns(sols, facets)))
     return sols.with_df(sols.df.withColumn("__rank", rank).filter(F.col("__rank") == 1).drop("__rank"))
 
 

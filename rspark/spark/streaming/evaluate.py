@@ -208,7 +208,8 @@ def evaluate(spark, plan: ops.QueryPlan, label: str, streams: Mapping[str, Strea
     # DESCRIBE reads the default graph at each instant
     default = (static.default, [w.content for w in merged] + ([comp.dataset.versions_of("")]
                                                               if "" in comp.dataset.versioned else []))
-    records, output = _records(plan, label, sols, values, timeline, r2s, emit_empty, sources[0], few, default)
+    records, output = _records(plan, label, sols, values, timeline, r2s, emit_empty, sources[0], few, default,
+                               comp.env.facets)
     return EvaluationResult(records, values, new_state, output)
 
 
@@ -257,7 +258,7 @@ def _resume_instant(instants, hold) -> int:
 
 
 def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, r2s: R2S, emit_empty: bool,
-             like: Stream, few: bool, default) -> tuple[Iterator[Record], Stream | None]:
+             like: Stream, few: bool, default, facets: str | None) -> tuple[Iterator[Record], Stream | None]:
     """R2S (``r2s``) and the query form: the records at every instant (``emit_empty``: also the instants with no
     answer), and the query's output stream (REGISTER STREAM). ``default``: the static default graph's builder
     and the FROM STREAM windows' content builders, which DESCRIBE reads."""
@@ -270,7 +271,7 @@ def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, 
         cols = [var_col(n) for n in names]
         df = sols.df.select(KEY, *cols, *[c for c, _ in sols.order])
         df = relation_to_stream(df, cols + [c for c, _ in sols.order] if sols.order else cols, r2s, values)
-        order = S.sort_columns(sols) if sols.order else []
+        order = S.sort_columns(sols, facets) if sols.order else []
         df = df.select(KEY, *cols, *[c for c, _ in sols.order])  # the order's hidden columns last
         columns = [(i + 1, n) for i, n in enumerate(names)]  # (the row's column, the variable)
 
