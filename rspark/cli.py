@@ -705,6 +705,7 @@ def cmd_sparql(args: argparse.Namespace) -> int:
 
     conf = _short_run(conf, args.master, data + [path for _, path in graphs])
     log.info("starting Spark (master %s)", args.master or "local[*]")
+    _jvm_end_not_awaited(args.master)
     with Engine(master=args.master, conf=conf) as engine:
         _INTERRUPTS.install()
         _load_static(engine, data, graphs)
@@ -794,6 +795,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     inputs = [path for _, path in streams] + data + [path for _, path in graphs]
     conf = _short_run(conf, args.master, inputs + [path for _, path, _ in versions])
     log.info("starting Spark (master %s)", args.master or "local[*]")
+    _jvm_end_not_awaited(args.master)
     with Engine(master=args.master, profile=args.profile, conf=conf) as engine:
         _INTERRUPTS.install()
         _load_static(engine, data, graphs, versions)
@@ -1316,6 +1318,7 @@ def main(argv: list[str] | None = None) -> int:
     standard error; any other exception is a bug and propagates with its traceback."""
     _INTERRUPTS.received = False
     _INTERRUPTS.hard_exit = argv is None  # the program (not a call from Python code) may end the process at once
+    _JVM_END["wait"] = True
     _INTERRUPTS.install()
     saved = (log.level, log.propagate, list(log.handlers))
     root = logging.getLogger()
@@ -1341,14 +1344,29 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+# whether the program waits for its Spark JVM to end before it exits (_end_jvm): a command whose session holds
+# nothing after it (a local replay or SPARQL query: no checkpoint, no cluster application) sets it to False
+_JVM_END = {"wait": True}
+
+
+def _jvm_end_not_awaited(master: str | None) -> None:
+    """The command's local session holds nothing after it: the program exits without waiting for its JVM."""
+    # delayed: the session module imports PySpark (the caller has just started Spark)
+    from rspark.spark.session import is_local
+
+    if is_local(master):
+        _JVM_END["wait"] = False
+
+
 def _end_jvm() -> None:
     """The program is ending: end the Spark JVM it launched and wait for it (rspark.spark.gateway.shutdown), so that
-    the command ends when its JVM has ended; Ctrl-C meanwhile ends the program at once."""
+    the command ends when its JVM has ended, unless the command said its session holds nothing
+    (:func:`_jvm_end_not_awaited`); Ctrl-C meanwhile ends the program at once."""
     gateway = sys.modules.get("rspark.spark.gateway")
     if gateway is None:
         return
     try:
-        gateway.shutdown()
+        gateway.shutdown(wait=_JVM_END["wait"])
     except KeyboardInterrupt:
         _INTERRUPTS.exit_now()
 

@@ -388,3 +388,38 @@ def test_a_replay_of_small_files_is_a_short_run_for_the_jvm(tmp_path):
     assert cli._short_run({"spark.driver.extraJavaOptions": "-Dx"}, None, [str(small)]) == \
         {"spark.driver.extraJavaOptions": "-Dx"}
     assert cli._short_run({}, None, ["hdfs://h/x.nq"]) == {}
+
+
+def test_a_jvm_not_awaited_is_told_to_end_and_left_to_it(monkeypatch):
+    """gateway.shutdown(wait=False): the JVM's standard input is closed (the JVM then ends by itself, stopping its
+    SparkContext) and the call returns at once; with wait=True it waits for the JVM's exit code."""
+    from rspark.spark import gateway
+
+    class Stdin:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    class Proc:
+        pid = 4242
+        waited = False
+
+        def __init__(self):
+            self.stdin = Stdin()
+
+        def poll(self):
+            return None
+
+        def wait(self, timeout=None):
+            self.waited = True
+            return 0
+
+    proc = Proc()
+    monkeypatch.setattr(gateway, "_launched", [proc])
+    assert gateway.shutdown(wait=False) is None
+    assert proc.stdin.closed and not proc.waited and gateway._launched == []
+    proc = Proc()
+    monkeypatch.setattr(gateway, "_launched", [proc])
+    assert gateway.shutdown() == 0
+    assert proc.stdin.closed and proc.waited

@@ -169,13 +169,20 @@ def check_two_windows(lines: list[str]) -> None:
 def test_sample_sparql_writes_only_rspark_lines(tmp_path):
     """``rspark sparql`` over the sample's static graph: the sensors in order and nothing on standard error (no JVM or
     PySpark line). The sample replay's standard error is checked where the installed entry point runs it
-    (tests/test_workers_python.py)."""
+    (tests/test_workers_python.py). The command returns without waiting for its local JVM's shutdown, and that JVM
+    ends on its own: no process of the command is left a few seconds later."""
     query = tmp_path / "sensors.rq"
     query.write_text(P + "SELECT ?s WHERE { ?s a :Sensor } ORDER BY ?s")
-    sparql = _run("sparql", str(query), "--data", str(SENSORS), "--format", "csv")
-    assert sparql.returncode == 0, sparql.stderr[-3000:]
-    assert sparql.stderr == ""
-    assert sparql.stdout.splitlines() == ["s"] + [f"{EX}s{i}" for i in range(1, 5)]
+    proc = _start("sparql", str(query), "--data", str(SENSORS), "--format", "csv")
+    try:
+        out, err = proc.communicate(timeout=600)
+        left = _gone(proc.pid, 30)
+    finally:
+        _kill_session(proc)
+    assert proc.returncode == 0, err[-3000:]
+    assert err == ""
+    assert out.splitlines() == ["s"] + [f"{EX}s{i}" for i in range(1, 5)]
+    assert left == []
 
 
 def test_jvm_that_does_not_start_is_one_error_line(tmp_path):

@@ -135,12 +135,14 @@ def abandon_archive() -> None:
         cleanup()
 
 
-def shutdown(timeout: float = 30.0) -> int | None:
+def shutdown(timeout: float = 30.0, wait: bool = True) -> int | None:
     """End the JVM :func:`launch` started and wait up to ``timeout`` seconds for it; its exit code, or None (no
     such JVM, or still running). Its standard input is closed, as the end of this process would close it: the JVM
     then exits, and its shutdown stops the SparkContext (a cluster application ends as finished). The command line
     does this before it exits, so that a command ends when its JVM has ended (a JVM left shutting down after its
-    command returned still held the command's checkpoint and its cluster application)."""
+    command returned still held the command's checkpoint and its cluster application). ``wait=False``: the JVM is
+    told to end and not waited for (a local session that holds nothing a later command could need: its shutdown,
+    about half a second, runs after the command has returned)."""
     if not _launched:
         return None
     proc = _launched.pop()
@@ -165,6 +167,9 @@ def shutdown(timeout: float = 30.0) -> int | None:
             proc.stdin.close()
         except (OSError, AttributeError):
             pass
+        if not wait:
+            log.debug("the Spark JVM (pid %s) ends after this command", proc.pid)
+            return None
     try:
         return proc.wait(timeout)
     except subprocess.TimeoutExpired:

@@ -355,6 +355,25 @@ def use_session(spark: SparkSession) -> SparkSession:
     return spark
 
 
+# imported by PySpark's first call into a new JVM (its py4j converter for numpy arrays asks pyspark.testing.utils
+# whether numpy is there, which imports pandas: a quarter of a second)
+_FIRST_CALL_IMPORTS = ("pyspark.testing.utils",)
+
+
+def _import_meanwhile() -> None:
+    """Import in a thread what PySpark's first call into the JVM imports, while this thread waits for the JVM to
+    start (:func:`rspark.spark.gateway.launch` polls for about a second): the import is then not on the path from
+    the command to its SparkContext."""
+    def load() -> None:
+        for name in _FIRST_CALL_IMPORTS:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - PySpark's own call imports it again, and reports what fails
+                pass
+
+    threading.Thread(target=load, name="rspark-import", daemon=True).start()
+
+
 def get_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
     """Create or reuse the SparkSession (``master`` defaults to ``local[*]``; ``conf`` overrides rspark's settings,
     see the module docstring).
@@ -414,6 +433,7 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     interrupts = signal.getsignal(signal.SIGINT) if main else None
     with _environment(env if created else {}):
         if created:  # the JVM, its output read by rspark (rspark.spark.gateway), unless PySpark has one already
+            _import_meanwhile()
             launch({"spark.master": master or "local[*]", "spark.app.name": "rspark", **settings})
         spark = builder.getOrCreate()
     if main and getattr(interrupts, "_rspark", False) and signal.getsignal(signal.SIGINT) is not interrupts:
