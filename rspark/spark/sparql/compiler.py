@@ -630,13 +630,15 @@ class Compiler:
                 cond = cond & (F.col("__rank") <= start + length)
             return sols.with_df(df.filter(cond).drop("__rank"))
         df = sols.df
+        keys: dict = {}
         if sols.order:
-            df = df.orderBy(*S.sort_columns(sols, self.env.facets))
+            keys, orders = S.sort_key_columns(sols, self.env.facets)
+            df = df.withColumns(keys).orderBy(*orders)
         if start:
             df = df.offset(start)
         if length is not None:  # Spark's limit + offset is a 32-bit count: a longer LIMIT keeps every row anyway
             df = df.limit(min(length, _INT_MAX - start))
-        return sols.with_df(df)
+        return sols.with_df(df.drop(*keys) if keys else df)
 
     # ----------------------------------------------------------------------------------------------- grouping
 

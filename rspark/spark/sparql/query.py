@@ -52,7 +52,8 @@ def select_frame(sols: Solutions, names: list[str], facets: str | None = None) -
     (``facets``: the session's facets UDF, :attr:`rspark.spark.expr.compile.ExprEnv.facets`)."""
     df = sols.df
     if sols.order:
-        df = df.orderBy(*S.sort_columns(sols, facets))
+        keys, orders = S.sort_key_columns(sols, facets)
+        df = df.withColumns(keys).orderBy(*orders)
     return df.select(*[F.col(var_col(n)).alias(n) if n in sols.vars else F.lit(None).cast("string").alias(n)
                        for n in names])
 

@@ -18,7 +18,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from rspark.model.terms import BlankNode, Variable
-from rspark.spark.expr.compile import order_keys
+from rspark.spark.expr.compile import order_key, order_keys
 
 _UNSAFE = re.compile(r"[^0-9A-Za-z_]")
 
@@ -225,6 +225,21 @@ def sort_columns(sols: Solutions, facets: str | None = None) -> list[Column]:
     for c, asc in sols.order:
         out.extend(order_keys(F.col(c), asc, facets))
     return out
+
+
+def sort_key_columns(sols: Solutions, facets: str | None = None) -> tuple[dict[str, Column], list[Column]]:
+    """The pending ORDER BY as columns to add first (name -> sort key) and the sort orders on them. A sort compares
+    rows by evaluating its order expressions for both rows at every comparison: a key computed there (a term's
+    facets, a struct of several fields) is computed about log2(n) times a row; added as a column, once. (A window
+    function's order needs none of this: Spark projects its expressions below it.) ``facets``: as
+    :func:`sort_columns`'s."""
+    adds: dict[str, Column] = {}
+    orders: list[Column] = []
+    for i, (c, asc) in enumerate(sols.order):
+        name = f"__sk{i}"
+        adds[name] = order_key(F.col(c), facets)
+        orders.append(F.col(name).asc_nulls_first() if asc else F.col(name).desc_nulls_last())
+    return adds, orders
 
 
 def distinct(sols: Solutions, facets: str | None = None) -> Solutions:

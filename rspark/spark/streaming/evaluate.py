@@ -266,13 +266,17 @@ def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, 
     quads, output = False, None
     names: list[str] = []
     order: list = []
+    keys: dict = {}  # SELECT's sort keys, added as columns (rspark.spark.sparql.solutions.sort_key_columns)
     if form == QueryForm.SELECT:
         names = projected_names(sols)
         cols = [var_col(n) for n in names]
         df = sols.df.select(KEY, *cols, *[c for c, _ in sols.order])
         df = relation_to_stream(df, cols + [c for c, _ in sols.order] if sols.order else cols, r2s, values)
-        order = S.sort_columns(sols, facets) if sols.order else []
+        if sols.order:
+            keys, order = S.sort_key_columns(sols, facets)
         df = df.select(KEY, *cols, *[c for c, _ in sols.order])  # the order's hidden columns last
+        if keys:  # their sort keys, computed once a row (dropped after the sort)
+            df = df.withColumns(keys)
         columns = [(i + 1, n) for i, n in enumerate(names)]  # (the row's column, the variable)
 
         def item(row):
@@ -314,7 +318,7 @@ def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, 
             return E.decode(row[1]), E.decode(row[2]), E.decode(row[3])
     else:
         raise RsparkError(f"{label}: {form} is not a continuous query form")
-    rows = rows_by_instant(df, order, few=few)
+    rows = rows_by_instant(df, order, few=few, drop=list(keys))
 
     def record(t: int, items: list) -> Record:
         out = Record(label, t, format_time(t, timeline), form, names)

@@ -31,7 +31,7 @@ def fetch_ranges(counts: list[tuple[int, int]], rows: int = ROWS_PER_FETCH) -> l
     return out
 
 
-def rows_by_instant(df: DataFrame, order: list, *, few: bool = False) -> Iterator[tuple]:
+def rows_by_instant(df: DataFrame, order: list, *, few: bool = False, drop: list | None = None) -> Iterator[tuple]:
     """The answer rows (tuples) in instant order (then ``order``), streamed: the answers are computed once into
     Spark's cache by a count of rows per instant, then fetched range of instants by range, about ROWS_PER_FETCH
     rows at a time, each range sorted by Spark and collected as Arrow columns (about a quarter of the driver time
@@ -40,16 +40,19 @@ def rows_by_instant(df: DataFrame, order: list, *, few: bool = False) -> Iterato
     the driver holds at most two ranges. Uncached when the iteration ends.
 
     ``few``: the answers are those of a few instants (a live micro-batch's), fetched by one job, sorted in one
-    task, without the cache and the count (which cost more than such answers)."""
+    task, without the cache and the count (which cost more than such answers). ``drop``: columns the sort reads
+    (precomputed sort keys) that are not sent to the driver."""
+    drop = drop or []
     if few:
-        table = df.coalesce(1).sortWithinPartitions(KEY, *order).toArrow()
+        table = df.coalesce(1).sortWithinPartitions(KEY, *order).drop(*drop).toArrow()
         yield from zip(*(column.to_pylist() for column in table.columns))
         return
     cached = df.persist(StorageLevel.MEMORY_AND_DISK)
 
     def fetch(first: int, last: int):
         # one task sorts the range (a global orderBy would sample the data first: two more jobs a range)
-        return cached.filter(F.col(KEY).between(first, last)).coalesce(1).sortWithinPartitions(KEY, *order).toArrow()
+        return (cached.filter(F.col(KEY).between(first, last)).coalesce(1).sortWithinPartitions(KEY, *order)
+                .drop(*drop).toArrow())
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rspark-fetch")
     pending = None
