@@ -49,11 +49,15 @@ def solutions_of(spark, plan: QueryPlan, dataset: DatasetView, env=None) -> tupl
 
 def select_frame(sols: Solutions, names: list[str], facets: str | None = None) -> DataFrame:
     """The solutions as a DataFrame of encoded terms, one column per projected variable, in ORDER BY order
-    (``facets``: the session's facets UDF, :attr:`rspark.spark.expr.compile.ExprEnv.facets`)."""
+    (``facets``: the session's facets UDF, :attr:`rspark.spark.expr.compile.ExprEnv.facets`).
+
+    Ordered answers are one partition, sorted by one task on their precomputed sort keys: they go to the driver in
+    that order. A global sort (``orderBy``) would first run a job computing the whole plan once more, to sample the
+    keys for its range partitioning."""
     df = sols.df
     if sols.order:
         keys, orders = S.sort_key_columns(sols, facets)
-        df = df.withColumns(keys).orderBy(*orders)
+        df = df.withColumns(keys).repartition(1).sortWithinPartitions(*orders)
     return df.select(*[F.col(var_col(n)).alias(n) if n in sols.vars else F.lit(None).cast("string").alias(n)
                        for n in names])
 
