@@ -120,18 +120,24 @@ def engine(spark):
         yield eng
 
 
-@pytest.mark.slow
-@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(cases)
-def test_replay_equals_pyoxigraph_per_instant(engine, tmp_path_factory, case):
-    stream, (rng, slide), times, qi = case
+def _replayed_stream(engine, tmp_path_factory, stream: list, rng: int, slide: int) -> str:
+    """The engine's only stream is now ``stream`` (written as TriG, under a fresh IRI); the window declaration
+    [RANGE rng SLIDE slide] on it."""
     path = tmp_path_factory.mktemp("stream") / "s.trig"
     path.write_text(trig(stream), encoding="utf-8")
     engine.clear()
     iri = f"{EX}S{next(_COUNTER)}"
     engine.add_stream(iri, path)
-    window = f"FROM NAMED WINDOW :w ON <{iri}> [RANGE {rng} SLIDE {slide}]"
+    return f"FROM NAMED WINDOW :w ON <{iri}> [RANGE {rng} SLIDE {slide}]"
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(cases)
+def test_replay_equals_pyoxigraph_per_instant(engine, tmp_path_factory, case):
+    stream, (rng, slide), times, qi = case
     query = QUERIES[qi]
+    window = _replayed_stream(engine, tmp_path_factory, stream, rng, slide)
     records = engine.replay(P + query.replace("{w}", window), times=sorted(times))
     assert [rec.ticks for rec in records] == sorted(times)
     for rec in records:
@@ -158,13 +164,8 @@ def test_istream_and_dstream_are_the_multiset_differences_of_consecutive_instant
     """ISTREAM gives an instant's answers less the previous instant's, DSTREAM the previous instant's less the
     instant's, as multisets (RSP-QL, Sec. 2); the first instant's previous answer is empty."""
     stream, (rng, slide), times, qi = case
-    path = tmp_path_factory.mktemp("stream") / "s.trig"
-    path.write_text(trig(stream), encoding="utf-8")
-    engine.clear()
-    iri = f"{EX}S{next(_COUNTER)}"
-    engine.add_stream(iri, path)
-    window = f"FROM NAMED WINDOW :w ON <{iri}> [RANGE {rng} SLIDE {slide}]"
     query = QUERIES[qi]
+    window = _replayed_stream(engine, tmp_path_factory, stream, rng, slide)
     text = P + query.replace("{w}", window).replace("SELECT", f"SELECT {r2s}", 1)
     got = {rec.ticks: rspark_rows(rec, list(rec.vars)) for rec in engine.replay(text, times=sorted(times))}
     previous: Counter = Counter()
