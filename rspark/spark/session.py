@@ -103,6 +103,7 @@ cluster's defaults apply):
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import ipaddress
 import logging
@@ -357,7 +358,7 @@ def use_session(spark: SparkSession) -> SparkSession:
 
 # imported by PySpark's first call into a new JVM (its py4j converter for numpy arrays asks pyspark.testing.utils
 # whether numpy is there, which imports pandas: a quarter of a second)
-_FIRST_CALL_IMPORTS = ("pyspark.testing.utils",)
+_FIRST_CALL_IMPORT = "pyspark.testing.utils"
 
 
 def _import_meanwhile() -> None:
@@ -365,11 +366,9 @@ def _import_meanwhile() -> None:
     start (:func:`rspark.spark.gateway.launch` polls for about a second): the import is then not on the path from
     the command to its SparkContext."""
     def load() -> None:
-        for name in _FIRST_CALL_IMPORTS:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - PySpark's own call imports it again, and reports what fails
-                pass
+        # a failure is not reported here: PySpark's own call imports the module again, and reports it
+        with contextlib.suppress(Exception):
+            importlib.import_module(_FIRST_CALL_IMPORT)
 
     threading.Thread(target=load, name="rspark-import", daemon=True).start()
 
