@@ -49,3 +49,37 @@ def test_arrow_tables_become_a_scan_of_their_batches_not_a_local_relation(spark)
 
     assert union_and_self_join(df) == union_and_self_join(local)
     assert arrow_frame(spark, table.slice(0, 0), struct, 5) is None
+
+
+def test_a_table_of_many_chunks_is_scanned_in_batches_of_rows_and_one_batch_needs_no_shuffle(spark):
+    """A table concatenated from many (a live buffer's segments, one per push) has one chunk per part: its
+    partitions are still cut by rows (``batch_rows``), not one per chunk, so a window over a few thousand rows is
+    one task however many pushes made it. One partition is said to be one: a DISTINCT or a grouping over it is
+    planned without a shuffle, and answers as over the local relation; several are not (their rows are shuffled
+    to be grouped)."""
+    import pyarrow as pa
+    from pyspark.sql.types import _parse_datatype_string
+
+    from rspark.spark.jvm import arrow_frame
+
+    struct = _parse_datatype_string("element string, ts long, seq long")
+    parts = [pa.table({"element": [f"<http://e/e{i % 7}>" for i in range(k, k + 4)],
+                       "ts": [i % 5 for i in range(k, k + 4)], "seq": list(range(k, k + 4))})
+             for k in range(0, 60, 4)]
+    table = pa.concat_tables(parts)
+    assert table["seq"].num_chunks == 15
+    one = arrow_frame(spark, table, struct, 1000)
+    assert one.rdd.getNumPartitions() == 1
+    several = arrow_frame(spark, table, struct, 25)
+    assert several.rdd.getNumPartitions() == 3
+    local = spark.createDataFrame(table, struct)
+    expected = sorted(tuple(r) for r in local.select("element", "ts").distinct().collect())
+    grouped = sorted(tuple(r) for r in local.groupBy("element").count().collect())
+    for df, shuffles in ((one, False), (several, True)):
+        distinct = df.select("element", "ts").distinct()
+        counts = df.groupBy("element").count()
+        assert sorted(tuple(r) for r in distinct.collect()) == expected
+        assert sorted(tuple(r) for r in counts.collect()) == grouped
+        for frame in (distinct, counts):
+            plan = frame._jdf.queryExecution().executedPlan().toString()
+            assert ("Exchange" in plan) is shuffles, plan

@@ -275,7 +275,7 @@ def arrow_frame(spark, table, struct: StructType, batch_rows: int):
     of at most ``batch_rows`` rows, one partition each (``rspark.jvm.ArrowFrames``: never a local relation, whose
     rows Catalyst hashes and compares whenever it analyses a union or a self-join of it), or None when the session
     cannot load rspark's jar or the table has no rows. The batches go to the JVM as PySpark's ``createDataFrame``
-    sends them."""
+    sends them. A frame of one batch says it is one partition: a grouping or a DISTINCT over it needs no shuffle."""
     key = (id(spark._jsparkSession), ARROW_FRAMES)
     if not enabled() or _registered.get(key) is False:
         return None
@@ -290,7 +290,9 @@ def arrow_frame(spark, table, struct: StructType, batch_rows: int):
         _registered[key] = False
         return None
     table = table.cast(to_arrow_schema(struct))  # (as createDataFrame casts: the types Spark's reader expects)
-    batches = [b for b in table.to_batches(max_chunksize=max(1, batch_rows)) if b.num_rows]
+    # a table concatenated from many (a live buffer's segments) has a chunk per part, and to_batches cuts at every
+    # chunk's end: combined first, its partitions are cut by rows alone (one task for a few pushes' rows)
+    batches = [b for b in table.combine_chunks().to_batches(max_chunksize=max(1, batch_rows)) if b.num_rows]
     if not batches:
         return None  # (no rows: the caller's local relation of none)
     jiter = spark.sparkContext._serialize_to_jvm(

@@ -12,6 +12,8 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeMap$;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics;
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
+import org.apache.spark.sql.catalyst.plans.physical.SinglePartition$;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
@@ -68,7 +70,11 @@ public final class ArrowFrames {
         Seq<Attribute> output = toAttributes(schema);
         Statistics stats = new Statistics(BigInt.apply(Math.max(1L, bytes)), Option.apply(BigInt.apply(rows)),
             AttributeMap$.MODULE$.empty(), false);
-        LogicalRDD plan = new LogicalRDD(output, decoded, LogicalRDD.$lessinit$greater$default$3(),
+        // one batch, one partition: said so, a grouping or a DISTINCT over it needs no shuffle (EnsureRequirements
+        // finds its distribution satisfied), and a live window's evaluation runs as one task
+        Partitioning partitioning = list.size() <= 1 ? SinglePartition$.MODULE$
+            : LogicalRDD.$lessinit$greater$default$3();
+        LogicalRDD plan = new LogicalRDD(output, decoded, partitioning,
             LogicalRDD.$lessinit$greater$default$4(), false, LogicalRDD.$lessinit$greater$default$6(), session,
             Option.apply(stats), Option.empty(), false);
         return Dataset.ofRows(session, plan);
