@@ -450,7 +450,10 @@ class InboxLog:
             os.fsync(out.fileno())
         self.last = {"batch": batch_id, "name": name}
         save_json(self.path, self.last)
-        os.replace(hidden, os.path.join(inbox, name))
+        path = os.path.join(inbox, name)
+        os.replace(hidden, path)
+        if self.stream.prefetch is not None:  # read on the driver from now, as a push's file is (runner._prefetch)
+            self.stream.prefetch(path)
         self._arrived()
 
     def _arrived(self) -> None:
