@@ -23,7 +23,7 @@ import pyspark
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
-from rspark.engine.live.registry import readable_key
+from rspark.engine.live.registry import LiveStream, readable_key
 from rspark.engine.live.sources import InboxLog, parse_source, reachable
 from rspark.errors import InputError, RsparkError
 from rspark.spark.kafka import connector_artifacts, connector_jars, connector_version, kafka_settings
@@ -302,7 +302,7 @@ def test_reachable_says_whether_a_broker_accepts_connections():
 
 def test_a_micro_batch_spark_runs_again_is_written_into_the_inbox_once(tmp_path):
     inbox = tmp_path / "inbox"
-    stream = types.SimpleNamespace(inbox=str(inbox), written=0, reader=None, prefetch=None)
+    stream = LiveStream(iri=f"{EX}s", buffer=None, inbox=str(inbox))
     log = InboxLog(str(tmp_path / "source"), stream)
     assert not log.done(0)
     log.write(0, element(2), "nq")
@@ -330,7 +330,7 @@ def test_a_micro_batch_written_into_the_inbox_starts_being_read_at_once(tmp_path
     def prefetch(path):
         seen.append((path, os.path.exists(path) and open(path).read(), stream.written))
 
-    stream = types.SimpleNamespace(inbox=str(inbox), written=0, reader=None, prefetch=prefetch)
+    stream = LiveStream(iri=f"{EX}s", buffer=None, inbox=str(inbox), prefetch=prefetch)
     log = InboxLog(str(tmp_path / "source"), stream)
     log.write(0, element(2), "nq")
     [name] = os.listdir(inbox)

@@ -75,12 +75,17 @@ class LiveStream:
     def write(self, text: str, ext: str, tag: str | None = None) -> str:
         """Writes ``text`` into the inbox (:func:`write_inbox`; ``tag`` ends the file's name), counted."""
         path = write_inbox(self.inbox, text, ext, tag)
-        self.written += 1
+        self.arrived(path)
+        return path
+
+    def arrived(self, path: str) -> None:
+        """``path`` is a file this process has just put into the inbox: its reading on the driver starts
+        (:attr:`prefetch`), it is counted, and the inbox reader is told."""
         if self.prefetch is not None:
             self.prefetch(path)
+        self.written += 1
         if self.reader is not None:
             self.reader.notify()
-        return path
 
     def timeline(self) -> Timeline:
         b = self.buffer

@@ -435,8 +435,9 @@ class InboxLog:
         if batch_id == self.last["batch"]:
             hidden = os.path.join(self.stream.inbox, "." + self.last["name"])
             if os.path.exists(hidden):  # the process stopped between saving the log and the rename
-                os.replace(hidden, os.path.join(self.stream.inbox, self.last["name"]))
-                self._arrived()
+                path = os.path.join(self.stream.inbox, self.last["name"])
+                os.replace(hidden, path)
+                self.stream.arrived(path)
         return True
 
     def write(self, batch_id: int, text: str, ext: str) -> None:
@@ -452,14 +453,7 @@ class InboxLog:
         save_json(self.path, self.last)
         path = os.path.join(inbox, name)
         os.replace(hidden, path)
-        if self.stream.prefetch is not None:  # read on the driver from now, as a push's file is (runner._prefetch)
-            self.stream.prefetch(path)
-        self._arrived()
-
-    def _arrived(self) -> None:
-        self.stream.written += 1
-        if self.stream.reader is not None:
-            self.stream.reader.notify()
+        self.stream.arrived(path)  # (read on the driver from now, as a push's file is)
 
 
 class PacedReplay:
