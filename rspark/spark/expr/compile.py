@@ -140,8 +140,13 @@ def order_keys(col: Column, ascending: bool = True, facets: str | None = None) -
     nodes, IRIs, literals (numbers by value, strings by code point, date-times by value, the rest by lexical
     form), quoted triples; ``ascending=False`` reverses it (unbound last). ``facets``: the session's facets UDF
     (:attr:`ExprEnv.facets`; None: the facets in SQL)."""
-    key = order_key(col, facets)
-    return [key.asc_nulls_first() if ascending else key.desc_nulls_last()]
+    return [directed(order_key(col, facets), ascending)]
+
+
+def directed(key: Column, ascending: bool) -> Column:
+    """The sort order of an :func:`order_key` column: ascending with unbound first, or descending with unbound
+    last."""
+    return key.asc_nulls_first() if ascending else key.desc_nulls_last()
 
 
 def order_key(col: Column, facets: str | None = None) -> Column:

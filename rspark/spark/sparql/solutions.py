@@ -18,7 +18,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from rspark.model.terms import BlankNode, Variable
-from rspark.spark.expr.compile import order_key, order_keys
+from rspark.spark.expr.compile import directed, order_key, order_keys
 
 _UNSAFE = re.compile(r"[^0-9A-Za-z_]")
 
@@ -238,7 +238,7 @@ def sort_key_columns(sols: Solutions, facets: str | None = None) -> tuple[dict[s
     for i, (c, asc) in enumerate(sols.order):
         name = f"__sk{i}"
         adds[name] = order_key(F.col(c), facets)
-        orders.append(F.col(name).asc_nulls_first() if asc else F.col(name).desc_nulls_last())
+        orders.append(directed(F.col(name), asc))
     return adds, orders
 
 
