@@ -17,7 +17,10 @@ lambda-bound SQL struct Spark would analyse with every plan that compares or com
 expressions Spark's parser would build, without that parser's cold start (:func:`rspark.spark.expr.sql.parsed`;
 docs/evaluation.md, "Generated code"). ``rspark.jvm.LongParameter`` gives a long value to a plan as a parameter
 rather than a literal, so that a live window's plan, built again at every evaluation with other bounds, runs the
-code Spark compiled for the one before (:func:`long_parameter`; docs/live.md).
+code Spark compiled for the one before (:func:`long_parameter`; docs/live.md). ``rspark.jvm.RowBatchSerializer`` is
+the session's cache serializer (``spark.sql.cache.serializer``, :func:`cache_serializer`): every cached stream and
+graph is kept as batches of Spark's binary rows instead of Spark's columns, whose building cost a stream's load more
+than reading the file (docs/evaluation.md, "Loading").
 
 The jar is built with the ``javac`` of the JDK that runs Spark (found through ``JAVA_HOME`` or the ``PATH``),
 against PySpark's own jars, and named after a hash of the sources and the PySpark version, so an upgrade rebuilds
@@ -47,7 +50,8 @@ from rspark.cache import cache_dir
 
 __all__ = ["jar_path", "line_parser", "lines_source", "sum_avg_result", "quoted_parts", "term_facets",
            "long_parameter", "source_unavailable", "python_fallback", "LINE_PARSER", "SUM_AVG_RESULT", "QUOTED_PARTS",
-           "TERM_FACETS", "LINES_SOURCE", "LONG_PARAMETER", "arrow_frame", "ARROW_FRAMES"]
+           "TERM_FACETS", "LINES_SOURCE", "LONG_PARAMETER", "arrow_frame", "ARROW_FRAMES", "cache_serializer",
+           "ROW_CACHE", "CACHE_SERIALIZER_CONF"]
 
 log = logging.getLogger("rspark.jvm")
 
@@ -59,6 +63,8 @@ TERM_FACETS = "rspark_term_facets"
 LONG_PARAMETER = "rspark.jvm.LongParameter"  # a long value as a plan's parameter (by class name)
 ARROW_FRAMES = "rspark.jvm.ArrowFrames"  # Arrow batches from the driver as a DataFrame (by class name)
 LINES_SOURCE = "rspark.jvm.NQuadsSource"  # the data source reading N-Triples / N-Quads files (by class name)
+ROW_CACHE = "rspark.jvm.RowBatchSerializer"  # the cache serializer of rspark's sessions (by class name)
+CACHE_SERIALIZER_CONF = "spark.sql.cache.serializer"
 # extensions of the files Hadoop's codecs decompress when Spark reads text: read by the text source, not ours
 _CODEC_SUFFIXES = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".br", ".xz", ".lzo", ".lzma")
 _registered: dict[tuple[int, str], bool] = {}
@@ -115,6 +121,19 @@ def jar_path() -> str | None:
                     "workers (about 2x slower)", _build_failure)
         return None
     return str(target)
+
+
+def cache_serializer(jar: str | None) -> str | None:
+    """The class name of rspark's cache serializer when ``jar`` (:func:`jar_path`) holds it, else None (no jar, or
+    the class left out because it did not compile against this PySpark: Spark's own serializer then)."""
+    if jar is None:
+        return None
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            archive.getinfo(ROW_CACHE.replace(".", "/") + ".class")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return None
+    return ROW_CACHE
 
 
 def _compile(javac: str, spark_jars: Path, classes: Path, sources: list) -> None:

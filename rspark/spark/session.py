@@ -125,7 +125,7 @@ from pyspark.sql import SparkSession
 from rspark.errors import InputError, RsparkError
 from rspark.spark import cds, gc_watch
 from rspark.spark.gateway import launch, writes_archive
-from rspark.spark.jvm import jar_path
+from rspark.spark.jvm import CACHE_SERIALIZER_CONF, cache_serializer, jar_path
 from rspark.spark.kafka import KAFKA_CONF, kafka_settings
 from rspark.spark.lookups import keep_lookups
 
@@ -410,6 +410,9 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
     jar = jar_path()  # rspark's JVM helpers (the fast line parser); None without a JDK: the Python path
     if jar is not None:
         settings["spark.jars"] = ",".join(p for p in (settings.get("spark.jars"), jar) if p)
+    rows_cache = cache_serializer(jar)  # caches as batches of binary rows (rspark.jvm.RowBatchSerializer)
+    if rows_cache is not None:
+        settings.setdefault(CACHE_SERIALIZER_CONF, rows_cache)
     env = _choose_python(settings, local, same_machine=loopback_master(master))
     created = getattr(SparkContext, "_active_spark_context", None) is None
     user_options = "spark.driver.extraJavaOptions" in {**submitted, **(conf or {})}
