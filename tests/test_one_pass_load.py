@@ -230,3 +230,22 @@ def test_a_stream_not_resolved_within_splits_is_loaded_by_the_two_jobs(spark, tm
     monkeypatch.setattr(loader, "ONE_PASS_PENDING", 2)
     assert _load(spark, path, None) == general
     assert paths == ["general", "two jobs", "one pass", "two jobs"]
+
+
+def test_an_element_read_again_after_its_block_is_loaded_by_the_two_jobs(spark, tmp_path, monkeypatch, paths,
+                                                                         executor_loads):
+    """The one pass keeps a resolved element's name only until its block of lines ends (then its hash): an element
+    whose statements come back after another element's block, in the same split, is found by its hash read twice,
+    and the two jobs load the stream, with the general load's content; its timestamp read again alone does the
+    same."""
+    e1 = [f'<{EX}a> <{EX}p> "1" <{EX}g1> .', f'<{EX}g1> {PRED} "5"^^<{XSD}integer> .']
+    e2 = [f'<{EX}b> <{EX}p> "2" <{EX}g2> .', f'<{EX}g2> {PRED} "3"^^<{XSD}integer> .']
+    for n, again in enumerate([f'<{EX}c> <{EX}p> "3" <{EX}g1> .', e1[1]]):
+        path = tmp_path / f"again{n}.nq"
+        path.write_text("\n".join(e1 + e2 + [again]) + "\n")
+        general = _general(spark, monkeypatch, path)
+        assert _load(spark, path, None) == general
+    path = tmp_path / "blocks.nq"
+    path.write_text("\n".join(e1 + e2) + "\n")
+    assert _load(spark, path, None) == _general(spark, monkeypatch, path)
+    assert paths == ["general", "two jobs", "general", "two jobs", "one pass", "general"]

@@ -1296,14 +1296,34 @@ ONE_PASS = True
 ONE_PASS_PENDING = 1 << 16
 
 
-def _several_splits(hashes: list) -> bool:
-    """Whether a name is in two splits' lists of the one-pass load (each a split's sorted name hashes, little-endian
-    longs): two splits then each resolved part of it."""
-    lists = [np.frombuffer(h, dtype="<i8") for h in hashes if h]
-    if len(lists) < 2:
-        return False
-    every = np.sort(np.concatenate(lists))
-    return bool((every[1:] == every[:-1]).any())
+# longs before a split's name hashes in the one-pass load's summary row (NQuadsSource.StreamReader.SUMMARY_HEADER):
+# its elements, their least and greatest timestamp, its metadata triples, its statements
+SUMMARY_HEADER = 5
+
+
+def _split_summaries(rows: list) -> dict:
+    """The one-pass load's summary of the whole file from its splits' summary rows (``ts``: problems, ``seq``:
+    things unresolved within the split, ``h``: the split's counts then its sorted name hashes, little-endian longs):
+    the elements, their bounds, the metadata triples and statements, the problems, the unresolved, and whether a
+    name is in two splits' lists (two splits then each resolved part of it)."""
+    out = {"n_ok": 0, "lo": None, "hi": None, "n_meta": 0, "n_quads": 0, "bad": 0, "unresolved": 0}
+    lists = []
+    for row in rows:
+        out["bad"] += row["ts"] or 0
+        out["unresolved"] += row["seq"] or 0
+        longs = np.frombuffer(row["h"], dtype="<i8")
+        elements, lo, hi, meta, quads = (int(v) for v in longs[:SUMMARY_HEADER])
+        if elements:
+            out["lo"] = lo if out["lo"] is None else min(out["lo"], lo)
+            out["hi"] = hi if out["hi"] is None else max(out["hi"], hi)
+        out["n_ok"] += elements
+        out["n_meta"] += meta
+        out["n_quads"] += quads
+        if len(longs) > SUMMARY_HEADER:
+            lists.append(longs[SUMMARY_HEADER:])
+    every = np.sort(np.concatenate(lists)) if len(lists) > 1 else None
+    out["shared"] = every is not None and bool((every[1:] == every[:-1]).any())
+    return out
 
 
 def _one_pass_stream(spark: SparkSession, iri: str, local: str, pred: str) -> tuple[LoadedStream | None, bool]:
@@ -1322,20 +1342,14 @@ def _one_pass_stream(spark: SparkSession, iri: str, local: str, pred: str) -> tu
     if src is None:
         return None, False
     rows = src.persist(StorageLevel.MEMORY_AND_DISK)
-    k, ts = F.col("k"), F.col("ts")
+    k = F.col("k")
     try:
-        summary = rows.agg(
-            F.count(F.when(k == 1, 1)).alias("n_ok"),
-            F.min(F.when(k == 1, ts)).alias("lo"), F.max(F.when(k == 1, ts)).alias("hi"),
-            F.count(F.when(k == 2, 1)).alias("n_meta"),
-            F.sum(F.when(k == 3, ts)).alias("bad"), F.sum(F.when(k == 3, F.col("seq"))).alias("unresolved"),
-            F.collect_list(F.when(k == 3, F.col("h"))).alias("hashes"),
-            F.count(F.when(k == 0, 1)).alias("n_quads"),
-        ).collect()[0]
+        # one row per split, the last of each: the scan that builds the cache reads the summaries' batches only
+        summary = _split_summaries(rows.where(k == 3).select("ts", "seq", "h").collect())
     except BaseException:
         rows.unpersist()
         raise
-    shared = not summary["bad"] and not summary["unresolved"] and _several_splits(summary["hashes"])
+    shared = not summary["bad"] and not summary["unresolved"] and summary["shared"]
     if summary["bad"] or summary["unresolved"] or shared or not summary["n_ok"]:
         rows.unpersist()
         log.debug("%s: not loaded in one pass (problems for the general load: %d, elements unresolved within a "

@@ -526,9 +526,12 @@ public final class NQuadsSource implements TableProvider {
      * {@code ts} how many problems send the file to the general load (a line the scanner leaves to Python, a
      * timestamp that is not a canonical integer, an element with two timestamps), {@code seq} how many things this
      * pass cannot resolve within the split (an element without a timestamp here: its timestamp may be in another
-     * split; more waiting statements than the option {@code pending} allows), {@code h} the sorted XXH64 hashes of
-     * the names the split saw (graphs, and subjects of timestamp triples), little-endian longs: a name in two
-     * splits' lists may be resolved wrongly by each alone (the loader then loads otherwise).
+     * split; more waiting statements than the option {@code pending} allows), {@code h} little-endian longs: the
+     * split's counts ({@link #SUMMARY_HEADER} of them: its elements, their least and greatest timestamp, its
+     * metadata triples, its statements), then the sorted XXH64 hashes of the names the split saw (graphs, and
+     * subjects of timestamp triples): a name in two splits' lists may be resolved wrongly by each alone (the loader
+     * then loads otherwise). The loader reads the summaries alone (a scan of the cache that skips the other rows'
+     * batches), not every row of the split.
      *
      * <p>An element's {@code seq} is the file offset of its first statement, its {@code ts} the value of its
      * timestamp (a literal {@code "n"^^xsd:integer} or {@code xsd:long} of at most 17 digits, whose code, twice
@@ -546,6 +549,8 @@ public final class NQuadsSource implements TableProvider {
         private static final byte ELEMENT = 1;
         private static final byte METADATA = 2;
         private static final byte SUMMARY = 3;
+        /** The longs before the hashes in a summary's {@code h}: elements, least ts, greatest ts, metadata, statements. */
+        static final int SUMMARY_HEADER = 5;
         static final long HASH_SEED = 0x5eed_2f5b_a77e_4e11L;
         private static final long NOT_PLAIN = Long.MIN_VALUE;
         private static final byte[] INTEGER = "\"^^<http://www.w3.org/2001/XMLSchema#integer>"
@@ -564,6 +569,7 @@ public final class NQuadsSource implements TableProvider {
             List<UTF8String[]> stamps;   // its timestamp triples, while it has no statement in a named graph
             Long ts;                  // its ts and seq once resolved, boxed once for all its rows
             Long seq;
+            boolean kept;             // in the map of names (else the name of the block being read, or retired)
 
             Name(UTF8String name) {
                 this.name = name;
@@ -571,7 +577,11 @@ public final class NQuadsSource implements TableProvider {
         }
 
         private final UTF8String pred;
+        // the names read whose element is not resolved yet (or that are no element: a timestamp without statements);
+        // a resolved element's name is retired when its block of lines ends: its hash is kept, not the name
         private final Map<UTF8String, Name> names = new HashMap<>();
+        private long[] retired = new long[1024];
+        private int nRetired;
         private final ArrayDeque<InternalRow> out = new ArrayDeque<>();
         // the elements' and metadata rows, given after the statements: the cache's batches of statements hold
         // statements only, so that its statistics let a scan of the statements (or of the elements) skip the others
@@ -582,6 +592,11 @@ public final class NQuadsSource implements TableProvider {
         private Name last;          // the name of the last statement or timestamp read
         private long bad;
         private long unresolved;
+        private long elements;
+        private long lo = Long.MAX_VALUE;
+        private long hi = Long.MIN_VALUE;
+        private long metadata;
+        private long statements;
         private int waiting;
         private boolean aborted;
         private boolean finished;
@@ -643,6 +658,7 @@ public final class NQuadsSource implements TableProvider {
             } else if (p.equals(pred)) {
                 stamp(s, p, o);
             } else {
+                metadata++;
                 tail.add(row(METADATA, s.clone(), p.clone(), o.clone(), null, null, null));
             }
         }
@@ -661,6 +677,7 @@ public final class NQuadsSource implements TableProvider {
                 }
             }
             if (n.stamped) {
+                statements++;
                 out.add(row(CONTENT, s, p, o, n.name, n.ts, n.seq));
                 return;
             }
@@ -706,8 +723,12 @@ public final class NQuadsSource implements TableProvider {
         private void resolved(Name n) {
             n.ts = n.code >> 1;
             n.seq = n.pos;
+            elements++;
+            lo = Math.min(lo, n.ts);
+            hi = Math.max(hi, n.ts);
             tail.add(row(ELEMENT, null, null, null, n.name, n.ts, n.seq));
             if (n.pending != null) {
+                statements += n.pending.size();
                 for (UTF8String[] t : n.pending) {
                     out.add(row(CONTENT, t[0], t[1], t[2], n.name, n.ts, n.seq));
                 }
@@ -716,17 +737,37 @@ public final class NQuadsSource implements TableProvider {
             }
         }
 
+        /** The name {@code key}: the block's, a name read before whose element is not resolved, or a new one. A new
+         * block's name sets the block before aside: retired (its hash kept) when its element is resolved, else
+         * kept in the map. A retired name read again later in the split is a new name here; finish() then finds
+         * its hash twice and has the file loaded otherwise. */
         private Name name(UTF8String key) {
             if (last != null && last.name.equals(key)) {
                 return last;  // the name of the line before (an element's lines are usually together)
             }
-            Name n = names.get(key);
+            setAside(last);
+            Name n = names.isEmpty() ? null : names.get(key);
             if (n == null) {
-                n = new Name(key.clone());  // a copy: the map outlives the buffer the key points into
-                names.put(n.name, n);
+                n = new Name(key.clone());  // a copy: it outlives the buffer the key points into
             }
             last = n;
             return n;
+        }
+
+        /** The name of the block that ended: retired when its element is resolved, else kept in the map. */
+        private void setAside(Name n) {
+            if (n == null || n.kept) {
+                return;
+            }
+            if (n.pos >= 0 && n.stamped) {
+                if (nRetired == retired.length) {
+                    retired = Arrays.copyOf(retired, 2 * nRetired);
+                }
+                retired[nRetired++] = XXH64.hashUTF8String(n.name, HASH_SEED);
+            } else {
+                n.kept = true;
+                names.put(n.name, n);
+            }
         }
 
         private void problem() {
@@ -741,21 +782,32 @@ public final class NQuadsSource implements TableProvider {
             finished = true;
             long[] hashes = new long[0];
             if (!aborted) {
-                hashes = new long[names.size()];
-                int i = 0;
+                setAside(last);
+                last = null;
+                hashes = Arrays.copyOf(retired, nRetired + names.size());
+                int i = nRetired;
                 for (Name n : names.values()) {
                     hashes[i++] = XXH64.hashUTF8String(n.name, HASH_SEED);
                     if (n.pos >= 0 && !n.stamped) {
                         unresolved++;  // no timestamp in this split
                     } else if (n.pos < 0) {
+                        metadata += n.stamps.size();
                         for (UTF8String[] t : n.stamps) {
                             tail.add(row(METADATA, t[0], t[1], t[2], null, null, null));
                         }
                     }
                 }
                 Arrays.sort(hashes);
+                for (int j = 1; j < hashes.length; j++) {
+                    if (hashes[j] == hashes[j - 1]) {
+                        unresolved++;  // a name read again after its element was resolved and set aside
+                        break;
+                    }
+                }
             }
-            ByteBuffer bytes = ByteBuffer.allocate(8 * hashes.length).order(ByteOrder.LITTLE_ENDIAN);
+            retired = null;
+            ByteBuffer bytes = ByteBuffer.allocate(8 * (SUMMARY_HEADER + hashes.length)).order(ByteOrder.LITTLE_ENDIAN);
+            bytes.putLong(elements).putLong(lo).putLong(hi).putLong(metadata).putLong(statements);
             for (long h : hashes) {
                 bytes.putLong(h);
             }
