@@ -62,6 +62,12 @@ Every session rspark creates:
   version, a missing package) is an :class:`~rspark.errors.RsparkError` naming the interpreter and the cause, rather
   than a Python traceback out of the first query (docs/cluster.md).
 
+Every session rspark creates with its jar (local or not) caches tables as batches of Spark's binary rows
+(``spark.sql.cache.serializer=rspark.jvm.RowBatchSerializer``, :func:`rspark.spark.jvm.cache_serializer`): Spark's
+columns cost a stream's load more than reading its file (docs/evaluation.md, Loading). A static setting of the JVM:
+``--conf spark.sql.cache.serializer=org.apache.spark.sql.execution.columnar.DefaultCachedBatchSerializer`` brings
+Spark's columns back.
+
 With ``spark.rspark.kafka=true`` (``rspark run`` sets it for a ``kafka://`` source or output), Spark's Kafka
 connector and the jars it needs are put on ``spark.jars`` (or ``spark.jars.packages``): :mod:`rspark.spark.kafka`.
 
@@ -83,7 +89,11 @@ cluster's defaults apply):
   minutes. Raise them with ``--conf`` to see more history in a web UI you enable.
 - ``spark.sql.inMemoryColumnarStorage.compressed=false``: rspark caches every loaded file and stream; Spark's
   column encodings of those caches (dictionary, run length) save memory but make a stream's parse job markedly
-  slower (docs/evaluation.md, Loading). ``true`` for data near the memory limit.
+  slower (docs/evaluation.md, Loading). ``true`` for data near the memory limit (with Spark's own cache serializer,
+  below).
+- ``spark.sql.shuffle.orderIndependentChecksum.enabled=false``: Spark hashes every row a shuffle writes (XXH64) to
+  tell whether a retried task wrote other rows than its first attempt; a local master does not retry tasks, and the
+  hashing was 7% of the task time of a replay's windowed join.
 - The garbage-collection watchdog (:mod:`rspark.spark.gc_watch`): on a SparkContext rspark starts, running jobs are
   cancelled when the driver's JVM spends most of half a minute collecting garbage (a task whose data nearly fits
   the heap), and the run ends with the memory limit instead of going on for minutes without progress.
@@ -197,6 +207,7 @@ _LOCAL_CONF = {
     "spark.ui.retainedTasks": "10000",
     "spark.sql.ui.retainedExecutions": "100",
     "spark.sql.inMemoryColumnarStorage.compressed": "false",
+    "spark.sql.shuffle.orderIndependentChecksum.enabled": "false",
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC " + GC_OPTIONS + " " + JIT_OPTIONS,
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC " + JIT_OPTIONS,
 }
