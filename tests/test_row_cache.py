@@ -5,6 +5,8 @@ filters out."""
 from decimal import Decimal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pyspark import StorageLevel
 from pyspark.sql import functions as F
 
@@ -138,3 +140,63 @@ def test_a_scan_for_one_kind_of_row_reads_only_that_kinds_batches(spark, small_b
             assert _scan_rows(df) == [read], predicate
     finally:
         cached.unpersist()
+
+
+def _leaf():
+    column = st.sampled_from(["k", "v", "small"])
+    value = st.integers(-1, 9)  # near the columns' values: batches' bounds are often the constant itself
+    return st.one_of(
+        st.tuples(st.sampled_from(["=", "<=>", "<", "<=", ">", ">="]), column, value, st.booleans()),
+        st.tuples(st.just("in"), column, st.lists(value, min_size=1, max_size=4), st.just(False)),
+        st.tuples(st.sampled_from(["null", "not null"]), column, st.none(), st.just(False)),
+    )
+
+
+PREDICATE_TREES = st.recursive(_leaf(), lambda inner: st.one_of(
+    st.tuples(st.sampled_from(["and", "or"]), inner, inner), st.tuples(st.just("not"), inner)), max_leaves=5)
+
+
+def _column(tree):
+    """The Column of a predicate tree: (op, column, value, flipped) leaves under and / or / not."""
+    op = tree[0]
+    if op in ("and", "or"):
+        left, right = _column(tree[1]), _column(tree[2])
+        return (left & right) if op == "and" else (left | right)
+    if op == "not":
+        return ~_column(tree[1])
+    _, name, value, flipped = tree
+    col = F.col(name)
+    if op == "in":
+        return col.isin(*value)
+    if op in ("null", "not null"):
+        return col.isNull() if op == "null" else col.isNotNull()
+    lit = F.lit(value)
+    a, b = (lit, col) if flipped else (col, lit)
+    return {"=": a == b, "<=>": a.eqNullSafe(b), "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+
+
+ROWS = st.lists(st.tuples(st.integers(0, 6), st.one_of(st.none(), st.integers(0, 8)),
+                          st.one_of(st.none(), st.integers(0, 5))), min_size=0, max_size=40)
+
+
+def test_random_filters_over_random_batches_lose_no_row(spark, small_batches):
+    """Random rows (sorted or not, with NULLs) in batches of three, random filters (comparisons either way round,
+    IN, IS [NOT] NULL under AND, OR and NOT; constants near the values, so that a batch's bound is often the
+    constant itself): the cached scan gives the uncached rows."""
+
+    @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(ROWS, st.sampled_from([None, 0, 1, 2]), st.lists(PREDICATE_TREES, min_size=6, max_size=6))
+    def check(rows, order, trees):
+        rows = rows if order is None else sorted(rows, key=lambda r: (r[order] is None, r[order] or 0))
+        schema = "k long, v long, small int"
+        plain = spark.createDataFrame(rows, schema).coalesce(1)
+        cached = spark.createDataFrame(rows, schema).coalesce(1).persist()
+        try:
+            cached.count()
+            for tree in trees:
+                predicate = _column(tree)
+                assert sorted(_values(cached.where(predicate))) == sorted(_values(plain.where(predicate))), tree
+        finally:
+            cached.unpersist()
+
+    check()
