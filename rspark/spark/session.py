@@ -90,7 +90,7 @@ cluster's defaults apply):
 - ``spark.sql.inMemoryColumnarStorage.compressed=false``: rspark caches every loaded file and stream; Spark's
   column encodings of those caches (dictionary, run length) save memory but make a stream's parse job markedly
   slower (docs/evaluation.md, Loading). ``true`` for data near the memory limit (with Spark's own cache serializer,
-  below).
+  above).
 - ``spark.sql.shuffle.orderIndependentChecksum.enabled=false``: Spark hashes every row a shuffle writes (XXH64) to
   tell whether a retried task wrote other rows than its first attempt; a local master does not retry tasks, and the
   hashing was 7% of the task time of a replay's windowed join.
