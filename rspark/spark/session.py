@@ -93,7 +93,7 @@ cluster's defaults apply):
   above).
 - ``spark.sql.shuffle.orderIndependentChecksum.enabled=false``: Spark hashes every row a shuffle writes (XXH64) to
   tell whether a retried task wrote other rows than its first attempt; a local master does not retry tasks, and the
-  hashing was 7% of the task time of a replay's windowed join.
+  hashing is 7% of the task time of a replay's windowed join.
 - The garbage-collection watchdog (:mod:`rspark.spark.gc_watch`): on a SparkContext rspark starts, running jobs are
   cancelled when the driver's JVM spends most of half a minute collecting garbage (a task whose data nearly fits
   the heap), and the run ends with the memory limit instead of going on for minutes without progress.
