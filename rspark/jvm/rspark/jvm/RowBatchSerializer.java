@@ -28,6 +28,7 @@ import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.Or;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.columnar.CachedBatch;
 import org.apache.spark.sql.columnar.CachedBatchSerializer;
 import org.apache.spark.sql.internal.SQLConf;
@@ -117,14 +118,6 @@ public final class RowBatchSerializer implements CachedBatchSerializer {
         return row.getByte(i);
     }
 
-    private static StructType schemaOf(Seq<Attribute> attributes) {
-        StructType schema = new StructType();
-        for (Attribute a : CollectionConverters.asJava(attributes)) {
-            schema = schema.add(a.name(), a.dataType(), a.nullable());
-        }
-        return schema;
-    }
-
     @Override
     public boolean supportsColumnarInput(Seq<Attribute> schema) {
         return false;
@@ -133,29 +126,29 @@ public final class RowBatchSerializer implements CachedBatchSerializer {
     @Override
     public RDD<CachedBatch> convertInternalRowToCachedBatch(RDD<InternalRow> input, Seq<Attribute> schema,
                                                             StorageLevel storageLevel, SQLConf conf) {
-        StructType struct = schemaOf(schema);
-        DataType[] types = new DataType[struct.length()];
-        for (int i = 0; i < types.length; i++) {
-            types[i] = struct.fields()[i].dataType();
-        }
+        StructType struct = DataTypeUtils.fromAttributes(schema);
         int maxRows = Math.max(1, conf.columnBatchSize());
-        return input.toJavaRDD().mapPartitions(rows -> new Batcher(rows, struct, types, maxRows)).rdd();
+        return input.toJavaRDD().mapPartitions(rows -> new Batcher(rows, struct, maxRows)).rdd();
     }
 
     /** Cuts a partition's rows into batches. */
     private static final class Batcher implements Iterator<CachedBatch> {
         private final Iterator<InternalRow> rows;
-        private final DataType[] types;
-        private final int maxRows;
         private final StructType schema;
+        private final DataType[] types;  // a column's type, null for a column without bounds (not an integer)
+        private final int maxRows;
         private UnsafeProjection toUnsafe;
         private byte[] buffer = new byte[BATCH_BYTES + 1024];
 
-        Batcher(Iterator<InternalRow> rows, StructType schema, DataType[] types, int maxRows) {
+        Batcher(Iterator<InternalRow> rows, StructType schema, int maxRows) {
             this.rows = rows;
             this.schema = schema;
-            this.types = types;
             this.maxRows = maxRows;
+            types = new DataType[schema.length()];
+            for (int i = 0; i < types.length; i++) {
+                DataType t = schema.fields()[i].dataType();
+                types[i] = integral(t) ? t : null;
+            }
         }
 
         @Override
@@ -198,7 +191,7 @@ public final class RowBatchSerializer implements CachedBatchSerializer {
                 for (int i = 0; i < n; i++) {
                     if (row.isNullAt(i)) {
                         nulls[i]++;
-                    } else if (integral(types[i])) {
+                    } else if (types[i] != null) {
                         long v = integralAt(row, i, types[i]);
                         if (v < lo[i]) {
                             lo[i] = v;
@@ -209,12 +202,11 @@ public final class RowBatchSerializer implements CachedBatchSerializer {
                     }
                 }
             }
+            byte[] data = Arrays.copyOf(buffer, pos);
             if (buffer.length > 4 * (BATCH_BYTES + 1024)) {
-                byte[] data = Arrays.copyOf(buffer, pos);
                 buffer = new byte[BATCH_BYTES + 1024];  // one huge row does not keep a huge buffer
-                return new RowBatch(count, data, lo, hi, nulls);
             }
-            return new RowBatch(count, Arrays.copyOf(buffer, pos), lo, hi, nulls);
+            return new RowBatch(count, data, lo, hi, nulls);
         }
     }
 
@@ -465,20 +457,14 @@ public final class RowBatchSerializer implements CachedBatchSerializer {
     /** column OP value (column on the left; flipped: value OP column) may hold for some row of a batch. An empty
      * range (lo > hi: no non-null value) fails every comparison, as a null compares to nothing. */
     private static Test comparison(BinaryComparison c, int i, long v, boolean flipped) {
-        boolean lt = c instanceof LessThan;
-        boolean le = c instanceof LessThanOrEqual;
-        boolean gt = c instanceof GreaterThan;
-        boolean ge = c instanceof GreaterThanOrEqual;
         if (c instanceof EqualTo || c instanceof EqualNullSafe) {
             return b -> b.lo[i] <= v && v <= b.hi[i];
         }
-        if (flipped) {  // v < col is col > v, and so on
-            boolean[] swapped = {gt, ge, lt, le};
-            lt = swapped[0];
-            le = swapped[1];
-            gt = swapped[2];
-            ge = swapped[3];
-        }
+        // v < col is col > v, and so on
+        boolean lt = flipped ? c instanceof GreaterThan : c instanceof LessThan;
+        boolean le = flipped ? c instanceof GreaterThanOrEqual : c instanceof LessThanOrEqual;
+        boolean gt = flipped ? c instanceof LessThan : c instanceof GreaterThan;
+        boolean ge = flipped ? c instanceof LessThanOrEqual : c instanceof GreaterThanOrEqual;
         if (lt) {
             return b -> b.lo[i] <= b.hi[i] && b.lo[i] < v;
         }
@@ -500,7 +486,7 @@ public final class RowBatchSerializer implements CachedBatchSerializer {
 
     private static int integralColumn(Expression e, List<Attribute> cached) {
         int i = column(e, cached);
-        return i >= 0 && integral(cached.get(i).dataType()) && integral(e.dataType()) ? i : -1;
+        return i >= 0 && integral(cached.get(i).dataType()) ? i : -1;
     }
 
     private static Long integralLiteral(Expression e, DataType type) {
