@@ -91,9 +91,10 @@ cluster's defaults apply):
   column encodings of those caches (dictionary, run length) save memory but make a stream's parse job markedly
   slower (docs/evaluation.md, Loading). ``true`` for data near the memory limit (with Spark's own cache serializer,
   above).
-- ``spark.sql.shuffle.orderIndependentChecksum.enabled=false``: Spark hashes every row a shuffle writes (XXH64) to
-  tell whether a retried task wrote other rows than its first attempt; a local master does not retry tasks, and the
-  hashing is 7% of the task time of a replay's windowed join.
+- ``spark.sql.shuffle.orderIndependentChecksum.enabled=false`` and
+  ``spark.sql.shuffle.orderIndependentChecksum.enableFullRetryOnMismatch=false``: with either on, Spark hashes every
+  row a shuffle writes (XXH64) to tell whether a retried task wrote other rows than its first attempt; a local
+  master does not retry tasks, and the hashing is 14% of the task time of a replay's windowed aggregate.
 - The garbage-collection watchdog (:mod:`rspark.spark.gc_watch`): on a SparkContext rspark starts, running jobs are
   cancelled when the driver's JVM spends most of half a minute collecting garbage (a task whose data nearly fits
   the heap), and the run ends with the memory limit instead of going on for minutes without progress.
@@ -208,6 +209,7 @@ _LOCAL_CONF = {
     "spark.sql.ui.retainedExecutions": "100",
     "spark.sql.inMemoryColumnarStorage.compressed": "false",
     "spark.sql.shuffle.orderIndependentChecksum.enabled": "false",
+    "spark.sql.shuffle.orderIndependentChecksum.enableFullRetryOnMismatch": "false",
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC " + GC_OPTIONS + " " + JIT_OPTIONS,
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC " + JIT_OPTIONS,
 }
