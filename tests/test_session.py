@@ -137,6 +137,15 @@ def test_the_same_plans_again_compile_no_generated_code_again(spark):
     assert counts[1] == 0, counts
 
 
+def test_a_local_shuffle_hashes_no_row(spark):
+    """A local master does not retry tasks: its shuffles compute no order-independent checksum of their rows (Spark
+    does when either of its two settings is on)."""
+    plan = spark.range(100).repartition(4, "id")._jdf.queryExecution().executedPlan()
+    shuffle = plan if plan.nodeName() == "Exchange" else plan.children().apply(0)
+    assert shuffle.nodeName() == "Exchange", plan.toString()
+    assert len(shuffle.shuffleDependency().rowBasedChecksums()) == 0
+
+
 def test_nothing_machine_specific_is_forced_on_a_cluster():
     conf = S.default_conf("spark://head:7077")
     assert conf[ANSI] == "false" and conf[ZONE] == "UTC"
