@@ -16,13 +16,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from rspark.algebra import ops
-from rspark.algebra.expr import Aggregate, Call, FunctionCall, TriplePattern
-from rspark.cep.patterns import END, START
+from rspark.algebra.expr import Aggregate, Call, Exists, FunctionCall, TriplePattern
+from rspark.cep.patterns import END, INTERVAL_CALLS, START
 from rspark.errors import NotSupportedError, RsparkError
 from rspark.model import codec as E
-from rspark.model.terms import IRI, XSD, BlankNode, Variable
+from rspark.model.terms import IRI, XSD, BlankNode, QuotedTriple, Variable
 from rspark.model.time import TimeKind
 from rspark.spark.cep.intervals import (
+    DURATION_TICKS,
     ends_no_later,
     interval_calls,
     interval_join,
@@ -51,6 +52,7 @@ from rspark.spark.sparql.solutions import Solutions, var_col
 from rspark.spark.streaming.bgp_window import BGPWindow
 from rspark.spark.streaming.keys import KEY
 from rspark.spark.streaming.stream import Stream
+from rspark.spark.streaming.windows import INSTANT, PANE_BUCKET, PaneSpans
 
 
 @dataclass(frozen=True)
@@ -61,13 +63,28 @@ class WindowContent:
     ``(__t, s, p, o, ts)`` for C-SPARQL's ``timestamp()`` (None: the window has none, a ``[RANGE BGP n]``
     window); ``dated``, its dated triple occurrences ``(__t, s, p, o, ts0, ts)`` for EP-SPARQL patterns;
     ``graphs``, its elements as named graphs ``(__t, g, s, p, o)`` for ``GRAPH`` inside ``WINDOW``; ``events``,
-    what event patterns over it read (a named window; None for a FROM STREAM window)."""
+    what event patterns over it read (a named window; None for a FROM STREAM window); ``panes``, its triples by
+    pane for a conjunctive pattern matched before the window (:class:`PaneContent`: a named time window assigned
+    by panes), or None."""
 
     content: Callable[[], DataFrame] | BGPWindow
     stamps: Callable[[], DataFrame] | None
     dated: Callable[[], DataFrame]
     graphs: Callable[[], DataFrame]
     events: object | None = None  # rspark.spark.cep.match.WindowEvents
+    panes: Callable[[], PaneContent | None] | None = None
+
+
+@dataclass(frozen=True)
+class PaneContent:
+    """A time window's triples matched before the window (:class:`rspark.spark.streaming.windows.PaneSpans`):
+    ``triples()`` gives the stream's triples the query reads, each in two buckets of panes, with its pane as an
+    occurrence's interval ``(_w_pb, s, p, o, ts0, ts)`` (``ts0 = ts``, the pane); ``spans`` copies the matches
+    into the windows. Given only when every triple the query reads lies in one element and the stream has no
+    element metadata (the window's content is then those triples, in their panes)."""
+
+    triples: Callable[[], DataFrame]
+    spans: PaneSpans
 
 
 class StreamDataset(DatasetView):
@@ -132,6 +149,57 @@ class OccurrenceGraph(ActiveGraph):
     interval of the occurrence (an element's triples: [ts, ts]; a triple derived by an EP-SPARQL rule: the interval
     of the solution that built it). What triple patterns read in an EP-SPARQL pattern, where a solution's interval
     spans the occurrences it matched."""
+
+
+@dataclass(frozen=True)
+class PaneGraph(OccurrenceGraph):
+    """A window's triples by pane (:class:`PaneContent`), keyed by bucket of panes: each triple is an occurrence
+    over ``[pane, pane]`` (``ts0`` and ``ts`` its pane), a solution spans the panes of the triples it matched, and
+    two solutions join when their spans together are under ``width`` panes."""
+
+    width: int = 0
+
+    def band(self, l1, l2, r1, r2):
+        return F.greatest(l2, r2) - F.least(l1, r1) < F.lit(self.width)
+
+
+# Calls whose value is not a function of the solution alone: a pattern calling one is matched window by window
+_PER_EVALUATION = frozenset({"NOW", "RAND", "BNODE", "UUID", "STRUUID", "TIMESTAMP", DURATION_TICKS,
+                             *INTERVAL_CALLS})
+
+
+def matched_before_window(op: ops.Op) -> bool:
+    """Whether a window block's pattern can be matched before the window (:class:`PaneContent`): triple patterns
+    (at least two, none with a quoted triple), joins and filters whose expressions depend on the solution alone
+    (no EXISTS, NOW(), RAND(), BNODE(), UUID(), timestamp(), interval or extension function). Its solutions at an
+    instant are then the matches over the stream whose triples all lie in the instant's window."""
+    triples = 0
+
+    def conjunctive(x: ops.Op) -> bool:
+        nonlocal triples
+        if isinstance(x, ops.BGP):
+            triples += len(x.triples)
+            return all(isinstance(t, TriplePattern) and not any(isinstance(n, QuotedTriple)
+                                                                 for n in (t.subject, t.predicate, t.object))
+                       for t in x.triples)
+        if isinstance(x, ops.Join):
+            return conjunctive(x.left) and conjunctive(x.right)
+        if isinstance(x, ops.Filter):
+            return all(_solution_only(e) for e in x.exprs) and conjunctive(x.op)
+        return False
+
+    return conjunctive(op) and triples >= 2
+
+
+def _solution_only(expr) -> bool:
+    for node in ops.descendants(expr):
+        if isinstance(node, (Exists, Aggregate)):
+            return False
+        if isinstance(node, Call) and node.name in _PER_EVALUATION:
+            return False
+        if isinstance(node, FunctionCall) and not node.iri.value.startswith(XSD):
+            return False
+    return True
 
 
 class StreamCompiler(Compiler):
@@ -258,20 +326,23 @@ class StreamCompiler(Compiler):
         return Solutions(df.select(*cols), names, frozenset(names), keys)
 
     def _op_BGP(self, op: ops.BGP, ctx):
-        if not self.interval_mode or len(op.triples) < 2:
+        by_pane = isinstance(ctx.active, PaneGraph)
+        if not (self.interval_mode or by_pane) or len(op.triples) < 2:
             return super()._op_BGP(op, ctx)
 
         scans = [self.scan_triple(t, ctx) for t in order_patterns(op.triples)]
         out = scans[0]
         for nxt in scans[1:]:
-            out = interval_join(out, nxt)
+            out = interval_join(out, nxt, temporal=ctx.active.band if by_pane else None)
         return out
 
     def _op_Join(self, op: ops.Join, ctx):
-        if not self.interval_mode:
+        by_pane = isinstance(ctx.active, PaneGraph)
+        if not (self.interval_mode or by_pane):
             return super()._op_Join(op, ctx)
 
-        return interval_join(self.compile(op.left, ctx), self.compile(op.right, ctx))
+        return interval_join(self.compile(op.left, ctx), self.compile(op.right, ctx),
+                             temporal=ctx.active.band if by_pane else None)
 
     def _op_LeftJoin(self, op: ops.LeftJoin, ctx):
         if not self.interval_mode:
@@ -329,6 +400,10 @@ class StreamCompiler(Compiler):
             if name not in windows:
                 raise RsparkError(f"WINDOW {op.name.n3()} is not a window of the query's dataset")
             window = windows[name]
+            if window.panes is not None and not self.interval_mode and matched_before_window(op.op):
+                panes = window.panes()
+                if panes is not None:
+                    return self._matched_before_window(op.op, panes, name)
             df = _window_content(window.content, op.op)
             source = ActiveGraph(lambda: df, (KEY,), f"window {name}", window.stamps)
             if self.interval_mode:
@@ -367,6 +442,19 @@ class StreamCompiler(Compiler):
         out_keys = tuple(k for k in inner.keys if k != key)
         df = df.select(*out_keys, *[var_col(v) for v in names_out], *[c for c, _ in inner.order])
         return Solutions(df, names_out, inner.bound | {var}, out_keys, inner.order)
+
+
+    def _matched_before_window(self, pattern: ops.Op, panes: PaneContent, name: str) -> Solutions:
+        """``WINDOW :w { pattern }`` at every instant, the pattern matched over the stream's triples by pane and
+        each match copied into the windows that hold it (:class:`PaneContent`, :func:`matched_before_window`)."""
+        source = PaneGraph(panes.triples, (PANE_BUCKET,), f"window {name} by panes", width=panes.spans.width)
+        sols = self.compile(pattern, Context(source, (PANE_BUCKET,)))
+        names = tuple(v for v in sols.vars if v not in (START, END))
+        lo, hi = "_w_lo", "_w_hi"
+        df = sols.df.select(PANE_BUCKET, F.col(var_col(START)).alias(lo), F.col(var_col(END)).alias(hi),
+                            *[var_col(v) for v in names])
+        df = panes.spans.assign(df, lo, hi).select(F.col(INSTANT).alias(KEY), *[var_col(v) for v in names])
+        return Solutions(df, names, frozenset(v for v in sols.bound if v in names), (KEY,))
 
 
 def _window_content(content, pattern: ops.Op) -> DataFrame:

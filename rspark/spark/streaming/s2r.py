@@ -27,9 +27,9 @@ from rspark.spark.sparql.compiler import ActiveGraph, Context, memoized
 from rspark.spark.sparql.solutions import Solutions
 from rspark.spark.streaming.bgp_window import BGPWindow, positioned_triples, window_blocks
 from rspark.spark.streaming.keys import KEY
-from rspark.spark.streaming.r2r import WindowContent, element_metadata, no_graphs, now_sql
+from rspark.spark.streaming.r2r import PaneContent, WindowContent, element_metadata, no_graphs, now_sql
 from rspark.spark.streaming.stream import Stream
-from rspark.spark.streaming.windows import assign_window
+from rspark.spark.streaming.windows import PANE, PANE_BUCKET, assign_window, pane_spans
 
 # (triple pattern, frame, key column) -> its solutions: how a [RANGE BGP n] window matches its counted pattern
 Scan = Callable[[TriplePattern, DataFrame, str], Solutions]
@@ -92,6 +92,35 @@ def content(src: Stream, rw, instants, predicates: frozenset | None = None) -> D
     if assigned is None and src.triples_unique(predicates):
         return out  # each triple the query reads is in one element: no duplicate to remove
     return out.distinct()
+
+
+def pane_content(src: Stream, rw, instants, predicates: frozenset | None) -> Callable[[], PaneContent | None] | None:
+    """A window's triples by pane, for a conjunctive pattern matched before the window
+    (:class:`~rspark.spark.streaming.r2r.PaneContent`), when the window is assigned by panes over a stream Spark
+    reads, and its elements are points in time, taken at their timestamp: a function that gives it once every
+    triple the query reads (``predicates``, as :func:`content`) lies in one element and the stream has no element
+    metadata (a job each, the first asks and :func:`content` would ask too), else None."""
+    spans = pane_spans(rw, instants)
+    if spans is None or src.feedback or src.parameterized or (src.ends is not None and rw.meets):
+        return None
+
+    def build() -> PaneContent | None:
+        if src.has_metadata() or not src.triples_unique(predicates):
+            return None
+        def triples() -> DataFrame:  # (an occurrence over [pane, pane], as PaneGraph reads it)
+            bucketed = spans.bucketed(src.content(predicates).select("ts", "s", "p", "o"))
+            return bucketed.select(PANE_BUCKET, "s", "p", "o", F.col(PANE).alias("ts0"), F.col(PANE).alias("ts"))
+
+        return PaneContent(memoized(triples), spans)
+
+    found: list = []
+
+    def once() -> PaneContent | None:
+        if not found:
+            found.append(build())
+        return found[0]
+
+    return once
 
 
 def dated(src: Stream, rw, instants, metadata: bool = False) -> DataFrame:
@@ -230,7 +259,8 @@ def window_contents(pattern: ops.Op, decls: Sequence[ops.WindowDecl], streams: S
             dated=memoized(lambda src=src, rw=rw: occurrences(src, rw, instants)),
             graphs=no_graphs(d.name) if bw is not None or is_merged else
             memoized(lambda src=src, rw=rw: element_graphs(src, rw, instants)),
-            events=None if is_merged else window_events(src, rw, instants, d))
+            events=None if is_merged else window_events(src, rw, instants, d),
+            panes=None if bw is not None or is_merged or as_dataset else pane_content(src, rw, instants, predicates))
         if is_merged:
             merged.append(window)
         else:

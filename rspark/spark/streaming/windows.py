@@ -22,7 +22,9 @@ aggregates are: a ``min``/``max`` row, and for count windows a histogram of at m
 * time-based windows, strategy ``panes`` (DESIGN.md "do not pay the window overlap twice"): the timeline is cut
   into panes of ``gcd(range, slide)``; an element lies in exactly one pane (no copy), a window is a run of
   ``range/gcd`` panes, and the (small) instant side is exploded into its panes instead of the (large) element
-  side. Chosen when the instants are few, so that windows nobody evaluates cost nothing.
+  side. Chosen when the instants are few, so that windows nobody evaluates cost nothing. The same panes let a
+  conjunctive pattern be matched before the window (:class:`PaneSpans`): each match is copied into the windows
+  that hold all of its panes, instead of every triple into its windows before the pattern's joins.
 * time-based windows, strategy ``range``: when a window slides by much less than its range (CQELS windows
   slide with every tick) and the instants are many, each instant's window is a tick range and the bucketed range
   join below (buckets of ``range`` ticks) pairs them with the elements.
@@ -248,18 +250,10 @@ def assign_time_window(elements: DataFrame, spec: TimeWindow, instants, *, strat
         return exploded.join(_small(inst, rows), k).drop(k)
 
     if strategy == "panes":
-        # Panes of g = gcd(range, slide) ticks, numbered from the anchor: pane j is (anchor + j*g, anchor + (j+1)*g]
-        # for (] windows, [anchor + j*g, anchor + (j+1)*g) for [) windows; window k is panes
-        # (k*slide - range)/g .. k*slide/g - 1. Elements get one pane each; the instant side lists its panes.
-        g = math.gcd(spec.range, spec.slide)
-        pane = "_w_pane"
-        rel = ts - F.lit(spec.anchor)
-        element_pane = _ceildiv(rel, g) - F.lit(1) if spec.bounds is Bounds.OPEN_CLOSED else _floordiv(rel, g)
-        start = _floordiv(F.col(k) * F.lit(spec.slide) - F.lit(spec.range), g)  # exact multiples of g
-        end = _floordiv(F.col(k) * F.lit(spec.slide), g) - F.lit(1)
-        inst_panes = inst.withColumn(pane, _seq(start, end)).drop(k)
+        # Elements get one pane each; the instant side lists its window's panes.
+        inst_panes = _instant_panes(inst, k, spec).drop(FIRST_PANE)
         pane_rows = None if rows is None else rows * panes_per_window
-        return elements.withColumn(pane, element_pane).join(_small(inst_panes, pane_rows), pane).drop(pane)
+        return elements.withColumn(PANE, _element_pane(spec)).join(_small(inst_panes, pane_rows), PANE).drop(PANE)
 
     if strategy == "range":
         # Each instant's window as a tick range, joined on buckets of `range` ticks (a window spans at most two):
@@ -274,6 +268,90 @@ def assign_time_window(elements: DataFrame, spec: TimeWindow, instants, *, strat
                            None if rows is None else 2 * rows, key_end=ENDS if valid else None)
 
     raise WindowError(f"unknown window strategy {strategy!r}: expected auto, explode, panes, range or bounds")
+
+
+# Panes of g = gcd(range, slide) ticks, numbered from the anchor: pane j is (anchor + j*g, anchor + (j+1)*g] for (]
+# windows, [anchor + j*g, anchor + (j+1)*g) for [) windows; window k is panes (k*slide - range)/g .. k*slide/g - 1.
+PANE = "_w_pane"
+FIRST_PANE = "_w_first"  # the first pane of an instant's window
+PANE_BUCKET = "_w_pb"  # join before the window: a bucket of panes (PaneSpans)
+
+
+def _element_pane(spec: TimeWindow) -> Column:
+    """The pane of a row's ``ts``."""
+    g = math.gcd(spec.range, spec.slide)
+    rel = F.col("ts") - F.lit(spec.anchor)
+    return _ceildiv(rel, g) - F.lit(1) if spec.bounds is Bounds.OPEN_CLOSED else _floordiv(rel, g)
+
+
+def _instant_panes(inst: DataFrame, k: str, spec: TimeWindow) -> DataFrame:
+    """``inst`` (``instant`` and its window index ``k``): a row per pane of the instant's window (``PANE``), with
+    the window's first pane (``FIRST_PANE``); ``k`` dropped."""
+    g = math.gcd(spec.range, spec.slide)
+    start = _floordiv(F.col(k) * F.lit(spec.slide) - F.lit(spec.range), g)  # exact multiples of g
+    end = _floordiv(F.col(k) * F.lit(spec.slide), g) - F.lit(1)
+    return inst.select(INSTANT, _seq(start, end).alias(PANE), start.alias(FIRST_PANE))
+
+
+class PaneSpans:
+    """Join before the window: a time window's content copied into its windows after a pattern's joins, not before.
+
+    With the ``panes`` strategy every row of the content is copied into each window that holds it (``range/slide``
+    times) before the pattern reads it, and the pattern's joins pair all those copies, instant by instant. A
+    conjunctive pattern (triple patterns, joins, filters) can instead be matched once over the stream's triples,
+    each in its pane, and each match copied into the windows that hold all of its triples: those whose run of
+    panes covers the span ``[lo, hi]`` of the panes the match's triples lie in (the windows holding a set of
+    panes hold the run between them). Two triples more than a window apart are in no window together: the joins
+    pair triples within ``width`` panes of each other only, by an equi-join on a bucket of ``width`` panes. Every
+    row is put in two buckets, ``b = pane // width`` and ``b + 1``; a match whose panes span less than ``width``
+    then lies whole in bucket ``hi // width`` (each of its panes' ``b`` is that or the one before), where it is
+    kept, and in ``hi // width + 1`` at most, where it is dropped.
+
+    The matches are those of the window's content only when each triple the pattern reads lies in one element
+    (the content is a set: a triple in two panes would be matched twice); the caller checks that. Used for the
+    windows the ``panes`` strategy assigns (``width = range / gcd(range, slide)``)."""
+
+    def __init__(self, spec: TimeWindow, instants) -> None:
+        self.spec = spec
+        self.instants = instants
+        self.width = spec.range // math.gcd(spec.range, spec.slide)
+
+    def bucketed(self, rows: DataFrame) -> DataFrame:
+        """``rows`` (a ``ts`` column) with their ``PANE`` and ``PANE_BUCKET``: each row twice, in its pane's bucket
+        and the next."""
+        pane = _element_pane(self.spec)
+        b = _floordiv(pane, self.width)
+        return rows.select("*", pane.alias(PANE), F.explode(F.array(b, b + F.lit(1))).alias(PANE_BUCKET))
+
+    def assign(self, matches: DataFrame, lo: str, hi: str) -> DataFrame:
+        """``matches`` (``PANE_BUCKET``, and ``lo`` and ``hi``, the least and greatest pane of each match's rows):
+        each match once, paired with every instant whose window holds its panes: ``matches``' columns without
+        those three, plus ``instant``."""
+        inst, rows = instants_frame(matches.sparkSession, self.instants)
+        k = "_w_k"
+        inst = inst.withColumn(k, _instant_window_index(self.spec))
+        if not self.spec.windows_before_t0:
+            inst = inst.where(F.col(k) >= 0)
+        panes = _instant_panes(inst, k, self.spec)
+        own = matches.where(_floordiv(F.col(hi), self.width) == F.col(PANE_BUCKET)) \
+            .withColumnRenamed(hi, PANE).drop(PANE_BUCKET)
+        joined = own.join(_small(panes, None if rows is None else rows * self.width), PANE)
+        return joined.where(F.col(lo) >= F.col(FIRST_PANE)).drop(PANE, FIRST_PANE, lo)
+
+
+def pane_spans(window: ResolvedWindow, instants) -> PaneSpans | None:
+    """A :class:`PaneSpans` for ``window`` at ``instants`` (a list of tick values) when :func:`assign_window`
+    would assign it by panes (a time window that is not partitioned, sliding by a third of its range or less, at
+    few enough instants over data Spark reads), else None."""
+    if not isinstance(window, TimeWindow) or window.partition is not None or isinstance(instants, DataFrame):
+        return None
+    if isinstance(instants, LocalInstants):
+        return None
+    values = {int(t) for t in instants}
+    panes_per_window = window.range // math.gcd(window.range, window.slide)
+    if window.overlap <= 2 or len(values) * panes_per_window > BROADCAST_ROWS:
+        return None
+    return PaneSpans(window, sorted(values))
 
 
 def _assign_by_bounds(elements: DataFrame, spec: TimeWindow, instants: list[int], *,
