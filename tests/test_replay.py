@@ -471,7 +471,8 @@ def test_a_loaded_stream_s_duplicate_check_compares_hashes_on_the_driver(spark, 
     the duplicate check fetches the
     triples' hashes and compares them on the driver when there are at most DRIVER_CHECK_ROWS of them, with the
     hash aggregate's answers for every predicate set (a triple repeated in two elements, one repeated within an
-    element, one unique); above the limit the job answers."""
+    element, one unique); above the limit the job answers, unless the query's predicates select few enough (their
+    cached quads are counted)."""
     from rspark.engine.engine import Engine
     from rspark.model.codec import encode
     from rspark.model.terms import IRI
@@ -504,10 +505,15 @@ def test_a_loaded_stream_s_duplicate_check_compares_hashes_on_the_driver(spark, 
         assert ("in one pass" if one_pass else "two jobs") in logs.text
         on_driver = [src._unique_by_job(p) for p in cases]
         assert len(compared) == len(cases)
-        monkeypatch.setattr(S, "DRIVER_CHECK_ROWS", 5)
+        monkeypatch.setattr(S, "DRIVER_CHECK_ROWS", 1)  # every set has two rows or more: the job answers
         by_job = [src._unique_by_job(p) for p in cases]
         assert len(compared) == len(cases)
-    assert on_driver == by_job == [False, False, True, False, False, False]
+        # the stream's 6 rows above the limit, a predicate set's cached rows counted: those of one predicate (2
+        # rows each) compared on the driver, those of two (4 rows) and the whole stream by the job
+        monkeypatch.setattr(S, "DRIVER_CHECK_ROWS", 2)
+        by_count = [src._unique_by_job(p) for p in cases]
+        assert len(compared) == len(cases) + 3
+    assert on_driver == by_job == by_count == [False, False, True, False, False, False]
 
 
 def test_the_duplicate_check_looks_only_at_the_predicates_the_query_reads(spark, tmp_path):
