@@ -35,8 +35,9 @@ WARM_COLUMNS = {
 # the targets printed beside the results: these policies at this size
 TARGET_POLICIES = ("unrestricted", "chronological")
 TARGET_SIZE = 1_000_000
-TARGET_EPS = 100_000
-TARGET_RATIO = 5.0
+TARGET_EPS = 150_000  # in a fresh process, with the ratio below
+TARGET_RATIO = 1.5
+WARM_TARGET_EPS = 300_000  # in a warm session (the second stream, loaded and queried in the same process)
 
 
 
@@ -60,8 +61,9 @@ class Tables:
         report = self.report
         report.print(f"Stream: one event per element, element i at tick i, {args.companies:,} companies, prices 1.."
                      f"{args.prices}, seed {args.seed}; the query's window [RANGE {RANGE} SLIDE {RANGE}] (tumbling: "
-                     f"{RANGE} events per window). Targets: >= {TARGET_EPS:,} events/s and >= {TARGET_RATIO:g}x the "
-                     f"Python matcher for {' and '.join(TARGET_POLICIES)} at {TARGET_SIZE:,} events.")
+                     f"{RANGE} events per window). Targets for {' and '.join(TARGET_POLICIES)} at {TARGET_SIZE:,} "
+                     f"events: >= {TARGET_EPS:,} events/s and >= {TARGET_RATIO:g}x the Python matcher in a fresh "
+                     f"process, >= {WARM_TARGET_EPS:,} events/s in a warm session.")
         report.print()
         report.print("| events | policy | " + " | ".join(COLUMNS.values()) + " |")
         report.print("|---" * (len(COLUMNS) + 2) + "|")
@@ -273,7 +275,7 @@ def _warm_row(size: int, policy: str, rs: dict | None, py: dict | None, row: dic
         if not py:
             cells["matches"] = f"{sum(rs['counts'][policy].values()):,}"
         cells.update(rs_s=f"{rs_s:.2f} ({rs['load_s']:.2f} + {rs['times'][policy]:.2f})", rs_eps=f"{size / rs_s:,.0f}")
-        verdicts = _verdicts(size, policy, rs, py, rs_s, py_s, cells, disagree, " (warm)")
+        verdicts = _verdicts(size, policy, rs, py, rs_s, py_s, cells, disagree, " (warm)", warm=True)
         row.update({f"warm_{k}": v for k, v in verdicts.items() if k != "check"})
     return f"| {size:,} | {policy} | " + " | ".join(cells.values()) + " |"
 
@@ -295,9 +297,10 @@ def _floor_text(size: int, floor: dict, py: dict | None, policies: list[str]) ->
 
 
 def _verdicts(size: int, policy: str, rs: dict, py: dict | None, rs_s: float, py_s: float | None, cells: dict,
-              disagree: list, label: str = "") -> dict:
-    """rspark's run of (size, policy) against the matcher's (when it ran) and the targets: the row's figures
-    (agrees, check, ratio, target_met), the table's cells filled, a disagreement added to ``disagree``."""
+              disagree: list, label: str = "", warm: bool = False) -> dict:
+    """rspark's run of (size, policy) against the matcher's (when it ran) and the targets (``warm``: the warm
+    session's, events/s alone): the row's figures (agrees, check, ratio, target_met), the table's cells filled, a
+    disagreement added to ``disagree``."""
     out: dict = {}
     if py:
         ok, cell = agreement(rs, py, policy)
@@ -306,22 +309,25 @@ def _verdicts(size: int, policy: str, rs: dict, py: dict | None, rs_s: float, py
         if not ok:
             disagree.append(f"{size:,}/{policy}{label}: {cell}")
     if size == TARGET_SIZE and policy in TARGET_POLICIES:
-        out["target_met"] = size / rs_s >= TARGET_EPS and (not py or py_s / rs_s >= TARGET_RATIO)
+        if warm:
+            out["target_met"] = size / rs_s >= WARM_TARGET_EPS
+        else:
+            out["target_met"] = size / rs_s >= TARGET_EPS and (not py or py_s / rs_s >= TARGET_RATIO)
         cells["target"] = "met" if out["target_met"] else "MISSED"
     return out
 
 
 def _target_text(r: dict) -> str:
     """A target row's verdicts: events/s and the ratio to the matcher, of the first stream and of the warm one."""
-    def verdicts(eps: float, ratio: float | None) -> str:
-        text = f"{eps:,.0f} events/s (>= {TARGET_EPS:,}: {'met' if eps >= TARGET_EPS else 'MISSED'})"
-        if ratio is not None:
+    def verdicts(eps: float, ratio: float | None, target: int = TARGET_EPS) -> str:
+        text = f"{eps:,.0f} events/s (>= {target:,}: {'met' if eps >= target else 'MISSED'})"
+        if ratio is not None and target == TARGET_EPS:
             text += f", {ratio:.2f}x the matcher (>= {TARGET_RATIO:g}x: {'met' if ratio >= TARGET_RATIO else 'MISSED'})"
         return text
 
     text = f"{r['policy']}: {verdicts(r['rspark_eps'], r.get('ratio'))}"
     if "warm_rspark_eps" in r:
-        text += f"; warm session {verdicts(r['warm_rspark_eps'], r.get('warm_ratio'))}"
+        text += f"; warm session {verdicts(r['warm_rspark_eps'], r.get('warm_ratio'), WARM_TARGET_EPS)}"
     return text
 
 
