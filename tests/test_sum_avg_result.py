@@ -130,6 +130,34 @@ def test_edges(spark):
     assert sums[23] is None and sums[24] is None and sums[25] is None
 
 
+def test_integers_by_long_arithmetic(spark):
+    """Groups of integers alone, whose SUM and AVG the UDF computes with longs when the sum allows (AVG: rounded half
+    up at 20 digits, then truncated to 18, as the decimal path): the same literals as the SQL, at the edges of that
+    path (a rounding that carries into the 18th digit, negative quotients, sums at and beyond the long range)."""
+    big = "999999999999999999"  # 18 characters: summed as longs
+    groups = [
+        [lit("110")] + [lit("0")] * 200,  # 110/201: digits 19-20 are 99 and round up into the 18th
+        [lit("-110")] + [lit("0")] * 200,
+        [lit("2"), lit("0"), lit("0")], [lit("-1"), lit("0"), lit("0")], [lit("3"), lit("7")], [lit("0"), lit("0")],
+        [lit("-4"), lit("2")], [lit("100"), lit("100")],
+        [lit(big)] * 3,  # the sum a long, the average beyond 10^18: the decimal path
+        [lit(big)] * 10,  # the sum beyond a long: the decimal path
+        [lit("-" + big)] * 10,
+    ]
+    out = _assert_same(spark, groups)
+
+    def dec(v):
+        return f'"{v}"^^<{XSD}decimal>'
+
+    avgs = [a for _, _, a, _ in out]
+    sums = [s for s, _, _, _ in out]
+    assert avgs[0] == dec("0.547263681592039801") and avgs[1] == dec("-0.547263681592039801")
+    assert avgs[2] == dec("0.666666666666666666") and avgs[3] == dec("-0.333333333333333333")
+    assert avgs[4] == dec("5.0") and avgs[5] == dec("0.0") and avgs[6] == dec("-1.0") and avgs[7] == dec("100.0")
+    assert sums[8] == f'"2999999999999999997"^^<{XSD}integer>'
+    assert sums[9] == f'"9999999999999999990"^^<{XSD}integer>'
+
+
 _INT = st.one_of(st.integers(-10**6, 10**6), st.integers(-10**19, 10**19), st.integers(-10**22, 10**22))
 
 

@@ -23,7 +23,9 @@ import org.apache.spark.sql.api.java.UDF8;
  * exact within decimal(38,18) (beyond 10^20: an error), AVG's decimal quotient divided at scale 39 and rounded half
  * up to 20 digits as Spark's decimal division does, then truncated to 18; the float / double average from the double
  * sum; lexical forms in XML Schema's canonical form ("2.5", "2.0", "2.5E0", "INF"). One call per group replaces an
- * expression Spark analysed, optimised, generated code for and shipped with every query that averages.
+ * expression Spark analysed, optimised, generated code for and shipped with every query that averages. A group of
+ * integers alone whose sum is a long (AVG: within (-10^18, 10^18)) is computed with longs, the same literal about
+ * eight times faster than with BigDecimal (a windowed average over 1e7 triples has 833,042 groups).
  */
 public final class SumAvgResult implements UDF8<Boolean, Long, Integer, Long, Long, BigDecimal, Long, Double, String> {
     private static final long serialVersionUID = 1L;
@@ -34,6 +36,7 @@ public final class SumAvgResult implements UDF8<Boolean, Long, Integer, Long, Lo
     private static final BigDecimal LIMIT20 = BigDecimal.TEN.pow(20);  // decimal(38,18): |x| < 10^20
     private static final BigDecimal LIMIT19 = BigDecimal.TEN.pow(19);  // decimal(37,18)
     private static final BigDecimal LIMIT18 = BigDecimal.TEN.pow(18);  // decimal(37,19)
+    private static final long LONG18 = 1_000_000_000_000_000_000L;
 
     @Override
     public String call(Boolean avg, Long n, Integer t, Long hi, Long lo, BigDecimal ds, Long dn, Double fs) {
@@ -42,6 +45,12 @@ public final class SumAvgResult implements UDF8<Boolean, Long, Integer, Long, Lo
         }
         if (t == null || t < 0 || t > 4) {
             return null;
+        }
+        if (t == 0 && (dn == null || dn == 0) && fs == null && hi != null && lo != null) {
+            String fast = avg ? integerAverage(hi, lo, n) : integerSum(hi, lo);
+            if (fast != null) {
+                return fast;
+            }
         }
         BigDecimal sum = decimalSum(hi, lo, ds, dn);
         if (sum == null) {
@@ -71,6 +80,80 @@ public final class SumAvgResult implements UDF8<Boolean, Long, Integer, Long, Lo
             }
         }
         return "\"" + lexical + "\"^^<" + TYPE_IRI[type] + ">";
+    }
+
+    /** hi * 2^32 + lo, or null when it leaves a long. */
+    private static Long exactSum(long hi, long lo) {
+        try {
+            return Math.addExact(Math.multiplyExact(hi, 1L << 32), lo);
+        } catch (ArithmeticException e) {
+            return null;
+        }
+    }
+
+    /**
+     * SUM of integers alone (of at most 18 characters each) when their sum is a long: the same literal as the
+     * decimal path (an xsd:integer), without BigDecimal; null otherwise.
+     */
+    static String integerSum(long hi, long lo) {
+        Long v = exactSum(hi, lo);
+        return v == null ? null : "\"" + v + "\"^^<" + TYPE_IRI[0] + ">";
+    }
+
+    /**
+     * AVG of integers alone when their sum lies within (-10^18, 10^18) and the count below 2^31: the decimal path's
+     * quotient (divideByCount: rounded half up at 20 digits, then truncated to 18) by long division, and its
+     * canonical xsd:decimal form; null otherwise. (The decimal path rounds at 39 digits before it rounds at 20; for
+     * a count below 10^19 the first rounding never moves the second, so one rounding at 20 digits is the same.)
+     */
+    static String integerAverage(long hi, long lo, long n) {
+        Long sum = exactSum(hi, lo);
+        if (sum == null || sum <= -LONG18 || sum >= LONG18 || n <= 0 || n > Integer.MAX_VALUE) {
+            return null;
+        }
+        long a = Math.abs(sum);
+        long whole = a / n;
+        long r = a % n;
+        long frac = 0;  // the first 18 fraction digits
+        for (int i = 0; i < 18; i++) {
+            r *= 10;
+            frac = frac * 10 + r / n;
+            r %= n;
+        }
+        long last2 = 0;  // digits 19 and 20
+        for (int i = 0; i < 2; i++) {
+            r *= 10;
+            last2 = last2 * 10 + r / n;
+            r %= n;
+        }
+        if (last2 == 99 && 2 * r >= n) {  // rounding half up at digit 20 carries into the first 18
+            frac += 1;
+            if (frac == LONG18) {
+                frac = 0;
+                whole += 1;
+            }
+        }
+        String lexical;
+        if (whole == 0 && frac == 0) {
+            lexical = "0.0";
+        } else {
+            String digits = frac == 0 ? "0" : stripZeros(eighteenDigits(frac));
+            lexical = (sum < 0 ? "-" : "") + whole + "." + digits;
+        }
+        return "\"" + lexical + "\"^^<" + TYPE_IRI[2] + ">";
+    }
+
+    private static String eighteenDigits(long frac) {
+        String s = Long.toString(frac);
+        return "000000000000000000".substring(s.length()) + s;
+    }
+
+    private static String stripZeros(String digits) {
+        int end = digits.length();
+        while (end > 1 && digits.charAt(end - 1) == '0') {
+            end--;
+        }
+        return digits.substring(0, end);
     }
 
     /** The integers' and decimals' sum at scale 18; null when it leaves decimal(38,18). */
