@@ -367,6 +367,24 @@ def test_fetch_ranges_hold_whole_instants_of_about_the_given_rows():
     assert fetch_ranges([]) == []
 
 
+def test_fetched_answer_columns_come_as_terms_decoded_once_per_value():
+    """The answer columns named are decoded from their dictionary (each distinct value once, a null stays None,
+    several Arrow chunks), the others come as they are."""
+    import pyarrow as pa
+
+    from rspark.model.terms import IRI, Literal
+    from rspark.spark.streaming.fetch import _rows
+
+    a, b = "<http://ex.org/a>", '"2"^^<http://www.w3.org/2001/XMLSchema#integer>'
+    table = pa.table({"t": pa.chunked_array([[1, 1], [2, 3]]),
+                      "x": pa.chunked_array([[a, None], [a, b]]),
+                      "k": pa.chunked_array([["s1", "s2"], [None, "s4"]])})
+    two = Literal("2", "http://www.w3.org/2001/XMLSchema#integer")
+    assert list(_rows(table, frozenset({1}))) == [(1, IRI("http://ex.org/a"), "s1"), (1, None, "s2"),
+                                                  (2, IRI("http://ex.org/a"), None), (3, two, "s4")]
+    assert list(_rows(table, frozenset())) == [(1, a, "s1"), (1, None, "s2"), (2, a, None), (3, b, "s4")]
+
+
 def test_answers_come_in_instant_order_across_fetches(engine, monkeypatch):
     """Answers fetched in several ranges (here of about 2 rows) keep instant order, and ORDER BY within each
     instant; the records equal those of one fetch."""

@@ -267,6 +267,7 @@ def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, 
     names: list[str] = []
     order: list = []
     keys: dict = {}  # SELECT's sort keys, added as columns (rspark.spark.sparql.solutions.sort_key_columns)
+    decoded: frozenset = frozenset()  # the answer columns rows_by_instant gives as terms
     if form == QueryForm.SELECT:
         names = projected_names(sols)
         cols = [var_col(n) for n in names]
@@ -278,9 +279,10 @@ def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, 
         if keys:  # their sort keys, computed once a row (dropped after the sort)
             df = df.withColumns(keys)
         columns = [(i + 1, n) for i, n in enumerate(names)]  # (the row's column, the variable)
+        decoded = frozenset(i for i, _ in columns)  # (as terms: rows_by_instant decodes them)
 
         def item(row):
-            return {n: E.decode(row[i]) for i, n in columns if row[i] is not None}
+            return {n: row[i] for i, n in columns if row[i] is not None}
     elif form == QueryForm.ASK:
         df = sols.df.select(KEY).distinct()
 
@@ -318,7 +320,7 @@ def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, 
             return E.decode(row[1]), E.decode(row[2]), E.decode(row[3])
     else:
         raise RsparkError(f"{label}: {form} is not a continuous query form")
-    rows = rows_by_instant(df, order, few=few, drop=list(keys))
+    rows = rows_by_instant(df, order, few=few, drop=list(keys), decoded=decoded)
 
     def record(t: int, items: list) -> Record:
         out = Record(label, t, format_time(t, timeline), form, names)

@@ -10,6 +10,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from rspark.model import codec as E
 from rspark.spark.streaming.keys import KEY
 
 ROWS_PER_FETCH = 100_000  # answer rows (of whole instants) per fetch to the driver: one Arrow collect each
@@ -31,7 +32,25 @@ def fetch_ranges(counts: list[tuple[int, int]], rows: int = ROWS_PER_FETCH) -> l
     return out
 
 
-def rows_by_instant(df: DataFrame, order: list, *, few: bool = False, drop: list | None = None) -> Iterator[tuple]:
+def _rows(table, decoded: frozenset) -> Iterator[tuple]:
+    """An Arrow table's rows as tuples; the columns at the positions in ``decoded`` (encoded terms) as rspark
+    terms, each distinct value decoded once (a column's dictionary: answers repeat the same sensors and values)."""
+    columns = []
+    for i, column in enumerate(table.columns):
+        if i not in decoded:
+            columns.append(column.to_pylist())
+            continue
+        values: list = []
+        for chunk in column.dictionary_encode().chunks:
+            terms = [E.decode(v) for v in chunk.dictionary.to_pylist()]
+            terms.append(None)  # (a null's index, below)
+            values.extend(terms[k] for k in chunk.indices.fill_null(len(terms) - 1).to_pylist())
+        columns.append(values)
+    return zip(*columns)
+
+
+def rows_by_instant(df: DataFrame, order: list, *, few: bool = False, drop: list | None = None,
+                    decoded: frozenset = frozenset()) -> Iterator[tuple]:
     """The answer rows (tuples) in instant order (then ``order``), streamed: the answers are computed once into
     Spark's cache by a count of rows per instant, then fetched range of instants by range, about ROWS_PER_FETCH
     rows at a time, each range sorted by Spark and collected as Arrow columns (about a quarter of the driver time
@@ -41,11 +60,12 @@ def rows_by_instant(df: DataFrame, order: list, *, few: bool = False, drop: list
 
     ``few``: the answers are those of a few instants (a live micro-batch's), fetched by one job, sorted in one
     task, without the cache and the count (which cost more than such answers). ``drop``: columns the sort reads
-    (precomputed sort keys) that are not sent to the driver."""
+    (precomputed sort keys) that are not sent to the driver. ``decoded``: the positions of the columns (of those
+    sent) whose encoded terms come as rspark terms (:func:`_rows`)."""
     drop = drop or []
     if few:
         table = df.coalesce(1).sortWithinPartitions(KEY, *order).drop(*drop).toArrow()
-        yield from zip(*(column.to_pylist() for column in table.columns))
+        yield from _rows(table, decoded)
         return
     cached = df.persist(StorageLevel.MEMORY_AND_DISK)
 
@@ -64,7 +84,7 @@ def rows_by_instant(df: DataFrame, order: list, *, few: bool = False, drop: list
         for k in range(len(ranges)):
             table = pending.result()
             pending = pool.submit(fetch, *ranges[k + 1]) if k + 1 < len(ranges) else None
-            yield from zip(*(column.to_pylist() for column in table.columns))
+            yield from _rows(table, decoded)
     except BaseException:
         # the JVM may be gone (an out-of-memory error): the failure to report is the first one, not the cleanup's;
         # a fetch still running is not waited for (after Ctrl-C it may never end: its JVM call is being cancelled)
