@@ -369,20 +369,28 @@ def test_fetch_ranges_hold_whole_instants_of_about_the_given_rows():
 
 def test_fetched_answer_columns_come_as_terms_decoded_once_per_value():
     """The answer columns named are decoded from their dictionary (each distinct value once, a null stays None,
-    several Arrow chunks), the others come as they are."""
+    several Arrow chunks), the others come as they are; each instant's items are a run of a table's rows, and
+    the instants without rows are there too, with none."""
     import pyarrow as pa
 
     from rspark.model.terms import IRI, Literal
-    from rspark.spark.streaming.fetch import _rows
+    from rspark.spark.streaming.fetch import items_by_instant, term_columns, with_every_instant
 
     a, b = "<http://ex.org/a>", '"2"^^<http://www.w3.org/2001/XMLSchema#integer>'
     table = pa.table({"t": pa.chunked_array([[1, 1], [2, 3]]),
                       "x": pa.chunked_array([[a, None], [a, b]]),
                       "k": pa.chunked_array([["s1", "s2"], [None, "s4"]])})
     two = Literal("2", "http://www.w3.org/2001/XMLSchema#integer")
-    assert list(_rows(table, frozenset({1}))) == [(1, IRI("http://ex.org/a"), "s1"), (1, None, "s2"),
-                                                  (2, IRI("http://ex.org/a"), None), (3, two, "s4")]
-    assert list(_rows(table, frozenset())) == [(1, a, "s1"), (1, None, "s2"), (2, a, None), (3, b, "s4")]
+    assert term_columns(table, frozenset({1})) == [[1, 1, 2, 3], [IRI("http://ex.org/a"), None,
+                                                                   IRI("http://ex.org/a"), two],
+                                                   ["s1", "s2", None, "s4"]]
+    assert term_columns(table, frozenset()) == [[1, 1, 2, 3], [a, None, a, b], ["s1", "s2", None, "s4"]]
+    later = pa.table({"t": [3, 5], "x": [b, b], "k": ["s5", "s6"]})  # instant 3 again: joined with the first's
+    groups = list(items_by_instant([table, pa.table({"t": pa.array([], pa.int64())}), later],
+                                   lambda tab: tab.column(2).to_pylist()))
+    assert groups == [(1, ["s1", "s2"]), (2, [None]), (3, ["s4"]), (3, ["s5"]), (5, ["s6"])]
+    assert list(with_every_instant(groups, [0, 2, 4, 5])) == [(0, []), (1, ["s1", "s2"]), (2, [None]),
+                                                               (3, ["s4", "s5"]), (4, []), (5, ["s6"])]
 
 
 def test_answers_come_in_instant_order_across_fetches(engine, monkeypatch):
@@ -411,7 +419,7 @@ def test_answer_ranges_are_fetched_ahead_and_released_when_the_reader_stops(spar
     df = spark.createDataFrame([(t, f"v{t}-{k}") for t in range(1, 9) for k in range(2)], f"{KEY} long, v string")
     persisted = lambda: spark.sparkContext._jsc.getPersistentRDDs().size()  # noqa: E731
     before = persisted()
-    rows = list(R.rows_by_instant(df, ["v"]))
+    rows = [row for table in R.answer_tables(df, ["v"]) for row in zip(*R.term_columns(table, frozenset()))]
     assert rows == [(t, f"v{t}-{k}") for t in range(1, 9) for k in range(2)]
     assert persisted() == before
     fetched = []
@@ -423,20 +431,20 @@ def test_answer_ranges_are_fetched_ahead_and_released_when_the_reader_stops(spar
             return super().submit(fn, *args)
 
     monkeypatch.setattr(R, "ThreadPoolExecutor", Counting)
-    it = R.rows_by_instant(df, ["v"])
-    assert next(it) == (1, "v1-0")
+    it = R.answer_tables(df, ["v"])
+    assert next(it).to_pylist()[0] == {KEY: 1, "v": "v1-0"}
     assert fetched == [(1, 2), (3, 4)]  # the second range was asked for before the first was read
     it.close()
     assert persisted() == before
 
 
-def test_group_by_instant_keeps_empty_instants_and_order():
-    from rspark.spark.streaming.fetch import group_by_instant
+def test_every_instant_keeps_empty_instants_and_order():
+    from rspark.spark.streaming.fetch import with_every_instant
 
-    rows = [(2, "a"), (2, "b"), (6, "c"), (7, "d")]
-    got = list(group_by_instant(rows, [2, 4, 6, 6, 8], lambda r: r[1]))
+    groups = [(2, ["a", "b"]), (6, ["c"]), (7, ["d"])]
+    got = list(with_every_instant(groups, [2, 4, 6, 6, 8]))
     assert got == [(2, ["a", "b"]), (4, []), (6, ["c"]), (7, ["d"]), (8, [])]
-    assert list(group_by_instant([], [1, 3], lambda r: r)) == [(1, []), (3, [])]
+    assert list(with_every_instant([], [1, 3])) == [(1, []), (3, [])]
 
 
 def test_a_triple_in_two_elements_is_one_triple_of_the_window(spark, tmp_path):
@@ -687,7 +695,7 @@ def test_out_of_memory_is_reported_as_a_memory_limit(engine, monkeypatch):
         raise RuntimeError(spark_text)
         yield  # a generator, as the real one
 
-    monkeypatch.setattr(R, "rows_by_instant", dying)
+    monkeypatch.setattr(R, "answer_tables", dying)
     q = P + "SELECT ?x FROM NAMED WINDOW :w ON :S [RANGE 5 SLIDE 1] WHERE { WINDOW :w { ?x :p ?y } }"
     with pytest.raises(MemoryLimitError, match=r"the replay ran out of memory \(java.lang.OutOfMemoryError\).*"
                                                r"smaller window RANGE.*spark.driver.memory") as info:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -32,8 +33,8 @@ def fetch_ranges(counts: list[tuple[int, int]], rows: int = ROWS_PER_FETCH) -> l
     return out
 
 
-def _rows(table, decoded: frozenset) -> Iterator[tuple]:
-    """An Arrow table's rows as tuples; the columns at the positions in ``decoded`` (encoded terms) as rspark
+def term_columns(table, decoded: frozenset) -> list[list]:
+    """An Arrow table's columns as Python lists; those at the positions in ``decoded`` (encoded terms) as rspark
     terms, each distinct value decoded once (a column's dictionary: answers repeat the same sensors and values)."""
     columns = []
     for i, column in enumerate(table.columns):
@@ -46,26 +47,24 @@ def _rows(table, decoded: frozenset) -> Iterator[tuple]:
             terms.append(None)  # (a null's index, below)
             values.extend(terms[k] for k in chunk.indices.fill_null(len(terms) - 1).to_pylist())
         columns.append(values)
-    return zip(*columns)
+    return columns
 
 
-def rows_by_instant(df: DataFrame, order: list, *, few: bool = False, drop: list | None = None,
-                    decoded: frozenset = frozenset()) -> Iterator[tuple]:
-    """The answer rows (tuples) in instant order (then ``order``), streamed: the answers are computed once into
-    Spark's cache by a count of rows per instant, then fetched range of instants by range, about ROWS_PER_FETCH
-    rows at a time, each range sorted by Spark and collected as Arrow columns (about a quarter of the driver time
-    of pickled rows), so that the driver holds one range, not the replay. The next range is fetched in a thread
-    while the caller reads the current one (the JVM sorts and sends it while Python turns rows into terms), so
-    the driver holds at most two ranges. Uncached when the iteration ends.
+def answer_tables(df: DataFrame, order: list, *, few: bool = False, drop: list | None = None) -> Iterator:
+    """The answers (Arrow tables, column 0 the instant) in instant order (then ``order``), streamed: the answers
+    are computed once into Spark's cache by a count of rows per instant, then fetched range of instants by range
+    (each range whole instants), about ROWS_PER_FETCH rows at a time, each range sorted by Spark and collected as
+    Arrow columns (about a quarter of the driver time of pickled rows), so that the driver holds one range, not
+    the replay. The next range is fetched in a thread while the caller reads the current one (the JVM sorts and
+    sends it while Python turns rows into terms), so the driver holds at most two ranges. Uncached when the
+    iteration ends.
 
     ``few``: the answers are those of a few instants (a live micro-batch's), fetched by one job, sorted in one
     task, without the cache and the count (which cost more than such answers). ``drop``: columns the sort reads
-    (precomputed sort keys) that are not sent to the driver. ``decoded``: the positions of the columns (of those
-    sent) whose encoded terms come as rspark terms (:func:`_rows`)."""
+    (precomputed sort keys) that are not sent to the driver."""
     drop = drop or []
     if few:
-        table = df.coalesce(1).sortWithinPartitions(KEY, *order).drop(*drop).toArrow()
-        yield from _rows(table, decoded)
+        yield df.coalesce(1).sortWithinPartitions(KEY, *order).drop(*drop).toArrow()
         return
     cached = df.persist(StorageLevel.MEMORY_AND_DISK)
 
@@ -84,7 +83,7 @@ def rows_by_instant(df: DataFrame, order: list, *, few: bool = False, drop: list
         for k in range(len(ranges)):
             table = pending.result()
             pending = pool.submit(fetch, *ranges[k + 1]) if k + 1 < len(ranges) else None
-            yield from _rows(table, decoded)
+            yield table
     except BaseException:
         # the JVM may be gone (an out-of-memory error): the failure to report is the first one, not the cleanup's;
         # a fetch still running is not waited for (after Ctrl-C it may never end: its JVM call is being cancelled)
@@ -96,20 +95,34 @@ def rows_by_instant(df: DataFrame, order: list, *, few: bool = False, drop: list
     cached.unpersist()
 
 
-def group_by_instant(rows: Iterable, instants: list[int], item) -> Iterator[tuple[int, list]]:
-    """(instant, items) for every instant of ``instants`` (sorted) and every instant the rows carry, in order;
-    ``rows`` are sorted by instant (column 0)."""
-    it = iter(rows)
-    row = next(it, None)
+def items_by_instant(tables: Iterable, items: Callable[[object], list]) -> Iterator[tuple[int, list]]:
+    """(instant, items) for each instant the answer ``tables`` hold, in order: ``items(table)`` gives a table's
+    items, one a row, and each instant's are a slice of them (the instants' runs found on the instant column)."""
+    for table in tables:
+        if table.num_rows == 0:
+            continue
+        keys = table.column(0).to_numpy()
+        made = items(table)
+        cuts = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(keys)]
+        for a, b in zip(cuts, cuts[1:]):
+            yield int(keys[a]), made[a:b]
+
+
+def with_every_instant(groups: Iterable[tuple[int, list]], instants: list[int]) -> Iterator[tuple[int, list]]:
+    """(instant, items) for every instant of ``instants`` (sorted; those without items get an empty list) and
+    every instant of ``groups`` (sorted by instant; an instant's items in consecutive groups are joined), in
+    order."""
+    it = iter(groups)
+    group = next(it, None)
     times = iter(instants)
     t = next(times, None)
-    while t is not None or row is not None:
-        key = row[0] if row is not None else None
+    while t is not None or group is not None:
+        key = group[0] if group is not None else None
         now = t if key is None or (t is not None and t <= key) else key
-        items = []
-        while row is not None and row[0] == now:
-            items.append(item(row))
-            row = next(it, None)
+        items: list = []
+        while group is not None and group[0] == now:
+            items.extend(group[1])
+            group = next(it, None)
         yield now, items
         while t is not None and t == now:
             t = next(times, None)
