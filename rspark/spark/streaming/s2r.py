@@ -107,20 +107,14 @@ def pane_content(src: Stream, rw, instants, predicates: frozenset | None) -> Cal
     def build() -> PaneContent | None:
         if src.has_metadata() or not src.triples_unique(predicates):
             return None
+
         def triples() -> DataFrame:  # (an occurrence over [pane, pane], as PaneGraph reads it)
             bucketed = spans.bucketed(src.content(predicates).select("ts", "s", "p", "o"))
             return bucketed.select(PANE_BUCKET, "s", "p", "o", F.col(PANE).alias("ts0"), F.col(PANE).alias("ts"))
 
         return PaneContent(memoized(triples), spans)
 
-    found: list = []
-
-    def once() -> PaneContent | None:
-        if not found:
-            found.append(build())
-        return found[0]
-
-    return once
+    return memoized(build)
 
 
 def dated(src: Stream, rw, instants, metadata: bool = False) -> DataFrame:
