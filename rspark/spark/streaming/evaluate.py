@@ -284,7 +284,7 @@ def _records(plan: ops.QueryPlan, label: str, sols, values, timeline: Timeline, 
             # a solution mapping a row, built column by column; an unbound variable (NULL) is left out
             if not names:
                 return [{} for _ in range(table.num_rows)]
-            terms = term_columns(table.select([0, *positions]), frozenset(positions))[1:]
+            terms = term_columns(table.select(list(positions)), frozenset(range(len(names))))
             if all(table.column(i).null_count == 0 for i in positions):
                 return list(map(mapping, *terms))
             return [{n: v for n, v in zip(names, row) if v is not None} for row in zip(*terms)]

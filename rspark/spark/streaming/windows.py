@@ -347,11 +347,10 @@ def pane_spans(window: ResolvedWindow, instants) -> PaneSpans | None:
         return None
     if isinstance(instants, LocalInstants):
         return None
-    values = {int(t) for t in instants}
     panes_per_window = window.range // math.gcd(window.range, window.slide)
-    if window.overlap <= 2 or len(values) * panes_per_window > BROADCAST_ROWS:
+    if window.overlap <= 2 or len({int(t) for t in instants}) * panes_per_window > BROADCAST_ROWS:
         return None
-    return PaneSpans(window, sorted(values))
+    return PaneSpans(window, instants)
 
 
 def _assign_by_bounds(elements: DataFrame, spec: TimeWindow, instants: list[int], *,
