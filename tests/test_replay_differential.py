@@ -139,12 +139,16 @@ def test_replay_equals_pyoxigraph_per_instant(engine, tmp_path_factory, case):
     query = QUERIES[qi]
     window = _replayed_stream(engine, tmp_path_factory, stream, rng, slide)
     records = engine.replay(P + query.replace("{w}", window), times=sorted(times))
+    _assert_each_instant_is_pyoxigraphs(records, stream, rng, slide, times, query)
+
+
+def _assert_each_instant_is_pyoxigraphs(records, stream, rng, slide, times, query) -> None:
+    """A record at each of ``times``, each with pyoxigraph's answers over the instant's window snapshot."""
     assert [rec.ticks for rec in records] == sorted(times)
     for rec in records:
-        store = snapshot_store(stream, rng, slide, rec.ticks)
-        expected = oracle_rows(query, store)
-        got = rspark_rows(rec, [v for v in rec.vars])
-        assert got == expected, f"t={rec.ticks} window=({rng}, {slide}) query={query}\nstream={stream}"
+        expected = oracle_rows(query, snapshot_store(stream, rng, slide, rec.ticks))
+        assert rspark_rows(rec, list(rec.vars)) == expected, \
+            f"t={rec.ticks} window=({rng}, {slide}) query={query}\nstream={stream}"
 
 
 # dense streams and consecutive instants close together, so that neighbouring windows share elements (and answers)
@@ -238,8 +242,4 @@ def test_a_pattern_matched_before_the_window_equals_pyoxigraph_per_instant(engin
     finally:
         StreamCompiler._matched_before_window = real
     assert used, "the pattern was not matched before the window"
-    assert [rec.ticks for rec in records] == sorted(times)
-    for rec in records:
-        expected = oracle_rows(query, snapshot_store(stream, rng, slide, rec.ticks))
-        assert rspark_rows(rec, list(rec.vars)) == expected, \
-            f"t={rec.ticks} window=({rng}, {slide}) query={query}\nstream={stream}"
+    _assert_each_instant_is_pyoxigraphs(records, stream, rng, slide, times, query)
