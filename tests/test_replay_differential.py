@@ -33,6 +33,8 @@ QUERIES = [
     "SELECT (SUM(?o) AS ?total) (AVG(?o) AS ?avg) {w} WHERE { WINDOW :w { ?s :q ?o FILTER(isNumeric(?o)) } }",
     "SELECT DISTINCT ?o {w} WHERE { WINDOW :w { { ?s :p ?o } UNION { ?o :q ?s } } }",
     "SELECT ?s ?o {w} WHERE { WINDOW :w { ?s :p ?o MINUS { ?s :q ?any } } }",
+    # no grouping key: a group at every instant, an error (an IRI summed) unbound, an empty window's sum 0
+    "SELECT (SUM(?o) AS ?total) (COUNT(*) AS ?n) {w} WHERE { WINDOW :w { ?s :p ?o } }",
 ]
 
 NODES = [f":a{i}" for i in range(4)]

@@ -646,6 +646,24 @@ class Compiler:
     def _op_Group(self, op: ops.Group, ctx: Context) -> Solutions:
         sols = self.compile(op.op, ctx)
         scope = self.scope(sols)
+        df, key_cols, names = self.group_keys(op, sols)
+        aggs = []
+        pre: dict = {}  # per-row values the aggregates read, computed once per row before grouping
+        for var, agg in op.aggregates:
+            aggs.append(compile_aggregate(agg, scope, self.env, pre).alias(var_col(var.name)))
+        if pre:
+            df = df.withColumns(pre)
+        group_by = list(sols.keys) + key_cols
+        if aggs:
+            out = df.groupBy(*group_by).agg(*aggs)
+        else:
+            out = df.select(*group_by).distinct()
+        return self.grouped(op, ctx, sols, out, key_cols, names)
+
+    def group_keys(self, op: ops.Group, sols: Solutions) -> tuple[DataFrame, list[str], list[str]]:
+        """``sols``' frame with a column for each grouping key of ``op``, those columns, and the names of the
+        grouping keys that are variables (a key ``(expr AS ?v)`` binds ?v)."""
+        scope = self.scope(sols)
         df = sols.df
         key_cols: list[str] = []
         names: list[str] = []
@@ -663,25 +681,25 @@ class Compiler:
                 col = self.fresh("k")
                 df = df.withColumn(col, compile_expr(expr, scope, self.env))
             key_cols.append(col)
-        aggs = []
-        pre: dict = {}  # per-row values the aggregates read, computed once per row before grouping
-        for var, agg in op.aggregates:
-            aggs.append(compile_aggregate(agg, scope, self.env, pre).alias(var_col(var.name)))
-            names.append(var.name)
-        if pre:
-            df = df.withColumns(pre)
+        return df, key_cols, names
+
+    def grouped(self, op: ops.Group, ctx: Context, sols: Solutions, out: DataFrame, key_cols: list[str],
+                names: list[str]) -> Solutions:
+        """The solutions of ``op`` from ``out``, its groups (by ``sols``' context keys and ``key_cols``, with a
+        column for each aggregate): with no grouping key, every context key value has a group, also when it has no
+        solutions (the aggregates of an empty group)."""
+        names = names + [v.name for v, _ in op.aggregates]
         group_by = list(sols.keys) + key_cols
-        if aggs:
-            out = df.groupBy(*group_by).agg(*aggs)
-        else:
-            out = df.select(*group_by).distinct()
         if not key_cols and sols.keys:
-            # every key value has a group, also when it has no solutions: the aggregates of an empty group
+            # every key value has a group, also when it has no solutions: the aggregates of an empty group (a group
+            # that is there keeps its aggregates, an error (NULL) too)
             empty = self._empty_aggregates(op, sols)
-            out = ctx.domain.select(*sols.keys).distinct().join(out, list(sols.keys), "left")
+            present = self.fresh("g")
+            out = ctx.domain.select(*sols.keys).distinct().join(out.withColumn(present, F.lit(True)),
+                                                                 list(sols.keys), "left")
             out = out.select(*sols.keys,
-                             *[F.coalesce(F.col(var_col(v.name)), F.lit(empty[v.name])).alias(var_col(v.name))
-                               for v, _ in op.aggregates])
+                             *[F.when(F.col(present).isNull(), F.lit(empty[v.name]))
+                               .otherwise(F.col(var_col(v.name))).alias(var_col(v.name)) for v, _ in op.aggregates])
         keep = list(sols.keys) + [var_col(n) for n in names]
         # the aggregation's columns: its grouping columns (the context keys alone after the empty-group join) and
         # the aggregates
