@@ -694,7 +694,7 @@ class Compiler:
             # every key value has a group, also when it has no solutions: the aggregates of an empty group (a group
             # that is there keeps its aggregates, an error (NULL) too)
             empty = self._empty_aggregates(op, sols)
-            present = self.fresh("g")
+            present = self.fresh("present")
             out = ctx.domain.select(*sols.keys).distinct().join(out.withColumn(present, F.lit(True)),
                                                                  list(sols.keys), "left")
             out = out.select(*sols.keys,
