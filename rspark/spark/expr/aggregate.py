@@ -52,10 +52,11 @@ class _Aggs:
     where aggregate functions cannot be) every aggregate call becomes a Column of its own and the final SQL only
     combines those."""
 
-    def __init__(self, compiler, pre: dict | None = None) -> None:
+    def __init__(self, compiler, pre: dict | None = None, partials: dict | None = None) -> None:
         self.compiler = compiler
         self.agg_columns: list = []
         self.pre = pre
+        self.partials = partials
 
     def per_row(self, sql: str) -> str:
         """A per-row value the aggregate calls read (often several times: a count, a max of its type, sums of
@@ -74,6 +75,8 @@ class _Aggs:
 
     def __call__(self, fname: str, row: str | None = None, field: str | None = None, distinct: bool = False) -> str:
         """SQL of ``fname([DISTINCT] row[.field])`` (``row`` None: ``fname(1)``)."""
+        if self.partials is not None:
+            return self._merged(fname, row, field, distinct)
         if self.plain:
             arg = "1" if row is None else (f"{row}.{field}" if field else row)
             return f"{fname}({'DISTINCT ' if distinct else ''}{arg})"
@@ -93,16 +96,59 @@ class _Aggs:
         return token(len(self.agg_columns) - 1)
 
     def column(self, sql: str) -> Column:
-        if self.plain:
+        if self.plain or self.partials is not None:
             return self.compiler.column(sql)
         return to_column(sql, self.agg_columns)
 
+    def _merged(self, fname: str, row: str | None, field: str | None, distinct: bool) -> str:
+        """Aggregation in two steps (``partials``): ``fname`` over the rows of a part of the group (a pane's)
+        becomes a partial column, added to ``partials`` (name -> Column, aggregated per part); the SQL returned
+        merges the parts' partial values into the group's (over columns of those names). A partial sum comes with
+        the count of the values it summed: a decimal sum that left DECIMAL(38,18) is NULL (an error), as is the
+        merged sum then, where a part with no value to sum is NULL too and merely skipped."""
+        if distinct or fname not in _MERGE:
+            raise NotSupportedError(f"{fname}{' DISTINCT' if distinct else ''} aggregated in parts")
+        if self.plain:
+            arg = "1" if row is None else (f"{row}.{field}" if field else row)
+            value, count = self.compiler.column(f"{fname}({arg})"), self.compiler.column(f"count({arg})")
+        else:
+            arg = F.lit(1) if row is None else self.compiler.column(row)
+            if field:
+                arg = arg.getField(field)
+            value = F.any_value(arg, True) if fname == "any_value" else F.call_function(fname, arg)
+            count = F.count(arg)
+        part = self._partial(value)
+        if fname == "sum":
+            counted = self._partial(count)
+            return f"(CASE WHEN max({counted} > 0 AND {part} IS NULL) THEN NULL ELSE sum({part}) END)"
+        return _MERGE[fname].format(part)
 
-def build_aggregate(agg, compiler, pre: dict | None = None) -> Column:
+    def _partial(self, column: Column) -> str:
+        name = f"__p{len(self.partials)}"  # (the same names each time the query compiles: Spark's code cache)
+        self.partials[name] = column
+        return f"`{name}`"
+
+
+# how the partial values of an aggregate function over parts of a group merge into the group's
+_MERGE = {"count": "sum({})", "sum": "sum({})", "min": "min({})", "max": "max({})",
+          "any_value": "any_value({}, true)", "collect_list": "flatten(collect_list({}))"}
+
+# the aggregates that can be computed in parts and merged (none with DISTINCT: a value in two parts counts once)
+MERGEABLE = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "SAMPLE", "GROUP_CONCAT"})
+
+
+def mergeable(agg) -> bool:
+    """Whether ``agg`` can be computed over parts of a group and merged (:meth:`_Aggs._merged`)."""
+    return not agg.distinct and agg.name.upper() in MERGEABLE
+
+
+def build_aggregate(agg, compiler, pre: dict | None = None, partials: dict | None = None) -> Column:
     """The aggregate Column of ``agg``; with ``pre`` (a dict), per-row values are added to it as columns the
-    caller computes before grouping (see :meth:`_Aggs.per_row`)."""
+    caller computes before grouping (see :meth:`_Aggs.per_row`). With ``partials`` (a dict; ``agg``
+    :func:`mergeable`), the aggregate is computed in two steps: the partial values over parts of a group are added
+    to it (name -> aggregate Column), and the Column returned merges them (it reads columns of those names)."""
     name = agg.name.upper()
-    aggs = _Aggs(compiler, pre)
+    aggs = _Aggs(compiler, pre, partials)
     if agg.arg is None:
         if name != "COUNT":
             raise NotSupportedError(f"{name}(*)")

@@ -128,11 +128,14 @@ def compile_ebv(expr, scope: ExprScope, env: ExprEnv) -> Column:
         return c.column(general if guarded is None else guarded.replace("{general}", general, 1))
 
 
-def compile_aggregate(agg: Aggregate, scope: ExprScope, env: ExprEnv, pre: dict | None = None) -> Column:
+def compile_aggregate(agg: Aggregate, scope: ExprScope, env: ExprEnv, pre: dict | None = None,
+                      partials: dict | None = None) -> Column:
     """An aggregate Column (encoded term or NULL) over the rows of a group; ``scope`` is the input's scope.
-    ``pre``: a dict that receives per-row columns (name -> Column) to add to the input before grouping."""
+    ``pre``: a dict that receives per-row columns (name -> Column) to add to the input before grouping.
+    ``partials``: a dict that receives the aggregate's partial values over parts of a group (name -> aggregate
+    Column); the Column returned then merges them (``rspark.spark.expr.aggregate.build_aggregate``)."""
     with naming(), facets_udf(env.facets):
-        return build_aggregate(agg, _Compiler(scope, env), pre)
+        return build_aggregate(agg, _Compiler(scope, env), pre, partials)
 
 
 def order_keys(col: Column, ascending: bool = True, facets: str | None = None) -> list[Column]:

@@ -33,7 +33,8 @@ from rspark.spark.cep.intervals import (
     seq_before,
 )
 from rspark.spark.cep.match import compile_match
-from rspark.spark.expr.compile import compile_ebv
+from rspark.spark.expr.aggregate import mergeable
+from rspark.spark.expr.compile import compile_aggregate, compile_ebv
 from rspark.spark.frames import local_frame
 from rspark.spark.sparql import solutions as S
 from rspark.spark.sparql.compiler import (
@@ -173,6 +174,27 @@ def matched_before_window(op: ops.Op) -> bool:
     (at least two, none with a quoted triple), joins and filters whose expressions depend on the solution alone
     (no EXISTS, NOW(), RAND(), BNODE(), UUID(), timestamp(), interval or extension function). Its solutions at an
     instant are then the matches over the stream whose triples all lie in the instant's window."""
+    return _conjunctive_triples(op) >= 2
+
+
+def aggregated_by_pane(op: ops.Group) -> bool:
+    """Whether a grouping can be aggregated pane by pane before the window (:class:`PaneContent`): it groups the
+    solutions of ``WINDOW :w { P }`` alone, P is a pattern :func:`matched_before_window` (one triple pattern will
+    do), its grouping keys and aggregates' arguments depend on the solution alone, and every aggregate can be
+    computed in parts and merged (``rspark.spark.expr.aggregate.mergeable``: no DISTINCT). A window's solutions
+    are then those of the panes it holds, each match in one run of panes: the groups' partial aggregates per run
+    of panes, merged per window, are the window's."""
+    window = op.op
+    if not isinstance(window, ops.Window) or not isinstance(window.name, IRI) or _conjunctive_triples(window.op) < 1:
+        return False
+    if not all(_solution_only(expr) for _, expr in op.keys):
+        return False
+    return all(mergeable(agg) and (agg.arg is None or _solution_only(agg.arg)) for _, agg in op.aggregates)
+
+
+def _conjunctive_triples(op: ops.Op) -> int:
+    """The number of triple patterns of ``op`` when it is made of triple patterns (none with a quoted triple),
+    joins and filters whose expressions depend on the solution alone; else 0."""
     triples = 0
 
     def conjunctive(x: ops.Op) -> bool:
@@ -188,7 +210,7 @@ def matched_before_window(op: ops.Op) -> bool:
             return all(_solution_only(e) for e in x.exprs) and conjunctive(x.op)
         return False
 
-    return conjunctive(op) and triples >= 2
+    return triples if conjunctive(op) else 0
 
 
 def _solution_only(expr) -> bool:
@@ -447,14 +469,52 @@ class StreamCompiler(Compiler):
     def _matched_before_window(self, pattern: ops.Op, panes: PaneContent, name: str) -> Solutions:
         """``WINDOW :w { pattern }`` at every instant, the pattern matched over the stream's triples by pane and
         each match copied into the windows that hold it (:class:`PaneContent`, :func:`matched_before_window`)."""
+        sols = self._pane_matches(pattern, panes, name)
+        df = panes.spans.into_windows(sols.df, _LO, _HI)
+        df = df.select(F.col(INSTANT).alias(KEY), *[var_col(v) for v in sols.vars])
+        return Solutions(df, sols.vars, sols.bound, (KEY,))
+
+    def _pane_matches(self, pattern: ops.Op, panes: PaneContent, name: str) -> Solutions:
+        """The matches of ``pattern`` over the stream's triples by pane, each once, with the first and last pane
+        of its triples (context keys ``_LO``, ``_HI``)."""
         source = PaneGraph(panes.triples, (PANE_BUCKET,), f"window {name} by panes", width=panes.spans.width)
         sols = self.compile(pattern, Context(source, (PANE_BUCKET,)))
         names = tuple(v for v in sols.vars if v not in (START, END))
-        lo, hi = "_w_lo", "_w_hi"
-        df = sols.df.select(PANE_BUCKET, F.col(var_col(START)).alias(lo), F.col(var_col(END)).alias(hi),
+        df = sols.df.select(PANE_BUCKET, F.col(var_col(START)).alias(_LO), F.col(var_col(END)).alias(_HI),
                             *[var_col(v) for v in names])
-        df = panes.spans.assign(df, lo, hi).select(F.col(INSTANT).alias(KEY), *[var_col(v) for v in names])
-        return Solutions(df, names, frozenset(v for v in sols.bound if v in names), (KEY,))
+        return Solutions(panes.spans.own(df, _HI), names, frozenset(v for v in sols.bound if v in names), (_LO, _HI))
+
+    def _op_Group(self, op: ops.Group, ctx):
+        """As the static compiler; a grouping :func:`aggregated_by_pane` over a window whose content is by pane
+        (:class:`PaneContent`) is aggregated in two steps: the partial aggregates of each group over the matches
+        that span each run of panes, then those of the runs each window holds merged (the panes of Li et al., "No
+        pane, no gain", SIGMOD Record 34(1), 2005): a match's per-row work is done once, not once per window that
+        holds it, and the copies into windows are of groups, not of matches."""
+        window = op.op
+        if self.interval_mode or not aggregated_by_pane(op):
+            return super()._op_Group(op, ctx)
+        content = self.dataset.windows.get(E.encode(window.name))
+        panes = content.panes() if content is not None and content.panes is not None else None
+        if panes is None:
+            return super()._op_Group(op, ctx)
+        sols = self._pane_matches(window.op, panes, E.encode(window.name))
+        df, key_cols, names = self.group_keys(op, sols)
+        scope = self.scope(sols)
+        pre: dict = {}
+        partials: dict = {}
+        merged = [compile_aggregate(agg, scope, self.env, pre, partials).alias(var_col(var.name))
+                  for var, agg in op.aggregates]
+        if pre:
+            df = df.withColumns(pre)
+        by = [_LO, _HI, *key_cols]
+        parts = df.groupBy(*by).agg(*[c.alias(n) for n, c in partials.items()]) if partials \
+            else df.select(*by).distinct()
+        windows = panes.spans.into_windows(parts, _LO, _HI).withColumnRenamed(INSTANT, KEY)
+        out = windows.groupBy(KEY, *key_cols).agg(*merged) if merged else windows.select(KEY, *key_cols).distinct()
+        return self.grouped(op, ctx, dataclasses.replace(sols, keys=(KEY,)), out, key_cols, names)
+
+
+_LO, _HI = "_w_lo", "_w_hi"  # the first and last pane of a match's triples
 
 
 def _window_content(content, pattern: ops.Op) -> DataFrame:

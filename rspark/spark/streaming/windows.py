@@ -327,15 +327,23 @@ class PaneSpans:
         """``matches`` (``PANE_BUCKET``, and ``lo`` and ``hi``, the least and greatest pane of each match's rows):
         each match once, paired with every instant whose window holds its panes: ``matches``' columns without
         those three, plus ``instant``."""
-        inst, rows = instants_frame(matches.sparkSession, self.instants)
+        return self.into_windows(self.own(matches, hi), lo, hi)
+
+    def own(self, matches: DataFrame, hi: str) -> DataFrame:
+        """``matches`` (as :meth:`assign`), each once: in the bucket of its last pane (``PANE_BUCKET`` dropped)."""
+        return matches.where(_floordiv(F.col(hi), self.width) == F.col(PANE_BUCKET)).drop(PANE_BUCKET)
+
+    def into_windows(self, rows: DataFrame, lo: str, hi: str) -> DataFrame:
+        """``rows`` (each over the panes ``lo`` to ``hi``), each paired with every instant whose window holds its
+        panes: ``rows``' columns without ``lo`` and ``hi``, plus ``instant``."""
+        inst, count = instants_frame(rows.sparkSession, self.instants)
         k = "_w_k"
         inst = inst.withColumn(k, _instant_window_index(self.spec))
         if not self.spec.windows_before_t0:
             inst = inst.where(F.col(k) >= 0)
         panes = _instant_panes(inst, k, self.spec)
-        own = matches.where(_floordiv(F.col(hi), self.width) == F.col(PANE_BUCKET)) \
-            .withColumnRenamed(hi, PANE).drop(PANE_BUCKET)
-        joined = own.join(_small(panes, None if rows is None else rows * self.width), PANE)
+        joined = rows.withColumnRenamed(hi, PANE).join(_small(panes, None if count is None else count * self.width),
+                                                       PANE)
         return joined.where(F.col(lo) >= F.col(FIRST_PANE)).drop(PANE, FIRST_PANE, lo)
 
 
