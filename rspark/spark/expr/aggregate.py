@@ -57,6 +57,7 @@ class _Aggs:
         self.agg_columns: list = []
         self.pre = pre
         self.partials = partials
+        self.partial_sql: dict[str, str] = {}  # a partial's SQL -> its column's name (partials)
 
     def per_row(self, sql: str) -> str:
         """A per-row value the aggregate calls read (often several times: a count, a max of its type, sums of
@@ -73,10 +74,12 @@ class _Aggs:
     def plain(self) -> bool:
         return all(attribute_sql(c) is not None for c in self.compiler.inputs)
 
-    def __call__(self, fname: str, row: str | None = None, field: str | None = None, distinct: bool = False) -> str:
-        """SQL of ``fname([DISTINCT] row[.field])`` (``row`` None: ``fname(1)``)."""
+    def __call__(self, fname: str, row: str | None = None, field: str | None = None, distinct: bool = False,
+                 overflows: bool = False) -> str:
+        """SQL of ``fname([DISTINCT] row[.field])`` (``row`` None: ``fname(1)``). ``overflows``: a sum of decimals,
+        NULL when it leaves DECIMAL(38,18) (Spark's sums of longs wrap, of doubles reach infinity)."""
         if self.partials is not None:
-            return self._merged(fname, row, field, distinct)
+            return self._merged(fname, row, field, distinct, overflows)
         if self.plain:
             arg = "1" if row is None else (f"{row}.{field}" if field else row)
             return f"{fname}({'DISTINCT ' if distinct else ''}{arg})"
@@ -100,33 +103,42 @@ class _Aggs:
             return self.compiler.column(sql)
         return to_column(sql, self.agg_columns)
 
-    def _merged(self, fname: str, row: str | None, field: str | None, distinct: bool) -> str:
+    def _merged(self, fname: str, row: str | None, field: str | None, distinct: bool, overflows: bool) -> str:
         """Aggregation in two steps (``partials``): ``fname`` over the rows of a part of the group (a pane's)
         becomes a partial column, added to ``partials`` (name -> Column, aggregated per part); the SQL returned
-        merges the parts' partial values into the group's (over columns of those names). A partial sum comes with
-        the count of the values it summed: a decimal sum that left DECIMAL(38,18) is NULL (an error), as is the
-        merged sum then, where a part with no value to sum is NULL too and merely skipped."""
+        merges the parts' partial values into the group's (over columns of those names). A partial sum that
+        ``overflows`` comes with the count of the values it summed: a decimal sum that left DECIMAL(38,18) is NULL
+        (an error), as is the merged sum then, where a part with no value to sum is NULL too and merely skipped."""
         if distinct or fname not in _MERGE:
             raise NotSupportedError(f"{fname}{' DISTINCT' if distinct else ''} aggregated in parts")
         if self.plain:
             arg = "1" if row is None else (f"{row}.{field}" if field else row)
-            value, count = self.compiler.column(f"{fname}({arg})"), self.compiler.column(f"count({arg})")
+            part = self._partial(f"{fname}({arg})")
+            counted = self._partial(f"count({arg})") if overflows else None
         else:
             arg = F.lit(1) if row is None else self.compiler.column(row)
             if field:
                 arg = arg.getField(field)
-            value = F.any_value(arg, True) if fname == "any_value" else F.call_function(fname, arg)
-            count = F.count(arg)
-        part = self._partial(value)
-        if fname == "sum":
-            counted = self._partial(count)
+            part = self._partial(F.any_value(arg, True) if fname == "any_value" else F.call_function(fname, arg))
+            counted = self._partial(F.count(arg)) if overflows else None
+        if counted is not None:
             return f"(CASE WHEN max({counted} > 0 AND {part} IS NULL) THEN NULL ELSE sum({part}) END)"
         return _MERGE[fname].format(part)
 
-    def _partial(self, column: Column) -> str:
-        name = f"__p{len(self.partials)}"  # (the same names each time the query compiles: Spark's code cache)
-        self.partials[name] = column
-        return f"`{name}`"
+    def _partial(self, value: str | Column) -> str:
+        """The name of a partial column (``partials``) computing ``value`` (SQL over the scope, or a Column); the
+        same SQL twice is one column."""
+        if isinstance(value, str):
+            if value in self.partial_sql:
+                return self.partial_sql[value]
+            column = self.compiler.column(value)
+        else:
+            column = value
+        name = f"`__p{len(self.partials)}`"  # (the same names each time the query compiles: Spark's code cache)
+        self.partials[name[1:-1]] = column
+        if isinstance(value, str):
+            self.partial_sql[value] = name
+        return name
 
 
 # how the partial values of an aggregate function over parts of a group merge into the group's
@@ -275,7 +287,8 @@ def _sum_avg_split(name: str, per_row, aggs) -> str:
 
     row = per_row(fields)
     sums = {"n": aggs("count"), "t": aggs("max", row, "t"), "hi": aggs("sum", f"shiftright({row}.i, 32)"),
-            "lo": aggs("sum", f"({row}.i & {_TWO32 - 1})"), "ds": f"CAST({aggs('sum', row, 'd')} AS {DEC_T})",
+            "lo": aggs("sum", f"({row}.i & {_TWO32 - 1})"),
+            "ds": f"CAST({aggs('sum', row, 'd', overflows=True)} AS {DEC_T})",
             "dn": aggs("count", row, "d"), "fs": aggs("sum", row, "f")}
     udf = aggs.compiler.env.sum_avg
     if udf is not None:
