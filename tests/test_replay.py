@@ -946,3 +946,13 @@ def test_cli_replay_unknown_profile_is_a_usage_error(tmp_path, capsys):
     code = main(["replay", str(qfile), "--stream", f"{EX}social={DATA / 'social.trig'}", "--profile", "nope"])
     assert code == 2
     assert "unknown profile 'nope'" in capsys.readouterr().err
+
+
+def test_a_fetch_holds_fewer_rows_of_wider_answers():
+    """A fetch of answers is bounded in rows and in values: 250,000 rows of one or two columns, fewer of more."""
+    from rspark.spark.streaming.fetch import rows_per_fetch
+
+    assert rows_per_fetch(1) == rows_per_fetch(2) == 250_000
+    assert rows_per_fetch(4) == 125_000
+    assert rows_per_fetch(10) == 50_000
+    assert rows_per_fetch(0) == 250_000

@@ -14,12 +14,22 @@ from pyspark.sql import functions as F
 from rspark.model import codec as E
 from rspark.spark.streaming.keys import KEY
 
-ROWS_PER_FETCH = 100_000  # answer rows (of whole instants) per fetch to the driver: one Arrow collect each
+# A fetch of answers to the driver (one Arrow collect, whole instants) holds at most ROWS_PER_FETCH rows and about
+# CELLS_PER_FETCH values: 250,000 rows of two columns, fewer of more. Fewer, larger fetches cost fewer jobs (each is
+# planned and scheduled: about 0.15 s); the driver holds two fetches' answers at a time.
+ROWS_PER_FETCH = 250_000
+CELLS_PER_FETCH = 500_000
 
 
-def fetch_ranges(counts: list[tuple[int, int]], rows: int = ROWS_PER_FETCH) -> list[tuple[int, int]]:
+def rows_per_fetch(columns: int) -> int:
+    """The rows of a fetch of answers of ``columns`` columns (the instant's not counted)."""
+    return max(1, min(ROWS_PER_FETCH, CELLS_PER_FETCH // max(1, columns)))
+
+
+def fetch_ranges(counts: list[tuple[int, int]], rows: int | None = None) -> list[tuple[int, int]]:
     """Consecutive instant ranges ``(first, last)`` covering ``counts`` (``(instant, rows)`` sorted by instant),
-    each of whole instants and about ``rows`` rows (more when one instant has more)."""
+    each of whole instants and about ``rows`` rows (more when one instant has more; default ROWS_PER_FETCH)."""
+    rows = ROWS_PER_FETCH if rows is None else rows
     out, first, size = [], None, 0
     for t, n in counts:
         if first is None:
@@ -53,11 +63,11 @@ def term_columns(table, decoded: frozenset) -> list[list]:
 def answer_tables(df: DataFrame, order: list, *, few: bool = False, drop: list | None = None) -> Iterator:
     """The answers (Arrow tables, column 0 the instant) in instant order (then ``order``), streamed: the answers
     are computed once into Spark's cache by a count of rows per instant, then fetched range of instants by range
-    (each range whole instants), about ROWS_PER_FETCH rows at a time, each range sorted by Spark and collected as
-    Arrow columns (about a quarter of the driver time of pickled rows), so that the driver holds one range, not
-    the replay. The next range is fetched in a thread while the caller reads the current one (the JVM sorts and
-    sends it while Python turns rows into terms), so the driver holds at most two ranges. Uncached when the
-    iteration ends.
+    (each range whole instants), about :func:`rows_per_fetch` rows at a time, each range sorted by Spark and
+    collected as Arrow columns (about a quarter of the driver time of pickled rows), so that the driver holds one
+    range, not the replay. The next range is fetched in a thread while the caller reads the current one (the JVM
+    sorts and sends it while Python turns rows into terms), so the driver holds at most two ranges. Uncached when
+    the iteration ends.
 
     ``few``: the answers are those of a few instants (a live micro-batch's), fetched by one job, sorted in one
     task, without the cache and the count (which cost more than such answers). ``drop``: columns the sort reads
@@ -77,7 +87,7 @@ def answer_tables(df: DataFrame, order: list, *, few: bool = False, drop: list |
     pending = None
     try:
         counts = sorted((r[0], r[1]) for r in cached.groupBy(KEY).count().collect())
-        ranges = fetch_ranges(counts, ROWS_PER_FETCH)
+        ranges = fetch_ranges(counts, rows_per_fetch(len(df.columns) - 1 - len(drop)))
         if ranges:
             pending = pool.submit(fetch, *ranges[0])
         for k in range(len(ranges)):
