@@ -309,7 +309,9 @@ class PaneSpans:
 
     The matches are those of the window's content only when each triple the pattern reads lies in one element
     (the content is a set: a triple in two panes would be matched twice); the caller checks that. Used for the
-    windows the ``panes`` strategy assigns (``width = range / gcd(range, slide)``)."""
+    windows the ``panes`` strategy assigns (``width = range / gcd(range, slide)``): :meth:`bucketed` puts the rows
+    in their buckets, :meth:`own` keeps each match once, :meth:`into_windows` copies matches (or groups of them,
+    each over a run of panes) into the windows."""
 
     def __init__(self, spec: TimeWindow, instants) -> None:
         self.spec = spec
@@ -323,14 +325,9 @@ class PaneSpans:
         b = _floordiv(pane, self.width)
         return rows.select("*", pane.alias(PANE), F.explode(F.array(b, b + F.lit(1))).alias(PANE_BUCKET))
 
-    def assign(self, matches: DataFrame, lo: str, hi: str) -> DataFrame:
-        """``matches`` (``PANE_BUCKET``, and ``lo`` and ``hi``, the least and greatest pane of each match's rows):
-        each match once, paired with every instant whose window holds its panes: ``matches``' columns without
-        those three, plus ``instant``."""
-        return self.into_windows(self.own(matches, hi), lo, hi)
-
     def own(self, matches: DataFrame, hi: str) -> DataFrame:
-        """``matches`` (as :meth:`assign`), each once: in the bucket of its last pane (``PANE_BUCKET`` dropped)."""
+        """``matches`` (``PANE_BUCKET``, and ``hi``, the greatest pane of each match's rows, from rows
+        :meth:`bucketed`), each once: in the bucket of its last pane (``PANE_BUCKET`` dropped)."""
         return matches.where(_floordiv(F.col(hi), self.width) == F.col(PANE_BUCKET)).drop(PANE_BUCKET)
 
     def into_windows(self, rows: DataFrame, lo: str, hi: str) -> DataFrame:
