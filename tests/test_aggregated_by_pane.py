@@ -8,6 +8,7 @@ import pytest
 from rspark import compile_query
 from rspark.algebra import ops
 from rspark.spark.streaming.r2r import aggregated_by_pane
+from tests.support.panes import replay_spying_on_panes
 
 HEAD = "PREFIX : <http://e/> PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> "
 W = " FROM NAMED WINDOW :w ON :s [RANGE 10 SLIDE 1] "
@@ -55,7 +56,6 @@ def test_a_pane_whose_decimal_sum_overflows_makes_the_windows_sum_an_error(spark
     pane's with no value to sum; the merge tells them apart by the partial count, so the window holding the
     overflowing pane has no sum (not the other pane's 1.5), and the window after it has the other panes' sum."""
     from rspark.engine.engine import Engine
-    from rspark.spark.streaming.r2r import StreamCompiler
 
     big = '"60000000000000000000.0"^^<http://www.w3.org/2001/XMLSchema#decimal>'
     path = tmp_path / "s.trig"
@@ -65,19 +65,9 @@ def test_a_pane_whose_decimal_sum_overflows_makes_the_windows_sum_an_error(spark
                     ":g3 { :c :v 1.5 } :g3 prov:generatedAtTime 5 .\n", encoding="utf-8")
     query = (HEAD + "SELECT (SUM(?x) AS ?sum) (COUNT(?x) AS ?n) FROM NAMED WINDOW :w ON :s [RANGE 6 SLIDE 2] "
              "WHERE { WINDOW :w { ?s :v ?x } }")
-    real, used = StreamCompiler._pane_matches, []
-
-    def spy(self, *args):
-        used.append(True)
-        return real(self, *args)
-
     with Engine(spark=spark) as engine:
         engine.add_stream("http://e/s", path)
-        StreamCompiler._pane_matches = spy
-        try:
-            records = engine.replay(query, times=[6, 8])
-        finally:
-            StreamCompiler._pane_matches = real
+        records, used = replay_spying_on_panes(engine, query, [6, 8])
     assert used
     got = {rec.ticks: [(r.get("sum"), r["n"].lexical) for r in rec.rows] for rec in records}
     assert got[6] == [(None, "3")]

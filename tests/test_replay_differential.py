@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.numbers import canonical_lexical
+from tests.support.panes import replay_spying_on_panes
 
 EX = "http://example.org/"
 P = f"PREFIX : <{EX}> "
@@ -213,43 +214,35 @@ def _shifted(case: tuple) -> tuple:
     return [(ts + offset, graph) for ts, graph in stream], window, [t + offset for t in times], qi
 
 
-joined_cases = st.tuples(
-    st.integers(0, 60),
-    st.lists(st.tuples(st.integers(0, 16), st.lists(triples, min_size=1, max_size=4)), min_size=3,
-             max_size=16).map(_once_each),
-    st.integers(3, 12).flatmap(lambda r: st.tuples(st.just(r), st.integers(1, r // 3))),
-    st.lists(st.integers(0, 22), min_size=2, max_size=8, unique=True),
-    st.sampled_from(range(len(JOINED)))).map(_shifted)
+def _pane_cases(queries: list) -> st.SearchStrategy:
+    """Cases for the windows assigned by panes: a dense stream with each triple once (_once_each), a window of range
+    3..12 sliding by a third of it or less, instants near the stream, a query of ``queries``, all moved by up to 60
+    ticks (_shifted)."""
+    return st.tuples(
+        st.integers(0, 60),
+        st.lists(st.tuples(st.integers(0, 16), st.lists(triples, min_size=1, max_size=4)), min_size=3,
+                 max_size=16).map(_once_each),
+        st.integers(3, 12).flatmap(lambda r: st.tuples(st.just(r), st.integers(1, r // 3))),
+        st.lists(st.integers(0, 22), min_size=2, max_size=8, unique=True),
+        st.sampled_from(range(len(queries)))).map(_shifted)
+
+
+def _assert_by_panes_is_pyoxigraphs(engine, tmp_path_factory, case, queries: list, what: str) -> None:
+    """The case's query replayed by panes (asserted, ``what`` says which path), pyoxigraph's at every instant."""
+    stream, (rng, slide), times, qi = case
+    query = queries[qi]
+    window = _replayed_stream(engine, tmp_path_factory, stream, rng, slide)
+    records, used = replay_spying_on_panes(engine, P + query.replace("{w}", window), times)
+    assert used, what
+    _assert_each_instant_is_pyoxigraphs(records, stream, rng, slide, times, query)
 
 
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(joined_cases)
+@given(_pane_cases(JOINED))
 def test_a_pattern_matched_before_the_window_equals_pyoxigraph_per_instant(engine, tmp_path_factory, case):
-    stream, (rng, slide), times, qi = case
-    query = JOINED[qi]
-    window = _replayed_stream(engine, tmp_path_factory, stream, rng, slide)
-    records, used = _replay_spying_on_panes(engine, P + query.replace("{w}", window), times)
-    assert used, "the pattern was not matched before the window"
-    _assert_each_instant_is_pyoxigraphs(records, stream, rng, slide, times, query)
-
-
-def _replay_spying_on_panes(engine, text: str, times: list) -> tuple[list, bool]:
-    """The records of ``text`` at ``times``, and whether a window pattern was matched pane by pane."""
-    from rspark.spark.streaming.r2r import StreamCompiler
-
-    real = StreamCompiler._pane_matches
-    used = []
-
-    def spy(self, *args):
-        used.append(True)
-        return real(self, *args)
-
-    StreamCompiler._pane_matches = spy
-    try:
-        return engine.replay(text, times=sorted(times)), bool(used)
-    finally:
-        StreamCompiler._pane_matches = real
+    _assert_by_panes_is_pyoxigraphs(engine, tmp_path_factory, case, JOINED,
+                                    "the pattern was not matched before the window")
 
 
 # Groupings of a window's solutions whose aggregates merge (no DISTINCT) are aggregated pane by pane, then merged per
@@ -267,22 +260,9 @@ AGGREGATED = [
     "SELECT ?o {w} WHERE { WINDOW :w { ?s :p ?o } } GROUP BY ?o",
 ]
 
-aggregated_cases = st.tuples(
-    st.integers(0, 60),
-    st.lists(st.tuples(st.integers(0, 16), st.lists(triples, min_size=1, max_size=4)), min_size=3,
-             max_size=16).map(_once_each),
-    st.integers(3, 12).flatmap(lambda r: st.tuples(st.just(r), st.integers(1, r // 3))),
-    st.lists(st.integers(0, 22), min_size=2, max_size=8, unique=True),
-    st.sampled_from(range(len(AGGREGATED)))).map(_shifted)
-
-
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(aggregated_cases)
+@given(_pane_cases(AGGREGATED))
 def test_a_grouping_aggregated_pane_by_pane_equals_pyoxigraph_per_instant(engine, tmp_path_factory, case):
-    stream, (rng, slide), times, qi = case
-    query = AGGREGATED[qi]
-    window = _replayed_stream(engine, tmp_path_factory, stream, rng, slide)
-    records, used = _replay_spying_on_panes(engine, P + query.replace("{w}", window), times)
-    assert used, "the grouping was not aggregated pane by pane"
-    _assert_each_instant_is_pyoxigraphs(records, stream, rng, slide, times, query)
+    _assert_by_panes_is_pyoxigraphs(engine, tmp_path_factory, case, AGGREGATED,
+                                    "the grouping was not aggregated pane by pane")
