@@ -367,12 +367,13 @@ def test_fetch_ranges_hold_whole_instants_of_about_the_given_rows():
     assert fetch_ranges([]) == []
 
 
-def test_fetched_answer_columns_come_as_terms_decoded_once_per_value():
+def test_fetched_answer_columns_come_as_terms_decoded_once_per_value(monkeypatch):
     """The answer columns named are decoded from their dictionary (each distinct value once, a null stays None,
     several Arrow chunks), the others come as they are; each instant's items are a run of a table's rows, and
     the instants without rows are there too, with none."""
     import pyarrow as pa
 
+    from rspark.model import codec
     from rspark.model.terms import IRI, Literal
     from rspark.spark.streaming.fetch import items_by_instant, term_columns, with_every_instant
 
@@ -381,9 +382,15 @@ def test_fetched_answer_columns_come_as_terms_decoded_once_per_value():
                       "x": pa.chunked_array([[a, None], [a, b]]),
                       "k": pa.chunked_array([["s1", "s2"], [None, "s4"]])})
     two = Literal("2", "http://www.w3.org/2001/XMLSchema#integer")
+    from rspark.spark.streaming import fetch
+
+    decoded = []
+    real = codec.decode
+    monkeypatch.setattr(fetch.E, "decode", lambda v: decoded.append(v) or real(v))
     assert term_columns(table, frozenset({1})) == [[1, 1, 2, 3], [IRI("http://ex.org/a"), None,
                                                                    IRI("http://ex.org/a"), two],
                                                    ["s1", "s2", None, "s4"]]
+    assert sorted(decoded) == sorted([a, b])  # once each, across the chunks
     assert term_columns(table, frozenset()) == [[1, 1, 2, 3], [a, None, a, b], ["s1", "s2", None, "s4"]]
     later = pa.table({"t": [3, 5], "x": [b, b], "k": ["s5", "s6"]})  # instant 3 again: joined with the first's
     groups = list(items_by_instant([table, pa.table({"t": pa.array([], pa.int64())}), later],

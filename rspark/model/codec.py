@@ -166,6 +166,17 @@ def decode(text: str | None) -> Term | None:
 def _decode(text: str) -> Term:
     if text[0] == "<" and text[1] != "<" and text.find(">") == len(text) - 1:
         return IRI(text[1:-1])
+    if text[0] == '"' and "\\" not in text:
+        # a literal without escapes (most are): its lexical form ends at the next quote
+        j = text.find('"', 1)
+        if j > 0:
+            rest = text[j + 1:]
+            if not rest:
+                return Literal(text[1:j])
+            if rest.startswith("^^<") and rest.find(">") == len(rest) - 1:
+                return Literal(text[1:j], rest[3:-1])
+            if rest[0] == "@" and " " not in rest:
+                return Literal(text[1:j], RDF_LANGSTRING, rest[1:])
     reader = _Reader(text)
     term = reader.term()
     if reader.pos != len(text):

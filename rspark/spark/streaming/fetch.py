@@ -51,12 +51,11 @@ def term_columns(table, decoded: frozenset) -> list[list]:
         if i not in decoded:
             columns.append(column.to_pylist())
             continue
-        values: list = []
-        for chunk in column.dictionary_encode().chunks:
-            terms = [E.decode(v) for v in chunk.dictionary.to_pylist()]
-            terms.append(None)  # (a null's index, below)
-            values.extend(terms[k] for k in chunk.indices.fill_null(len(terms) - 1).to_pylist())
-        columns.append(values)
+        # one dictionary for the whole column (a table's chunks, Spark's Arrow batches, would each have their own)
+        encoded = column.combine_chunks().dictionary_encode()
+        terms = [E.decode(v) for v in encoded.dictionary.to_pylist()]
+        terms.append(None)  # (a null's index, below)
+        columns.append([terms[k] for k in encoded.indices.fill_null(len(terms) - 1).to_pylist()])
     return columns
 
 
