@@ -181,8 +181,9 @@ def worker_rspark(paths: dict, overlap: str, names: list[str], conf: list[str] =
 
     out: dict = {"times": {}, "counts": {}, "digests": {}}
     start = time.perf_counter()
-    # --conf KEY=VALUE on top, e.g. to compare JVM options
-    settings = harness.spark_settings(conf, **{"spark.driver.memory": "8g", "spark.sql.shuffle.partitions": "8"})
+    # rspark's own settings (shuffle partitions twice the cores, as `rspark replay` has them) but the driver's
+    # memory; --conf KEY=VALUE on top, e.g. to compare JVM options
+    settings = harness.spark_settings(conf, **{"spark.driver.memory": "8g"})
     with Engine(conf=settings) as engine:
         harness.start_spark(engine.spark)  # a one-time cost of the process, reported apart
         out["startup_s"] = time.perf_counter() - start
