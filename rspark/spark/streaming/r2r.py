@@ -489,7 +489,8 @@ class StreamCompiler(Compiler):
         (:class:`PaneContent`) is aggregated in two steps: the partial aggregates of each group over the matches
         that span each run of panes, then those of the runs each window holds merged (the panes of Li et al., "No
         pane, no gain", SIGMOD Record 34(1), 2005): a match's per-row work is done once, not once per window that
-        holds it, and the copies into windows are of groups, not of matches."""
+        holds it, and the copies into windows are of groups, not of matches. With grouping keys, the matches are
+        partitioned by them, and both steps run where a group's matches are."""
         window = op.op
         if self.interval_mode or not aggregated_by_pane(op):
             return super()._op_Group(op, ctx)
@@ -507,6 +508,11 @@ class StreamCompiler(Compiler):
         if pre:
             df = df.withColumns(pre)
         by = [_LO, _HI, *key_cols]
+        if key_cols:
+            # each group's matches in one partition: its partial aggregates, their copies into the windows and the
+            # merge per window are computed there, with no shuffle of the copies (a 1e7-triple replay's windowed
+            # aggregate shuffled 2.7 million of them)
+            df = df.repartition(*key_cols)
         parts = df.groupBy(*by).agg(*[c.alias(n) for n, c in partials.items()]) if partials \
             else df.select(*by).distinct()
         windows = panes.spans.into_windows(parts, _LO, _HI).withColumnRenamed(INSTANT, KEY)
