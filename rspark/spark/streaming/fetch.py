@@ -51,11 +51,18 @@ def term_columns(table, decoded: frozenset) -> list[list]:
         if i not in decoded:
             columns.append(column.to_pylist())
             continue
-        # one dictionary for the whole column (a table's chunks, Spark's Arrow batches, would each have their own)
-        encoded = column.combine_chunks().dictionary_encode()
-        terms = [E.decode(v) for v in encoded.dictionary.to_pylist()]
+        # one dictionary for the whole column (a table's chunks, Spark's Arrow batches, would each have their own;
+        # unified rather than the chunks combined, whose strings may pass an Arrow array's 2 GB)
+        chunks = column.dictionary_encode().unify_dictionaries().chunks
+        if not chunks:
+            columns.append([])
+            continue
+        terms = [E.decode(v) for v in chunks[0].dictionary.to_pylist()]
         terms.append(None)  # (a null's index, below)
-        columns.append([terms[k] for k in encoded.indices.fill_null(len(terms) - 1).to_pylist()])
+        values: list = []
+        for chunk in chunks:
+            values.extend(terms[k] for k in chunk.indices.fill_null(len(terms) - 1).to_pylist())
+        columns.append(values)
     return columns
 
 
