@@ -38,8 +38,6 @@ def _read(text: str):
 # texts made of the encoding's own pieces, so that near misses (two closing quotes, a datatype IRI followed by more,
 # a tag with a space) come up often
 _PIECES = st.sampled_from(['a', 'b', ' ', '"', '\\', '\\"', '@', 'en', '^^<', 'http://x', '>', '<'])
-
-
 _SUFFIXES = st.lists(st.sampled_from(['@', 'en', ' ', '^^<', 'http://x', '>', '"', 'a']), max_size=5).map("".join)
 
 

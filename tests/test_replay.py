@@ -382,11 +382,9 @@ def test_fetched_answer_columns_come_as_terms_decoded_once_per_value(monkeypatch
                       "x": pa.chunked_array([[a, None], [a, b]]),
                       "k": pa.chunked_array([["s1", "s2"], [None, "s4"]])})
     two = Literal("2", "http://www.w3.org/2001/XMLSchema#integer")
-    from rspark.spark.streaming import fetch
-
     decoded = []
     real = codec.decode
-    monkeypatch.setattr(fetch.E, "decode", lambda v: decoded.append(v) or real(v))
+    monkeypatch.setattr(codec, "decode", lambda v: decoded.append(v) or real(v))
     assert term_columns(table, frozenset({1})) == [[1, 1, 2, 3], [IRI("http://ex.org/a"), None,
                                                                    IRI("http://ex.org/a"), two],
                                                    ["s1", "s2", None, "s4"]]

@@ -260,6 +260,7 @@ AGGREGATED = [
     "SELECT ?o {w} WHERE { WINDOW :w { ?s :p ?o } } GROUP BY ?o",
 ]
 
+
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(_pane_cases(AGGREGATED))

@@ -134,8 +134,9 @@ class _Aggs:
             column = self.compiler.column(value)
         else:
             column = value
-        name = f"`__p{len(self.partials)}`"  # (the same names each time the query compiles: Spark's code cache)
-        self.partials[name[1:-1]] = column
+        bare = f"__p{len(self.partials)}"  # (the same names each time the query compiles: Spark's code cache)
+        self.partials[bare] = column
+        name = f"`{bare}`"
         if isinstance(value, str):
             self.partial_sql[value] = name
         return name
