@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import operator
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import reduce
@@ -38,6 +39,7 @@ from rspark.model import codec as E
 from rspark.model.terms import IRI, BlankNode, Variable
 from rspark.rsp.policies import MatchConsumption, Selection, SeqSelection
 from rspark.spark.cep.events import T1, T2, TE, TS, EventPlanner
+from rspark.spark.session import local_cores
 from rspark.spark.sparql.compiler import ActiveGraph, Context
 from rspark.spark.sparql.solutions import Solutions, pattern_variable, var_col
 
@@ -50,10 +52,12 @@ class WindowEvents:
     (those with one of ``predicates``, encoded IRIs, when the source selects them apart; None: every quad), and
     ``assign(rows)`` the rows (with element, ts, seq) paired with every instant whose window holds their element,
     as a column ``instant`` (and ``te``, the end of the element's validity, when the stream has elements valid over
-    an interval)."""
+    an interval). ``rows_bound()``: at most how many rows ``assign`` gives for the matches of one triple pattern
+    (``rspark.spark.streaming.s2r.one_pattern_rows``; None: not known)."""
 
     quads: Callable[..., DataFrame]
     assign: Callable[[DataFrame], DataFrame]
+    rows_bound: Callable[[], int | None] = lambda: None
 
 
 def compile_match(comp, op: ops.Match, key: str) -> Solutions:
@@ -87,11 +91,48 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
         return df.select(*[F.col(c).alias(renamed.get(c, c)) for c in df.columns])
 
     if consume == MatchConsumption.NONE:
-        planner = EventPlanner(matches, key, comp.fresh)
+        rows = hash_join_rows(comp.spark, len(beps) - 1)
+        # (below Spark's broadcast threshold, at HASH_ROW_BYTES a row, Spark may broadcast the matches instead)
+        broadcast = comp.spark._jsparkSession.sessionState().conf().autoBroadcastJoinThreshold() if rows else 0
+
+        def hashed(bep: ops.EventPattern) -> bool:
+            # (a pattern of one triple: its matches are bounded by its window's rows_bound)
+            if rows is None or len(pattern_triples(bep)) != 1:
+                return False
+            source = comp.dataset.window_events.get(E.encode(bep.window)) if isinstance(bep.window, IRI) else None
+            bound = source.rows_bound() if source is not None else None
+            return bound is not None and bound * HASH_ROW_BYTES > broadcast and bound <= rows
+
+        planner = EventPlanner(matches, key, comp.fresh, hashed)
         return planner.match(expr, comp.domain, intervals)
     if consume not in (MatchConsumption.CHRONOLOGICAL, MatchConsumption.RECENT):
         raise NotSupportedError(f"MATCH CONSUME {op.consume}: the consumption policies are CHRONOLOGICAL and RECENT")
     return _consuming(comp, expr, beps, canonical_matches, key, intervals, _position(comp.query_op, op))
+
+
+# The bytes a row of a basic event pattern's matches takes in a shuffled hash join's table: the row (the instant, the
+# event's interval, the variables' encoded terms), its key's copy and the map's slot, for terms of a few dozen
+# characters, on the high side
+HASH_ROW_BYTES = 256
+_RESERVED_BYTES = 300 << 20  # Spark's reserved system memory (UnifiedMemoryManager)
+
+
+def hash_join_rows(spark, builds: int) -> int | None:
+    """The most rows a SEQ's join may build an in-memory hash table from (a shuffled hash join rather than a
+    sort-merge join, which sorts both sides): in a local session (the driver's JVM runs the tasks), the execution
+    memory one of the concurrent tasks is sure to get (the heap less Spark's reserved memory, times
+    ``spark.memory.fraction``, less the storage Spark does not evict, over the local cores), shared by the
+    ``builds`` tables one task builds, at :data:`HASH_ROW_BYTES` a row. None elsewhere (the executors' memory is
+    not known here): sort-merge joins, which spill."""
+    master = spark.sparkContext.master
+    if builds < 1 or not re.fullmatch(r"local(\[.*\])?", master.strip()):
+        return None
+    conf = spark.sparkContext.getConf()
+    heap = spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory()
+    pool = (heap - _RESERVED_BYTES) * float(conf.get("spark.memory.fraction", "0.6")) \
+        * (1 - float(conf.get("spark.memory.storageFraction", "0.5")))
+    per_task = pool / local_cores(master)
+    return max(0, int(per_task / builds / HASH_ROW_BYTES))
 
 
 def _position(query_op, op: ops.Match) -> int:

@@ -170,6 +170,9 @@ class LoadedStream:
     # the rows of ``candidates`` when the load counted them (rspark's data source's loads, where they are the
     # content's): the duplicate check then compares the triples' hashes on the driver when they are few
     n_candidates: int | None = None
+    # the rows of ``quads`` when the load counted them (rspark's data source's loads, a small file read on the
+    # driver): a bound the planner sizes in-memory tables by (rspark.spark.cep.match)
+    n_quads: int | None = None
     # the elements valid over an interval (a timestamp literal "start/end"): ``element, te`` (the interval's end
     # in ticks; ``ts`` in ``elements`` is its start); None when every element is a point
     ends: DataFrame | None = None
@@ -1138,6 +1141,7 @@ def _small_stream(spark: SparkSession, iri: str, path: str, fmt: str, base_iri: 
         time_kind=batch.time_kind,
         time_scale=batch.time_scale,
         unique_on_driver=lambda predicates: small.triples_unique([content], predicates),
+        n_quads=content.num_rows,
         stamps=np.sort(elements["ts"].to_numpy()),
     )
 
@@ -1282,6 +1286,7 @@ def _scanned(spark: SparkSession, iri: str, content: DataFrame, elements: DataFr
         bounds=(summary["lo"], summary["hi"]),
         n_elements=summary["n_ok"],
         n_candidates=n_quads,  # the candidates are the content's triples
+        n_quads=n_quads,
         quoted=local_frame(spark, [], QUOTED_DDL),  # the JVM scanner reads no RDF-star term
         time_kind=TimeKind.NUMERIC,
         time_scale=1,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+import numpy as np
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -173,7 +174,27 @@ def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEven
     def with_ends(rows: DataFrame) -> DataFrame:
         return src.with_ends(rows) if src.ends is not None and rw.meets else rows
 
-    return WindowEvents(quads, assign)
+    return WindowEvents(quads, assign, rows_bound=lambda: one_pattern_rows(src, rw, instants))
+
+
+def one_pattern_rows(src: Stream, rw, instants) -> int | None:
+    """An upper bound on the rows :func:`window_events`' ``assign`` gives for the matches of one triple pattern
+    over the stream's elements (each quad matches it at most once) at all ``instants``: the stream's quads, when
+    its load counted them, times the most instants any element is assigned to. An element lies in at most
+    ``ceil(range / slide)`` consecutive windows (:attr:`TimeWindow.overlap`), each evaluated at the instants whose
+    window index is its own. None when there is no such bound: another kind of window, or elements valid over an
+    interval that the window holds while they meet it."""
+    if src.n_quads is None or not isinstance(rw, TimeWindow) or (src.ends is not None and rw.meets):
+        return None
+    if not isinstance(instants, (list, tuple)):
+        return None
+    indexes = [k for k in (rw.window_index(int(t)) for t in set(instants)) if k is not None]
+    if not indexes:
+        return 0
+    ks = np.asarray(indexes, dtype=np.int64)
+    per_window = np.bincount(ks - ks.min())
+    held = np.convolve(per_window, np.ones(rw.overlap, dtype=np.int64))  # instants of any overlap consecutive windows
+    return src.n_quads * int(held.max())
 
 
 def stamps(src: Stream, rw, instants) -> DataFrame:

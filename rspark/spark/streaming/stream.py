@@ -104,6 +104,8 @@ class Stream:
     # how many rows ``candidates`` has, when the load counted them: up to DRIVER_CHECK_ROWS, triples_unique()
     # compares the triples' hashes on the driver instead of aggregating them in a Spark job
     n_candidates: int | None = None
+    # how many rows :attr:`quads` has, when the load counted them (a bound on a one-triple pattern's matches)
+    n_quads: int | None = None
     # the content restricted to some predicates (a loaded stream's LoadedStream.restricted), cached by content()
     restricted: Callable[[frozenset], DataFrame] | None = None
     # whether ``restricted(predicates)`` is a cheap selection (a live buffer's, by Arrow on the driver), which event
@@ -128,7 +130,7 @@ class Stream:
                      read_quads=lambda: quads, metadata=loaded.metadata, quoted=loaded.quoted,
                      stamp_predicate=encode(IRI(timestamp_predicate)), candidates=loaded.candidates,
                      restricted=loaded.restricted, ends=loaded.ends, unique_on_driver=loaded.unique_on_driver,
-                     n_candidates=loaded.n_candidates,
+                     n_candidates=loaded.n_candidates, n_quads=loaded.n_quads,
                      known_stamps=loaded.stamps if loaded.ends is None else None)
         stream.stats.bounds, stream.stats.has_metadata = loaded.bounds, loaded.has_metadata
         return stream
@@ -178,8 +180,8 @@ class Stream:
         elements = self.elements.unionByName(derived.select("element", "ts", "seq").distinct(),
                                              allowMissingColumns=True)
         return dataclasses.replace(self, read_elements=lambda: elements, read_quads=lambda: quads, candidates=None,
-                                   restricted=None, selects_cheaply=False, unique_on_driver=None,
-                                   starts=derived.select("element", "start").distinct())
+                                   n_candidates=None, n_quads=None, restricted=None, selects_cheaply=False,
+                                   unique_on_driver=None, starts=derived.select("element", "start").distinct())
 
     def with_ends(self, frame: DataFrame) -> DataFrame:
         """``frame`` (``element`` and ``ts`` columns) with the end of each element's validity, ``te`` (``ts`` for an
