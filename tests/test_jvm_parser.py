@@ -301,6 +301,16 @@ PIECES = [
     '<http://e/s> <http://e/p> "1"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString> <http://e/g> .',
     '  <http://e/s> <http://e/p> "1"^^<http://www.w3.org/2001/XMLSchema#integer> <http://e/g> . # x',
     '<http://e/g> <http://www.w3.org/ns/prov#generatedAtTime> "1"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+    # IRIs the source's reader remembers as well-formed, then one that begins with the same bytes in the same place:
+    # longer, ill-formed, cut short by the line's end (the memo answers only for the same IRI)
+    '<http://e/s> <http://e/p> <http://e/o> <http://e/g> .',
+    '<http://e/s> <http://e/p> <http://e/o>x <http://e/g> .',
+    '<http://e/s> <http://e/p> <http://e/o> <http://e/g>>.',
+    '<http://e/s> <http://e/p>p <http://e/o> .',
+    '<http://e/s> <http://e/p',
+    '<http://e/s> <http://e/p> "1"^^<http://www.w3.org/2001/XMLSchema#integer',
+    '<http://e/s> <http://e/p> "1"^^<http://www.w3.org/2001/XMLSchema#integer>> .',
+    '<http://e/s> <http://e/p> <http://e/o > .',
 ]
 
 

@@ -55,6 +55,12 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
      * (the UDF) or the ASCII bytes of a file ({@link NQuadsSource}): the same scanner reads both.
      */
     static int scan(CharSequence line, boolean quads, int[] at) {
+        return scan(line, quads, at, null);
+    }
+
+    /** {@link #scan(CharSequence, boolean, int[])}, with the IRIs a reader of ASCII lines has already found
+     *  well-formed ({@code memo}, null: none; only for an {@link NQuadsSource.AsciiLine}). */
+    static int scan(CharSequence line, boolean quads, int[] at, IriMemo memo) {
         int n = line.length();
         int i = spaces(line, 0);
         if (i == n || line.charAt(i) == '#') {
@@ -63,7 +69,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
         if (indexOf(line, '\uFFFD') >= 0 || contains(line, RDF_DATATYPE) || contains(line, XSD_STRING)) {
             return UNREAD;  // a replaced invalid byte, or a datatype the encoding rewrites
         }
-        int se = node(line, i);
+        int se = node(line, i, memo, IriMemo.SUBJECT);
         if (se < 0) {
             return UNREAD;
         }
@@ -71,7 +77,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
         if (ps == se) {
             return UNREAD;
         }
-        int pe = iri(line, ps);
+        int pe = iri(line, ps, memo, IriMemo.PREDICATE);
         if (pe < 0) {
             return UNREAD;
         }
@@ -79,7 +85,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
         if (os == pe || os == n) {
             return UNREAD;
         }
-        int oe = line.charAt(os) == '"' ? literal(line, os) : node(line, os);
+        int oe = line.charAt(os) == '"' ? literal(line, os, memo) : node(line, os, memo, IriMemo.OBJECT);
         if (oe < 0) {
             return UNREAD;
         }
@@ -90,7 +96,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
             if (!quads) {
                 return UNREAD;
             }
-            int ge = node(line, m);
+            int ge = node(line, m, memo, IriMemo.GRAPH);
             if (ge < 0) {
                 return UNREAD;
             }
@@ -146,13 +152,13 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
     }
 
     /** An IRI or a blank node from i: the index after it, or -1. */
-    private static int node(CharSequence line, int i) {
+    private static int node(CharSequence line, int i, IriMemo memo, int slot) {
         if (i >= line.length()) {
             return -1;
         }
         char c = line.charAt(i);
         if (c == '<') {
-            return iri(line, i);
+            return iri(line, i, memo, slot);
         }
         if (c == '_') {
             return bnode(line, i);
@@ -181,7 +187,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
     }
 
     /** "..." with only the escapes \" \\ \n \r, then @lang ([a-z]{2,3}(-[a-z]{2}|-[0-9]{3})?) or ^^IRI. */
-    private static int literal(CharSequence line, int i) {
+    private static int literal(CharSequence line, int i, IriMemo memo) {
         int n = line.length();
         int j = i + 1;
         while (true) {
@@ -229,7 +235,7 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
             return k;
         }
         if (j + 1 < n && line.charAt(j) == '^' && line.charAt(j + 1) == '^') {
-            return iri(line, j + 2);
+            return iri(line, j + 2, memo, IriMemo.DATATYPE);
         }
         return j;
     }
@@ -314,6 +320,62 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
             i += len;
         }
         return i;
+    }
+
+    /** {@link #iri(CharSequence, int)}, answered from {@code memo} when the IRI at i is one it holds (the same
+     *  bytes: the same answer), and remembered there when it is well-formed. */
+    private static int iri(CharSequence line, int i, IriMemo memo, int slot) {
+        if (memo == null) {
+            return iri(line, i);
+        }
+        NQuadsSource.AsciiLine ascii = (NQuadsSource.AsciiLine) line;
+        int known = memo.match(ascii.bytes, ascii.offset + i, ascii.offset + ascii.length, slot);
+        if (known > 0) {
+            return i + known;
+        }
+        int end = iri(line, i);
+        if (end > 0) {
+            memo.remember(ascii.bytes, ascii.offset + i, ascii.offset + end, slot);
+        }
+        return end;
+    }
+
+    /**
+     * The IRIs a reader found well-formed, by the place they had in their line (subject, predicate, object,
+     * datatype, graph), the last {@link #WAYS} of each: a stream repeats its predicates, datatypes, and an element's
+     * subject and graph name line after line, and comparing an IRI's bytes with a remembered one costs less than
+     * checking its grammar again. Whether an IRI is well-formed depends on its text alone, so the answer is the
+     * one {@link #iri(CharSequence, int)} gives.
+     */
+    static final class IriMemo {
+        static final int SUBJECT = 0;
+        static final int PREDICATE = 1;
+        static final int OBJECT = 2;
+        static final int DATATYPE = 3;
+        static final int GRAPH = 4;
+        static final int WAYS = 8;
+        private final byte[][][] known = new byte[5][WAYS][];
+        private final int[] next = new int[5];
+
+        /** The length of the remembered IRI of this slot that bytes[from, limit) starts with, else 0. */
+        int match(byte[] bytes, int from, int limit, int slot) {
+            for (byte[] iri : known[slot]) {
+                if (iri == null) {
+                    return 0;
+                }
+                int to = from + iri.length;
+                if (to <= limit && bytes[to - 1] == '>' && java.util.Arrays.equals(bytes, from, to, iri, 0, iri.length)) {
+                    return iri.length;
+                }
+            }
+            return 0;
+        }
+
+        /** Remembers the well-formed IRI bytes[from, to) (with its brackets) in this slot, in place of its oldest. */
+        void remember(byte[] bytes, int from, int to, int slot) {
+            known[slot][next[slot]] = java.util.Arrays.copyOfRange(bytes, from, to);
+            next[slot] = (next[slot] + 1) % WAYS;
+        }
     }
 
     /** An absolute IRI <scheme:...> from i, of FAST_LINE's shape: the index after '>', or -1. */

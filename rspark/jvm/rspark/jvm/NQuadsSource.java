@@ -3,6 +3,8 @@ package rspark.jvm;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.Serializable;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -289,6 +291,38 @@ public final class NQuadsSource implements TableProvider {
      */
     static class LineReader implements PartitionReader<InternalRow> {
         private static final int CHUNK = 1 << 20;
+        // a byte array read eight bytes at a time, as longs (the first byte the lowest), and the masks that test
+        // the eight bytes at once
+        private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class,
+                ByteOrder.LITTLE_ENDIAN);
+        private static final long LOW_7_BITS = 0x7F7F7F7F7F7F7F7FL;
+        private static final long HIGH_BITS = 0x8080808080808080L;
+        private static final long QUOTES = 0x2222222222222222L;
+        private static final long LINE_FEEDS = 0x0A0A0A0A0A0A0A0AL;
+        private static final long CARRIAGE_RETURNS = 0x0D0D0D0D0D0D0D0DL;
+
+        /** The high bit of each byte of v that is 0, and no other bit. */
+        static long zeroBytes(long v) {
+            long y = (v & LOW_7_BITS) + LOW_7_BITS;
+            return ~(y | v | LOW_7_BITS);
+        }
+
+        /** The index of the first '\n' or '\r' of bytes[from, limit), else limit. */
+        static int endOfLine(byte[] bytes, int from, int limit) {
+            int t = from;
+            for (; t + 8 <= limit; t += 8) {
+                long v = (long) LONGS.get(bytes, t);
+                long ends = zeroBytes(v ^ LINE_FEEDS) | zeroBytes(v ^ CARRIAGE_RETURNS);
+                if (ends != 0) {
+                    return t + (Long.numberOfTrailingZeros(ends) >>> 3);
+                }
+            }
+            while (t < limit && bytes[t] != '\n' && bytes[t] != '\r') {
+                t++;
+            }
+            return t;
+        }
+
         final RandomAccessFile file;
         final Options options;
         final long start;
@@ -296,6 +330,7 @@ public final class NQuadsSource implements TableProvider {
         final UTF8String prefix;
         final String prefixText;
         final AsciiLine ascii = new AsciiLine();
+        final NQuadsLine.IriMemo iris = new NQuadsLine.IriMemo();
         final int[] at = new int[8];
         byte[] buf = new byte[0];
         int pos;          // next unread byte of buf
@@ -385,9 +420,7 @@ public final class NQuadsSource implements TableProvider {
             // one line: [pos, t) with its terminator after it
             int t = pos;
             while (true) {
-                while (t < limit && buf[t] != '\n' && buf[t] != '\r') {
-                    t++;
-                }
+                t = endOfLine(buf, t, limit);
                 if (t < limit || eof) {
                     break;
                 }
@@ -444,7 +477,18 @@ public final class NQuadsSource implements TableProvider {
         final int scan(byte[] bytes, int from, int to) {
             boolean isAscii = true;
             ascii.quotes = 0;
-            for (int i = from; i < to; i++) {
+            int i = from;
+            for (; i + 8 <= to; i += 8) {  // eight bytes at a time
+                long v = (long) LONGS.get(bytes, i);
+                if ((v & HIGH_BITS) != 0) {
+                    isAscii = false;
+                    break;
+                }
+                for (long q = zeroBytes(v ^ QUOTES); q != 0; q &= q - 1) {
+                    ascii.quote(i + (Long.numberOfTrailingZeros(q) >>> 3) - from);
+                }
+            }
+            for (; isAscii && i < to; i++) {
                 byte b = bytes[i];
                 if (b < 0) {
                     isAscii = false;
@@ -464,7 +508,7 @@ public final class NQuadsSource implements TableProvider {
                 decoded = new String(bytes, from, to - from, StandardCharsets.UTF_8);
                 text = decoded;
             }
-            return NQuadsLine.scan(text, options.quads, at);
+            return NQuadsLine.scan(text, options.quads, at, isAscii ? iris : null);
         }
 
         /** Term k (0 s, 1 p, 2 o, 3 g) of the line buf[from, ...) scan() read, "" for a missing graph. */
