@@ -503,7 +503,7 @@ def test_a_loaded_stream_s_duplicate_check_compares_hashes_on_the_driver(spark, 
     triples' hashes and compares them on the driver when there are at most DRIVER_CHECK_ROWS of them, with the
     hash aggregate's answers for every predicate set (a triple repeated in two elements, one repeated within an
     element, one unique); above the limit the job answers, unless the query's predicates select few enough (their
-    cached quads are counted)."""
+    cached quads' hashes are fetched up to one more than the limit)."""
     from rspark.engine.engine import Engine
     from rspark.model.codec import encode
     from rspark.model.terms import IRI
@@ -528,7 +528,14 @@ def test_a_loaded_stream_s_duplicate_check_compares_hashes_on_the_driver(spark, 
     cases = [None, frozenset([a]), frozenset([v]), frozenset([w]), frozenset([a, v]), frozenset([v, w])]
     compared = []
     hashes_unique = S._hashes_unique
-    monkeypatch.setattr(S, "_hashes_unique", lambda triples: compared.append(1) or hashes_unique(triples))
+
+    def answered_on_driver(triples, most=None):
+        found = hashes_unique(triples, most)
+        if found is not None:
+            compared.append(1)
+        return found
+
+    monkeypatch.setattr(S, "_hashes_unique", answered_on_driver)
     with Engine(spark=spark) as eng:
         eng.add_stream(EX + "d", path)
         src = eng.streams[EX + "d"]
@@ -539,8 +546,9 @@ def test_a_loaded_stream_s_duplicate_check_compares_hashes_on_the_driver(spark, 
         monkeypatch.setattr(S, "DRIVER_CHECK_ROWS", 1)  # every set has two rows or more: the job answers
         by_job = [src._unique_by_job(p) for p in cases]
         assert len(compared) == len(cases)
-        # the stream's 6 rows above the limit, a predicate set's cached rows counted: those of one predicate (2
-        # rows each) compared on the driver, those of two (4 rows) and the whole stream by the job
+        # the stream's 6 rows above the limit, a predicate set's cached rows fetched up to one more than the limit:
+        # those of one predicate (2 rows each) compared on the driver, those of two (4 rows) and the whole stream
+        # by the job
         monkeypatch.setattr(S, "DRIVER_CHECK_ROWS", 2)
         by_count = [src._unique_by_job(p) for p in cases]
         assert len(compared) == len(cases) + 3
