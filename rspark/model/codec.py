@@ -162,8 +162,20 @@ def decode(text: str | None) -> Term | None:
     return _decode(text)
 
 
+def decode_distinct(texts: list[str]) -> list[Term]:
+    """The terms of distinct encoded strings (an answer column's dictionary), not through :func:`decode`'s cache
+    of recent strings: each is decoded once here anyway, and an answer column of distinct values (observation
+    IRIs) would only fill the cache and evict what it holds (332,000 distinct IRIs: 0.53 s through it, 0.31 s
+    without)."""
+    return [_parse(text) for text in texts]
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _decode(text: str) -> Term:
+    return _parse(text)
+
+
+def _parse(text: str) -> Term:
     if text[0] == "<" and text[1] != "<" and text.find(">") == len(text) - 1:
         return IRI(text[1:-1])
     if text[0] == '"' and "\\" not in text:

@@ -57,7 +57,7 @@ def term_columns(table, decoded: frozenset) -> list[list]:
         if not chunks:
             columns.append([])
             continue
-        terms = [E.decode(v) for v in chunks[0].dictionary.to_pylist()]
+        terms = E.decode_distinct(chunks[0].dictionary.to_pylist())
         terms.append(None)  # (a null's index, below)
         values: list = []
         for chunk in chunks:
