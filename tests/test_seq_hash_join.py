@@ -32,6 +32,7 @@ def test_one_pattern_rows_counts_the_instants_an_element_can_be_assigned_to():
     assert one_pattern_rows(_stream(), sliding, [5, 10, 11, 15, 20]) == 30  # window 2 at 10 and 11, window 3 at 15
     assert one_pattern_rows(_stream(), TimeWindow(range=10, slide=3), [3, 6, 9, 12, 15]) == 40  # ceil(10 / 3)
     assert one_pattern_rows(_stream(), tumbling, []) == 0
+    assert one_pattern_rows(_stream(), sliding, [5, 10 ** 15, 10 ** 15 + 1]) == 20  # far apart: no table of windows
 
 
 def test_one_pattern_rows_is_unknown_without_a_bound():

@@ -174,7 +174,7 @@ def window_events(src: Stream, rw, instants, decl: ops.WindowDecl) -> WindowEven
     def with_ends(rows: DataFrame) -> DataFrame:
         return src.with_ends(rows) if src.ends is not None and rw.meets else rows
 
-    return WindowEvents(quads, assign, rows_bound=lambda: one_pattern_rows(src, rw, instants))
+    return WindowEvents(quads, assign, rows_bound=memoized(lambda: one_pattern_rows(src, rw, instants)))
 
 
 def one_pattern_rows(src: Stream, rw, instants) -> int | None:
@@ -191,10 +191,11 @@ def one_pattern_rows(src: Stream, rw, instants) -> int | None:
     indexes = [k for k in (rw.window_index(int(t)) for t in set(instants)) if k is not None]
     if not indexes:
         return 0
-    ks = np.asarray(indexes, dtype=np.int64)
-    per_window = np.bincount(ks - ks.min())
-    held = np.convolve(per_window, np.ones(rw.overlap, dtype=np.int64))  # instants of any overlap consecutive windows
-    return src.n_quads * int(held.max())
+    windows, counts = np.unique(np.asarray(indexes, dtype=np.int64), return_counts=True)
+    before = np.concatenate(([0], np.cumsum(counts)))
+    # the instants of windows k .. k + overlap - 1, from each window k that has some
+    ends = np.searchsorted(windows, windows + rw.overlap, side="left")
+    return src.n_quads * int((before[ends] - before[:-1]).max())
 
 
 def stamps(src: Stream, rw, instants) -> DataFrame:
