@@ -40,7 +40,7 @@ from rspark.model.terms import IRI, BlankNode, Variable
 from rspark.rsp.policies import MatchConsumption, Selection, SeqSelection
 from rspark.spark.cep.events import T1, T2, TE, TS, EventPlanner
 from rspark.spark.session import local_cores
-from rspark.spark.sparql.compiler import ActiveGraph, Context
+from rspark.spark.sparql.compiler import ActiveGraph, Context, memoized
 from rspark.spark.sparql.solutions import Solutions, pattern_variable, var_col
 
 ELEMENT = "__ev_el"
@@ -91,17 +91,25 @@ def compile_match(comp, op: ops.Match, key: str) -> Solutions:
         return df.select(*[F.col(c).alias(renamed.get(c, c)) for c in df.columns])
 
     if consume == MatchConsumption.NONE:
-        rows = hash_join_rows(comp.spark, len(beps) - 1)
-        # (below Spark's broadcast threshold, at HASH_ROW_BYTES a row, Spark may broadcast the matches instead)
-        broadcast = comp.spark._jsparkSession.sessionState().conf().autoBroadcastJoinThreshold() if rows else 0
+        def limits() -> tuple[int | None, int]:
+            # the most rows a table may have, and Spark's broadcast threshold (below it, at HASH_ROW_BYTES a row,
+            # Spark may broadcast the matches instead): asked of the JVM only for a pattern with a bound (a live
+            # buffer's have none, and its queries compile at every micro-batch)
+            rows = hash_join_rows(comp.spark, len(beps) - 1)
+            return rows, comp.spark._jsparkSession.sessionState().conf().autoBroadcastJoinThreshold() if rows else 0
+
+        session_limits = memoized(limits)
 
         def hashed(bep: ops.EventPattern) -> bool:
             # (a pattern of one triple: its matches are bounded by its window's rows_bound)
-            if rows is None or len(pattern_triples(bep)) != 1:
+            if len(pattern_triples(bep)) != 1:
                 return False
             source = comp.dataset.window_events.get(E.encode(bep.window)) if isinstance(bep.window, IRI) else None
             bound = source.rows_bound() if source is not None else None
-            return bound is not None and bound * HASH_ROW_BYTES > broadcast and bound <= rows
+            if bound is None:
+                return False
+            rows, broadcast = session_limits()
+            return rows is not None and bound * HASH_ROW_BYTES > broadcast and bound <= rows
 
         planner = EventPlanner(matches, key, comp.fresh, hashed)
         return planner.match(expr, comp.domain, intervals)
