@@ -312,6 +312,12 @@ PIECES = [
     '<http://e/s> <http://e/p> "1"^^<http://www.w3.org/2001/XMLSchema#integer>> .',
     '<http://e/s> <http://e/p> <http://e/o > .',
 ]
+# Twelve IRIs of one length, more than the memo's eight entries a place, pairs ending in the same byte: the memo's
+# entries are replaced while lines go on, and each line's terms must be its own (one value is kept per entry)
+_NAMES = [f"<http://e/n{a}{b}>" for a in "xy" for b in "012345"]
+PIECES += [f"{_NAMES[k]} <http://e/p{k % 9}> {_NAMES[(k * 5) % 12]} {_NAMES[(k * 7) % 12]} ." for k in range(12)]
+PIECES += [f'{_NAMES[k]} <http://e/p> "{k}" {_NAMES[k]} .' for k in range(0, 12, 3)]
+PIECES += [f"_:b{k} <http://e/p{k}> {_NAMES[k]} _:g ." for k in range(1, 12, 4)]
 
 
 @pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])

@@ -61,6 +61,9 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
     /** {@link #scan(CharSequence, boolean, int[])}, with the IRIs a reader of ASCII lines has already found
      *  well-formed ({@code memo}, null: none; only for an {@link NQuadsSource.AsciiLine}). */
     static int scan(CharSequence line, boolean quads, int[] at, IriMemo memo) {
+        if (memo != null) {
+            memo.newLine();
+        }
         int n = line.length();
         int i = spaces(line, 0);
         if (i == n || line.charAt(i) == '#') {
@@ -345,7 +348,10 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
      * datatype, graph), the last {@link #WAYS} of each: a stream repeats its predicates, datatypes, and an element's
      * subject and graph name line after line, and comparing an IRI's bytes with a remembered one costs less than
      * checking its grammar again. Whether an IRI is well-formed depends on its text alone, so the answer is the
-     * one {@link #iri(CharSequence, int)} gives.
+     * one {@link #iri(CharSequence, int)} gives. The newest are compared first (an element's name repeats on its
+     * lines), and the byte before the closing bracket before the others (IRIs of one place often differ only at
+     * their end). {@link #hit} says which entry the last scanned line's IRI of each place is (-1: none), so that
+     * its reader can keep one term value per entry ({@link #value}, {@link #keep}) rather than make one per line.
      */
     static final class IriMemo {
         static final int SUBJECT = 0;
@@ -355,16 +361,30 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
         static final int GRAPH = 4;
         static final int WAYS = 8;
         private final byte[][][] known = new byte[5][WAYS][];
+        private final Object[][] values = new Object[5][WAYS];
         private final int[] next = new int[5];
+        /** The entry of each place's IRI in the line scanned last, -1 when it has none (or not an IRI there). */
+        final int[] hit = new int[5];
+
+        /** Forgets which entries the line scanned before had (a new line is scanned). */
+        void newLine() {
+            java.util.Arrays.fill(hit, -1);
+        }
 
         /** The length of the remembered IRI of this slot that bytes[from, limit) starts with, else 0. */
         int match(byte[] bytes, int from, int limit, int slot) {
-            for (byte[] iri : known[slot]) {
+            byte[][] ways = known[slot];
+            int w = next[slot];
+            for (int k = 0; k < WAYS; k++) {
+                w = w == 0 ? WAYS - 1 : w - 1;  // newest first
+                byte[] iri = ways[w];
                 if (iri == null) {
-                    return 0;
+                    return 0;  // the older entries are empty too
                 }
                 int to = from + iri.length;
-                if (to <= limit && bytes[to - 1] == '>' && java.util.Arrays.equals(bytes, from, to, iri, 0, iri.length)) {
+                if (to <= limit && bytes[to - 1] == '>' && bytes[to - 2] == iri[iri.length - 2]
+                        && java.util.Arrays.equals(bytes, from, to, iri, 0, iri.length)) {
+                    hit[slot] = w;
                     return iri.length;
                 }
             }
@@ -373,8 +393,21 @@ public final class NQuadsLine implements UDF3<String, Boolean, String, Row> {
 
         /** Remembers the well-formed IRI bytes[from, to) (with its brackets) in this slot, in place of its oldest. */
         void remember(byte[] bytes, int from, int to, int slot) {
-            known[slot][next[slot]] = java.util.Arrays.copyOfRange(bytes, from, to);
-            next[slot] = (next[slot] + 1) % WAYS;
+            int w = next[slot];
+            known[slot][w] = java.util.Arrays.copyOfRange(bytes, from, to);
+            values[slot][w] = null;
+            hit[slot] = w;
+            next[slot] = (w + 1) % WAYS;
+        }
+
+        /** The term value kept for entry w of this slot (null: none yet). */
+        Object value(int slot, int w) {
+            return values[slot][w];
+        }
+
+        /** Keeps v as the term value of entry w of this slot (until the entry is replaced). */
+        void keep(int slot, int w, Object v) {
+            values[slot][w] = v;
         }
     }
 

@@ -511,12 +511,32 @@ public final class NQuadsSource implements TableProvider {
             return NQuadsLine.scan(text, options.quads, at, isAscii ? iris : null);
         }
 
-        /** Term k (0 s, 1 p, 2 o, 3 g) of the line buf[from, ...) scan() read, "" for a missing graph. */
+        // the IRI memo's place of each term (s, p, o, g)
+        private static final int[] SLOTS = {NQuadsLine.IriMemo.SUBJECT, NQuadsLine.IriMemo.PREDICATE,
+            NQuadsLine.IriMemo.OBJECT, NQuadsLine.IriMemo.GRAPH};
+
+        /** Term k (0 s, 1 p, 2 o, 3 g) of the line buf[from, ...) scan() read, "" for a missing graph. An IRI the
+         *  memo holds is one value for all the lines that have it there (a copy: it holds no read buffer). */
         final UTF8String term(int from, int k) {
             int s = at[2 * k];
             int e = at[2 * k + 1];
-            return s < 0 ? UTF8String.EMPTY_UTF8 : decoded == null ? term(from, s, e)
-                    : UTF8String.fromString(NQuadsLine.term(decoded, s, e, prefixText));
+            if (s < 0) {
+                return UTF8String.EMPTY_UTF8;
+            }
+            if (decoded != null) {
+                return UTF8String.fromString(NQuadsLine.term(decoded, s, e, prefixText));
+            }
+            int slot = SLOTS[k];
+            int w = iris.hit[slot];
+            if (w < 0) {
+                return term(from, s, e);
+            }
+            UTF8String v = (UTF8String) iris.value(slot, w);
+            if (v == null) {
+                v = term(from, s, e).clone();
+                iris.keep(slot, w, v);
+            }
+            return v;
         }
 
         /** The row of the line buf[from, to), or null when it has nothing to read. */
