@@ -25,6 +25,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -78,6 +79,29 @@ def start_spark(spark) -> None:
         yield from batches
 
     spark.range(0, 4, 1, 2).mapInArrow(warm, "id long").count()
+
+
+def scan_floor(spark, paths: Sequence[str]) -> tuple[float, int]:
+    """Spark's floor of loading the stream files ``paths`` in this session: their lines read and cut into terms by
+    rspark's data source (the first step of its load) and counted, nothing else, the files at once (as
+    ``Engine.add_streams`` loads them). What no Spark plan that reads the files can beat on this machine. Returns
+    the seconds and the lines read."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyspark.sql import functions as F
+
+    from rspark.spark import jvm
+
+    def scan(path: str) -> int:
+        lines = jvm.lines_source(spark, str(Path(path).resolve()), quads=True, prefix="_:bfloor_")
+        if lines is None:
+            raise RuntimeError("rspark's data source is not available (no JDK to build its jar)")
+        return lines.agg(F.count("s"), F.count("g")).collect()[0][0]
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=min(len(paths), 4)) as pool:
+        counts = list(pool.map(scan, paths))
+    return time.perf_counter() - start, sum(counts)
 
 
 # ------------------------------------------------------------------------------------------------ workers

@@ -34,6 +34,10 @@ instants' answers, as rspark's R2S computes it).
 Agreement with rspark: the row counts at every instant a baseline ran, and the answers themselves (the rows as sorted
 SPARQL JSON terms, numbers compared to 12 significant digits) at the first ``--check-instants`` instants.
 
+The load is compared with Spark's floor: in another fresh process started as rspark's is, the two stream files'
+lines read and cut into terms by rspark's data source (the first step of its load) and counted, nothing else, the
+files at once as rspark loads them; then again in that process, warm (``--no-floor`` skips it).
+
 Each system runs in its own subprocess so its peak memory (ru_maxrss) is its own; rspark's figure is the Python
 driver (the data lives in the Spark JVM), and the JVM's heap use at the end is reported beside it. Prints a table,
 writes it to benchmarks/RESULTS.md (its section, see ``_results.py``; ``--no-results`` skips it), saves JSON and a PNG.
@@ -206,6 +210,26 @@ def worker_rspark(paths: dict, overlap: str, names: list[str], conf: list[str] =
             out["digests"][name] = {str(r.time): rspark_digest(r) for r in kept}
         out["jvm_used_mb"] = harness.jvm_heap_mb(engine.spark)
     out["rss_mb"] = harness.peak_rss_mb()
+    return out
+
+
+def worker_floor(paths: dict, conf: list[str] = ()) -> dict:
+    """Spark's floor of rspark's load, in a fresh process started as rspark's worker is: the two stream files'
+    lines read and cut into terms by rspark's data source and counted, at once, nothing else
+    (:func:`harness.scan_floor`); then once more, warm."""
+    import os
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from rspark import Engine
+
+    out: dict = {}
+    with Engine(conf=harness.spark_settings(conf, **{"spark.driver.memory": "8g"})) as engine:
+        harness.start_spark(engine.spark)
+        for name in ("scan_s", "scan_warm_s"):
+            try:
+                out[name], out["lines"] = harness.scan_floor(engine.spark, [paths["traffic"], paths["weather"]])
+            except RuntimeError as exc:
+                return {"error": str(exc)}
     return out
 
 
@@ -398,7 +422,10 @@ def main() -> None:
                          "counts are compared at every instant a baseline runs")
     ap.add_argument("--baselines", default="incremental,per-window",
                     help="the pyoxigraph baselines to run (comma-separated; 'none' for rspark alone)")
-    harness.common_arguments(ap, "replay_throughput", worker=["rspark", "incremental", "per-window"])
+    ap.add_argument("--no-floor", action="store_true",
+                    help="skip Spark's floor (the stream files' lines read and cut into terms by rspark's data "
+                         "source, nothing else, in a fresh process), which the load is compared with")
+    harness.common_arguments(ap, "replay_throughput", worker=["rspark", "incremental", "per-window", "floor"])
     ap.add_argument("--paths", help=argparse.SUPPRESS)
     ap.add_argument("--overlap", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -407,6 +434,8 @@ def main() -> None:
         paths = json.loads(args.paths)
         if args.worker == "rspark":
             res = worker_rspark(paths, args.overlap, names, args.conf, args.check_instants)
+        elif args.worker == "floor":
+            res = worker_floor(paths, args.conf)
         elif args.worker == "incremental":
             res = worker_incremental(paths, args.overlap, names, args.check_instants)
         else:
@@ -426,7 +455,7 @@ def main() -> None:
                  "| per-window pyoxigraph s | per-window / rspark | per-window agrees "
                  "| rspark driver RSS MB | JVM heap used MB | incremental RSS MB | per-window RSS MB |")
     report.print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    notes, extrapolated, disagree = [], False, []
+    notes, floors, extrapolated, disagree = [], [], False, []
     for size in [int(float(s)) for s in args.sizes.split(",")]:
         paths = generate(out_dir, size, args.sensors, args.rate, args.format)
         for overlap in args.overlaps.split(","):
@@ -438,6 +467,10 @@ def main() -> None:
                     *(f"--conf={item}" for item in args.conf)])
             rs, inc, pw = res["rspark"], res.get("incremental"), res.get("per-window")
             notes.append(f"{rs['startup_s']:.1f} s ({size:,}, {overlap})")
+            if not args.no_floor and overlap == args.overlaps.split(",")[0]:  # the load is the same at each overlap
+                floor = harness.run_worker(__file__, ["--worker", "floor", "--paths", json.dumps(paths),
+                                                      *(f"--conf={item}" for item in args.conf)])
+                floors.append(_floor_text(size, rs["load_s"], floor))
             instants = (inc or pw or {}).get("instants", len(rs["counts"][names[0]]))
             for name in names:
                 total = rs["load_s"] + rs["times"][name]  # end to end: each query pays the load
@@ -485,6 +518,12 @@ def main() -> None:
     report.print("rspark's one-time start of the process (the JVM, a first job, the Python workers), not in its "
                  "times: " + ", ".join(notes) + ". The incremental baseline's times include pyoxigraph's reading and "
                  "parsing of both streams and the static graph (the first figure in parentheses).")
+    if floors:
+        report.print()
+        report.print("Load against Spark's floor (the two stream files' lines read and cut into terms by rspark's "
+                     "data source and counted, at once, nothing else, in a fresh process started as rspark's is; "
+                     "then again in that process, warm; the target: the load within 2x the floor): "
+                     + " ".join(floors))
     if disagree:
         report.print()
         report.print("ANSWERS DIFFER: " + ", ".join(disagree))
@@ -495,6 +534,15 @@ def main() -> None:
     report.write()
     if disagree:
         raise SystemExit(1)
+
+
+def _floor_text(size: int, load_s: float, floor: dict) -> str:
+    """One size's floor sentence: the floor's times and the load's ratio to the fresh one."""
+    if "error" in floor:
+        return f"{size:,}: no floor ({floor['error']})."
+    ratio = load_s / floor["scan_s"]
+    return (f"{size:,} ({floor['lines']:,} lines): floor {floor['scan_s']:.2f} s, warm {floor['scan_warm_s']:.2f} s; "
+            f"load {load_s:.2f} s = {ratio:.2f}x the floor ({'met' if ratio <= 2 else 'MISSED'}).")
 
 
 def plot(rows, path: Path) -> Path | None:

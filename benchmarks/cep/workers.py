@@ -171,28 +171,21 @@ def worker_rspark(path: str, policies: list[str], conf: list[str], warm_path: st
 def worker_floor(path: str, conf: list[str]) -> dict:
     """Spark's floor for the file, in a fresh process started as rspark's worker is: the stream file's lines read
     and cut into terms by rspark's data source (the first step of its load) and counted, nothing else; then once
-    more, warm. What no Spark plan that reads the file can beat on this machine."""
+    more, warm (:func:`harness.scan_floor`). What no Spark plan that reads the file can beat on this machine."""
     import os
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import functions as F
-
     from rspark import Engine
-    from rspark.spark import jvm
 
     settings = harness.spark_settings(conf, **SETTINGS)
     out: dict = {}
     with Engine(conf=settings) as engine:
-        spark = engine.spark
-        spark.range(1).count()
+        engine.spark.range(1).count()
         for name in ("scan_s", "scan_warm_s"):
-            t = time.perf_counter()
-            lines = jvm.lines_source(spark, str(Path(path).resolve()), quads=True, prefix="_:bfloor_")
-            if lines is None:
-                return {"error": "rspark's data source is not available"}
-            row = lines.agg(F.count("s"), F.count("g")).collect()[0]
-            out[name] = time.perf_counter() - t
-            out["lines"] = row[0]
+            try:
+                out[name], out["lines"] = harness.scan_floor(engine.spark, [path])
+            except RuntimeError as exc:
+                return {"error": str(exc)}
     return out
 
 
