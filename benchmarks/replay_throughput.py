@@ -193,8 +193,10 @@ def worker_rspark(paths: dict, overlap: str, names: list[str], conf: list[str] =
         out["startup_s"] = time.perf_counter() - start
         start = time.perf_counter()
         engine.load(paths["static"])
+        streams = time.perf_counter()
         engine.add_streams({EX + "traffic": paths["traffic"], EX + "weather": paths["weather"]})  # as `rspark replay`
         out["load_s"] = time.perf_counter() - start
+        out["streams_load_s"] = time.perf_counter() - streams  # what the floor is compared with
         for name in names:
             q = queries(SLIDES[overlap])[name]
             counts, kept = [], []
@@ -470,7 +472,7 @@ def main() -> None:
             if not args.no_floor and overlap == args.overlaps.split(",")[0]:  # the load is the same at each overlap
                 floor = harness.run_worker(__file__, ["--worker", "floor", "--paths", json.dumps(paths),
                                                       *(f"--conf={item}" for item in args.conf)])
-                floors.append(_floor_text(size, rs["load_s"], floor))
+                floors.append(_floor_text(size, rs["streams_load_s"], floor))
             instants = (inc or pw or {}).get("instants", len(rs["counts"][names[0]]))
             for name in names:
                 total = rs["load_s"] + rs["times"][name]  # end to end: each query pays the load
@@ -522,7 +524,8 @@ def main() -> None:
         report.print()
         report.print("Load against Spark's floor (the two stream files' lines read and cut into terms by rspark's "
                      "data source and counted, at once, nothing else, in a fresh process started as rspark's is; "
-                     "then again in that process, warm; the target: the load within 2x the floor): "
+                     "then again in that process, warm; compared with rspark's load of the two streams, its load "
+                     "time above without the static graph's; the target: within 2x the floor): "
                      + " ".join(floors))
     if disagree:
         report.print()
@@ -537,12 +540,12 @@ def main() -> None:
 
 
 def _floor_text(size: int, load_s: float, floor: dict) -> str:
-    """One size's floor sentence: the floor's times and the load's ratio to the fresh one."""
+    """One size's floor sentence: the floor's times and the streams' load's ratio to the fresh one."""
     if "error" in floor:
         return f"{size:,}: no floor ({floor['error']})."
     ratio = load_s / floor["scan_s"]
     return (f"{size:,} ({floor['lines']:,} lines): floor {floor['scan_s']:.2f} s, warm {floor['scan_warm_s']:.2f} s; "
-            f"load {load_s:.2f} s = {ratio:.2f}x the floor ({'met' if ratio <= 2 else 'MISSED'}).")
+            f"the streams' load {load_s:.2f} s = {ratio:.2f}x the floor ({'met' if ratio <= 2 else 'MISSED'}).")
 
 
 def plot(rows, path: Path) -> Path | None:
