@@ -216,23 +216,16 @@ def worker_rspark(paths: dict, overlap: str, names: list[str], conf: list[str] =
 
 
 def worker_floor(paths: dict, conf: list[str] = ()) -> dict:
-    """Spark's floor of rspark's load, in a fresh process started as rspark's worker is: the two stream files'
-    lines read and cut into terms by rspark's data source and counted, at once, nothing else
-    (:func:`harness.scan_floor`); then once more, warm."""
+    """The floor of rspark's load (:func:`harness.scan_floor`) of the two stream files, in a fresh process started
+    as rspark's worker is."""
     import os
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from rspark import Engine
 
-    out: dict = {}
     with Engine(conf=harness.spark_settings(conf, **{"spark.driver.memory": "8g"})) as engine:
         harness.start_spark(engine.spark)
-        for name in ("scan_s", "scan_warm_s"):
-            try:
-                out[name], out["lines"] = harness.scan_floor(engine.spark, [paths["traffic"], paths["weather"]])
-            except RuntimeError as exc:
-                return {"error": str(exc)}
-    return out
+        return harness.scan_floor(engine.spark, [paths["traffic"], paths["weather"]])
 
 
 def parse_streams(paths: dict) -> tuple[dict, list]:
